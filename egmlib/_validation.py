@@ -136,10 +136,10 @@ def check_nonnegative_vector(name: str, arr: Any, *, allow_all_zero: bool = Fals
     finite = np.isfinite(a)
     if not np.all(finite):
         j = int(np.flatnonzero(~finite)[0])
-        raise ValueError(f"{name} must be finite, got {name}[{j}]={a[j]!r}")
+        raise ValueError(f"{name} must be finite, got {name}[{j}]={float(a[j])!r}")
     if np.any(a < 0.0):
         j = int(np.flatnonzero(a < 0.0)[0])
-        raise ValueError(f"{name} must be >= 0 entrywise, got {name}[{j}]={a[j]!r}")
+        raise ValueError(f"{name} must be >= 0 entrywise, got {name}[{j}]={float(a[j])!r}")
     if not allow_all_zero and not np.any(a > 0.0):
         raise ValueError(f"{name} must have at least one entry > 0, got all zeros")
     return a
