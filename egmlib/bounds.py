@@ -1,0 +1,242 @@
+r"""Lemma 4.2 (a Bernstein tail bound for weighted chi-square sums) and Theorem 4.
+
+Lemma 4.2: for independent :math:`X_j\sim\mathcal N(0,\sigma_j^2)` and
+:math:`\sigma_* = \max_j\sigma_j`,
+
+.. math::
+
+    \Pr\Bigl[\sum_j X_j^2 \ge x_t\Bigr] < e^{-t^2},\qquad
+    x_t = t\sqrt{8\textstyle\sum_j\sigma_j^4} + \textstyle\sum_j\sigma_j^2,
+    \qquad 0\le t\le t_{\max} = \frac{\sqrt{2\sum_j\sigma_j^4}}{6\sigma_*^2}.
+
+Theorem 4 applies it in the space transformed by Lemma 4.1's scaling, where the
+coordinate variances are :math:`\sigma_j/\sum_i\sigma_i`, with :math:`t=\sqrt{\ln n}`:
+
+.. math::
+
+    C_t^2 \le \frac{\sqrt{8\ln n\sum_j\sigma_j^2}}{\sum_j\sigma_j} + 1,\qquad
+    \mathbb E\|\eta\|^2 \le 4\sigma_{opt}^2\sum_j\sigma_j
+        \Bigl(\sqrt{8\ln n\textstyle\sum_j\sigma_j^2} + \textstyle\sum_j\sigma_j\Bigr),
+
+valid when :math:`t \le t_{\max}` there, i.e. :math:`\ln n \le \sum_j\sigma_j^2/(18\sigma_*^2)`.
+
+Design choice: :func:`theorem4_bound` never raises because the condition fails; it returns
+a frozen :class:`Theorem4Result` with ``holds=False`` and ``bound=None``, so a grid of
+configurations can be evaluated in one pass and the failing ones reported.  Bad *input*
+(negative sigma, n < 2, ...) still raises ``ValueError``.
+
+All sums of powers are formed after dividing by :math:`\sigma_*`, so
+:math:`\sigma_j^4` never underflows for Zipf weights with large exponents.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from egmlib._validation import (
+    check_count,
+    check_nonnegative_finite,
+    check_nonnegative_vector,
+    check_positive_finite,
+)
+
+__all__ = [
+    "bernstein_t_max",
+    "bernstein_threshold",
+    "bernstein_tail_bound",
+    "bernstein_t_for_probability",
+    "transformed_ct2_bound",
+    "Theorem4Condition",
+    "Theorem4Result",
+    "theorem4_condition",
+    "theorem4_bound",
+]
+
+
+def _power_sums(s: np.ndarray) -> tuple[float, float, float]:
+    """(sigma_*, sum (sigma/sigma_*)^2, sum (sigma/sigma_*)^4)."""
+    smax = float(s.max())
+    w = s / smax
+    w2 = w * w
+    return smax, float(np.sum(w2)), float(np.sum(w2 * w2))
+
+
+def bernstein_t_max(sigma) -> float:
+    r"""Largest admissible :math:`t` in Lemma 4.2: :math:`\sqrt{2\sum_j\sigma_j^4}/(6\sigma_*^2)`.
+
+    Scale-free; equals :math:`\sqrt{2d}/6` for :math:`d` equal standard deviations.
+
+    Examples
+    --------
+    >>> round(bernstein_t_max([1.0] * 18), 12)
+    1.0
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    _, _, p4 = _power_sums(s)
+    return math.sqrt(2.0 * p4) / 6.0
+
+
+def bernstein_threshold(sigma, *, t: float) -> float:
+    r"""Lemma 4.2's threshold :math:`x_t = t\sqrt{8\sum_j\sigma_j^4} + \sum_j\sigma_j^2`.
+
+    Defined for every :math:`t \ge 0`; the tail bound :math:`e^{-t^2}` holds only for
+    :math:`t\le` :func:`bernstein_t_max` (see :func:`bernstein_tail_bound`).
+
+    Examples
+    --------
+    >>> round(bernstein_threshold([1.0, 1.0], t=1.0), 12)   # sqrt(16) + 2
+    6.0
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    t = check_nonnegative_finite("t", t)
+    smax, p2, p4 = _power_sums(s)
+    return smax * smax * (t * math.sqrt(8.0 * p4) + p2)
+
+
+def bernstein_tail_bound(sigma, *, t: float) -> float:
+    r"""Lemma 4.2's bound :math:`e^{-t^2}` on :math:`\Pr[\sum_j X_j^2\ge x_t]`.
+
+    Raises
+    ------
+    ValueError
+        If :math:`t` lies outside the admissible range :math:`[0, t_{\max}]`, where the
+        lemma says nothing.
+
+    Examples
+    --------
+    >>> round(bernstein_tail_bound([1.0] * 72, t=1.5), 12)   # t_max = 2
+    0.105399224562
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    t = check_nonnegative_finite("t", t)
+    tmax = bernstein_t_max(s)
+    if t > tmax:
+        raise ValueError(
+            f"t must satisfy 0 <= t <= t_max = sqrt(2 sum sigma^4) / (6 sigma_*^2) = {tmax!r} "
+            f"(Lemma 4.2), got t={t!r}"
+        )
+    return math.exp(-t * t)
+
+
+def bernstein_t_for_probability(p: float) -> float:
+    r""":math:`t` with :math:`e^{-t^2} = p`, i.e. :math:`\sqrt{\ln(1/p)}` (:math:`\sqrt{\ln n}` for p = 1/n)."""
+    from egmlib._validation import check_probability
+
+    p = check_probability("p", p)
+    return math.sqrt(-math.log(p))
+
+
+def transformed_ct2_bound(sigma, *, n) -> float:
+    r"""Lemma 4.2's bound on :math:`C_t^2` in the proof of Theorem 4.
+
+    :math:`\sqrt{8\ln n\sum_j\sigma_j^2}/\sum_j\sigma_j + 1`: the threshold :math:`x_t` at
+    :math:`t=\sqrt{\ln n}` for the transformed variances :math:`\sigma_j/\sum_i\sigma_i`.
+    It bounds the exact :math:`C_t^2` only when :func:`theorem4_condition` holds.
+
+    Examples
+    --------
+    >>> round(transformed_ct2_bound([1.0] * 8, n=math.e), 12)   # sqrt(64)/8 + 1
+    2.0
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    ln_n = _check_n_log(n)
+    smax, p2, _ = _power_sums(s)
+    p1 = float(np.sum(s / smax))
+    return math.sqrt(8.0 * ln_n * p2) / p1 + 1.0
+
+
+def _check_n_log(n) -> float:
+    """ln n for n >= 2 (integers, or reals for the bound-only helpers)."""
+    if isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)):
+        n = check_count("n", n, minimum=2)
+        return math.log(n)
+    x = check_positive_finite("n", n)
+    if x < 1.0:
+        raise ValueError(f"n must be >= 1, got n={x!r}")
+    return math.log(x)
+
+
+@dataclass(frozen=True)
+class Theorem4Condition:
+    r"""Theorem 4's condition :math:`\ln n \le \sum_j\sigma_j^2/(18\sigma_*^2)`.
+
+    ``holds`` is ``lhs <= rhs`` with ``lhs`` :math:`=\ln n` and ``rhs``
+    :math:`=\sum_j\sigma_j^2/(18\sigma_*^2)`; ``n_max`` :math:`=e^{\text{rhs}}` is the
+    largest number of points for which the theorem applies (``inf`` if it overflows).
+    """
+
+    holds: bool
+    lhs: float
+    rhs: float
+    n_max: float
+
+
+@dataclass(frozen=True)
+class Theorem4Result:
+    r"""Outcome of :func:`theorem4_bound`.
+
+    ``bound`` is Theorem 4's upper bound on :math:`\mathbb E\|\eta\|^2` when ``holds``,
+    otherwise ``None`` (the theorem makes no claim).  ``ct2_bound`` is the Lemma 4.2 bound
+    on :math:`C_t^2` used in the proof (reported either way, with the same caveat).
+    """
+
+    holds: bool
+    lhs: float
+    rhs: float
+    bound: float | None
+    ct2_bound: float
+
+
+def theorem4_condition(sigma, *, n) -> Theorem4Condition:
+    r"""Check Theorem 4's condition :math:`\ln n \le \sum_j\sigma_j^2/(18\sigma_*^2)`.
+
+    Equivalent to :math:`t=\sqrt{\ln n}` being admissible in Lemma 4.2 for the transformed
+    variances :math:`\sigma_j/\sum_i\sigma_i`.  Needs
+    :math:`\sum_j\sigma_j^2/\sigma_*^2 \ge 18\ln n`, hence at least :math:`18\ln n`
+    coordinates (83 for :math:`n=100`).
+
+    Examples
+    --------
+    >>> c = theorem4_condition([1.0] * 100, n=100)
+    >>> c.holds, round(c.lhs, 4), round(c.rhs, 4)
+    (True, 4.6052, 5.5556)
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    ln_n = _check_n_log(n)
+    _, p2, _ = _power_sums(s)
+    rhs = p2 / 18.0
+    n_max = math.exp(rhs) if rhs < 709.0 else math.inf
+    return Theorem4Condition(holds=bool(ln_n <= rhs), lhs=ln_n, rhs=rhs, n_max=n_max)
+
+
+def theorem4_bound(sigma, *, n, sigma_opt: float = 1.0) -> Theorem4Result:
+    r"""Theorem 4: upper bound on Algorithm 3's expected noise error with Lemma 4.1's b.
+
+    :math:`4\sigma_{opt}^2\sum_j\sigma_j\bigl(\sqrt{8\ln n\sum_j\sigma_j^2}+\sum_j\sigma_j\bigr)`,
+    returned in a :class:`Theorem4Result` whose ``bound`` is ``None`` when the condition
+    :math:`\ln n\le\sum_j\sigma_j^2/(18\sigma_*^2)` fails (no ``ValueError`` for that; see
+    the module docstring).  ``sigma_opt`` is the unit-sensitivity value of Theorem 2.
+
+    Examples
+    --------
+    >>> r = theorem4_bound([1.0] * 100, n=100)
+    >>> r.holds, round(r.bound, 2)
+    (True, 64278.83)
+    >>> theorem4_bound([1.0] * 10, n=100).bound is None   # ln 100 > 10/18
+    True
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    ln_n = _check_n_log(n)
+    so = check_positive_finite("sigma_opt", sigma_opt)
+    cond = theorem4_condition(s, n=n)
+    smax, p2, _ = _power_sums(s)
+    p1 = float(np.sum(s / smax))
+    ct2 = math.sqrt(8.0 * ln_n * p2) / p1 + 1.0
+    bound = None
+    if cond.holds:
+        # 4 so^2 (sum s) (sqrt(8 ln n sum s^2) + sum s), in units of smax^2
+        bound = 4.0 * so * so * smax * smax * p1 * (math.sqrt(8.0 * ln_n * p2) + p1)
+    return Theorem4Result(holds=cond.holds, lhs=cond.lhs, rhs=cond.rhs, bound=bound, ct2_bound=ct2)
