@@ -1,0 +1,362 @@
+"""The built book as a reader meets it: every page of ``_build/html`` in headless Chromium.
+
+For each page this checks, in a real browser with every network host unresolvable:
+- the math was typeset: every MyST/Sphinx math element holds a MathJax container, MathJax
+  reported no TeX error (an unknown macro is one, see ``_config.yml``), and no raw TeX
+  (``$$``, ``\\(``, ``\\begin{``, ``\\sigma`` ...) is left in the visible text outside code;
+- every image loaded (``naturalWidth > 0``);
+- no error output is shown: no stored traceback or stderr from a notebook, no Sphinx
+  ``system-message`` or ``problematic`` node, no error in the browser console;
+- every internal link resolves: the file exists inside ``_build/html`` and, for
+  ``page.html#anchor``, the anchor is an ``id`` of that page;
+- everything the page loaded came from the book itself (``file:``), nothing from a network.
+
+A screenshot of each page (the top ``MAX_SHOT_HEIGHT`` CSS pixels of the full page) is
+saved to ``_build/screenshots/<page>.png`` for a person to look at.
+Each notebook chapter must also offer its ``.ipynb`` through the download button.
+
+Needs the built book (README command 1) and Debian's ``chromium`` and ``chromium-driver``;
+the module skips, saying which is missing, when it cannot run.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import shutil
+import tempfile
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HTML = ROOT / "_build" / "html"
+SHOTS = ROOT / "_build" / "screenshots"
+CHAPTERS = ROOT / "chapters"
+MAX_SHOT_HEIGHT = 12000  # CSS px; a full chapter fits, a runaway page does not fill the disk
+PAGE_TIMEOUT = 30  # s, load + MathJax + images for one page
+
+
+def _first_existing(candidates):
+    for name in candidates:
+        path = shutil.which(name) if os.sep not in name else (name if Path(name).is_file() else None)
+        if path:
+            return path
+    return None
+
+
+CHROMIUM = _first_existing(["chromium", "chromium-browser", "/usr/lib/chromium/chromium", "google-chrome"])
+CHROMEDRIVER = _first_existing(["chromedriver", "/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"])
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+except ImportError:  # pragma: no cover - depends on the environment
+    webdriver = None
+
+
+def _skip_reason():
+    if webdriver is None:
+        return "selenium is not installed: pip install -r requirements.txt"
+    if CHROMIUM is None:
+        return "no Chromium found: apt-get install chromium chromium-driver"
+    if CHROMEDRIVER is None:
+        return "no chromedriver found: apt-get install chromium-driver"
+    if not (HTML / "index.html").is_file():
+        return f"{HTML} has no built book: run the build first (README, command 1)"
+    return None
+
+
+SKIP_REASON = _skip_reason()
+pytestmark = pytest.mark.skipif(SKIP_REASON is not None, reason=str(SKIP_REASON))
+
+
+def _pages():
+    if not HTML.is_dir():
+        return []
+    return sorted(
+        p.relative_to(HTML).as_posix()
+        for p in HTML.rglob("*.html")
+        if not p.relative_to(HTML).parts[0].startswith("_")
+    )
+
+
+PAGES = _pages()
+
+
+# --------------------------------------------------------------------------------------
+# the browser
+
+
+@pytest.fixture(scope="module")
+def browser():
+    profile = tempfile.mkdtemp(prefix="chromium-profile-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        "--force-device-scale-factor=1",
+        "--window-size=1280,900",
+        # No network: every host name fails to resolve, so a page that still needs a
+        # CDN shows it (missing math, a console error, a non-file resource).
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
+        f"--user-data-dir={profile}",
+    ):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    driver.set_page_load_timeout(PAGE_TIMEOUT)
+    driver.set_script_timeout(PAGE_TIMEOUT)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+# Resolves when MathJax has typeset the page (or at once on a page without MathJax) and
+# every image has either loaded or failed.
+_WAIT_JS = r"""
+const done = arguments[arguments.length - 1];
+const images = Array.from(document.images);
+images.forEach(img => { img.loading = "eager"; });
+const imagesSettled = Promise.all(images.map(img => img.complete ? null :
+    new Promise(resolve => { img.addEventListener("load", resolve);
+                             img.addEventListener("error", resolve); })));
+const mj = window.MathJax;
+const typeset = (mj && mj.startup && mj.startup.promise) ? mj.startup.promise : Promise.resolve();
+Promise.all([typeset, imagesSettled]).then(
+    () => done({mathjax: !!(mj && mj.version), version: mj && mj.version ? mj.version : null}),
+    err => done({mathjax: !!(mj && mj.version), error: String(err)}));
+"""
+
+# Everything the checks need from the rendered page, in one round trip.
+_INSPECT_JS = r"""
+const SKIP = new Set(["PRE", "CODE", "SCRIPT", "STYLE", "TEXTAREA", "NOSCRIPT",
+                      "MJX-CONTAINER", "SVG", "MATH", "KBD", "SAMP"]);
+function visibleText(root) {
+  const parts = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT, {
+    acceptNode(node) {
+      for (let el = node.parentElement; el && el !== root.parentElement; el = el.parentElement) {
+        if (SKIP.has(el.tagName.toUpperCase()) || el.classList.contains("highlight")) {
+          return NodeFilter.FILTER_REJECT;
+        }
+      }
+      return NodeFilter.FILTER_ACCEPT;
+    }});
+  while (walker.nextNode()) parts.push(walker.currentNode.nodeValue);
+  return parts.join(" ");
+}
+const main = document.querySelector("main") || document.body;
+const math = Array.from(document.querySelectorAll(".math, .MathJax_Preview"));
+const errorSelectors = [
+  ".output.traceback", ".output.error", ".output_error", ".output.stderr", ".output_stderr",
+  ".cell_output .stderr", ".system-message", ".problematic", "[data-mjx-error]",
+  "mjx-merror", "[data-mml-node='merror']"];
+const errors = [];
+for (const sel of errorSelectors) {
+  for (const el of document.querySelectorAll(sel)) {
+    errors.push(sel + ": " + (el.getAttribute("data-mjx-error") ||
+                              el.textContent.trim().replace(/\s+/g, " ")).slice(0, 200));
+  }
+}
+for (const pre of document.querySelectorAll("pre")) {
+  if (pre.textContent.includes("Traceback (most recent call last)")) {
+    errors.push("pre: " + pre.textContent.trim().slice(0, 200));
+  }
+}
+const resources = performance.getEntriesByType("resource").map(e => e.name)
+  .concat(Array.from(document.scripts).map(s => s.src).filter(Boolean))
+  .concat(Array.from(document.querySelectorAll("link[href]")).filter(
+      l => /stylesheet|preload|icon|modulepreload/.test(l.rel)).map(l => l.href))
+  .concat(Array.from(document.images).map(i => i.currentSrc || i.src));
+return {
+  title: document.title,
+  redirect: (document.querySelector("meta[http-equiv='Refresh' i]") || {content: null}).content,
+  mathCount: math.length,
+  untypeset: math.filter(el => !el.querySelector("mjx-container"))
+                 .map(el => el.textContent.trim().slice(0, 120)),
+  text: visibleText(main),
+  images: Array.from(document.images).map(img => ({
+      src: img.getAttribute("src"), complete: img.complete, width: img.naturalWidth})),
+  errors: errors,
+  links: Array.from(document.querySelectorAll("a[href]")).map(a => a.href),
+  resources: resources,
+  downloads: Array.from(document.querySelectorAll(
+      ".dropdown-download-buttons a[href]")).map(a => a.href),
+  size: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+};
+"""
+
+RAW_TEX = [
+    (re.compile(r"\$\$"), "$$"),
+    (re.compile(r"\\[()\[\]]"), "\\( \\) \\[ \\]"),
+    (re.compile(r"\\(?:begin|end)\{"), "\\begin / \\end"),
+    (re.compile(r"\\[A-Za-z]{2,}"), "TeX command"),
+    (re.compile(r"(?<![\w$])\$[^\s$](?:[^$\n]{0,80}?[^\s$])?\$(?![\w$])"), "$...$"),
+]
+
+
+def _context(text, match, width=40):
+    start, end = max(match.start() - width, 0), min(match.end() + width, len(text))
+    return text[start:end].replace("\n", " ")
+
+
+class _Ids(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids = set()
+
+    def handle_starttag(self, tag, attrs):
+        for key, value in attrs:
+            if value and (key == "id" or (key == "name" and tag == "a")):
+                self.ids.add(value)
+
+
+_ID_CACHE: dict[Path, set] = {}
+
+
+def _ids(path: Path) -> set:
+    if path not in _ID_CACHE:
+        parser = _Ids()
+        parser.feed(path.read_text(encoding="utf-8", errors="replace"))
+        _ID_CACHE[path] = parser.ids
+    return _ID_CACHE[path]
+
+
+def _check_link(href: str, html_root: Path):
+    """Return a problem description for a broken internal link, else None."""
+    parts = urlsplit(href)
+    if parts.scheme != "file":
+        return None  # external (http, mailto, javascript): not followed, no network here
+    path = Path(unquote(parts.path))
+    try:
+        path.resolve().relative_to(html_root.resolve())
+    except ValueError:
+        return f"{href}: points outside _build/html"
+    if path.is_dir():
+        path = path / "index.html"
+    if not path.is_file():
+        return f"{href}: file does not exist"
+    anchor = unquote(parts.fragment)
+    if anchor and path.suffix == ".html" and anchor not in _ids(path):
+        return f"{href}: no element with id {anchor!r} in {path.relative_to(html_root)}"
+    return None
+
+
+def _screenshot(driver, page: str, size) -> Path:
+    width, height = (int(v) for v in size)
+    shot = SHOTS / (page.removesuffix(".html").replace("/", "__") + ".png")
+    data = driver.execute_cdp_cmd(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": max(width, 1), "height": min(max(height, 1), MAX_SHOT_HEIGHT), "scale": 1},
+        },
+    )
+    shot.write_bytes(base64.b64decode(data["data"]))
+    return shot
+
+
+def _load(driver, page: str) -> dict:
+    url = (HTML / page).resolve().as_uri()
+    driver.get_log("browser")  # drop messages of the previous page
+    driver.get(url)
+    waited = driver.execute_async_script(_WAIT_JS)
+    info = driver.execute_script(_INSPECT_JS)
+    info["wait"] = waited
+    info["console"] = [
+        entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"
+    ]
+    return info
+
+
+# --------------------------------------------------------------------------------------
+# the checks
+
+
+def test_book_has_pages():
+    assert "chapters/index.html" in PAGES, f"no landing page among {PAGES}"
+    assert len(PAGES) >= 5, f"only {len(PAGES)} pages built: {PAGES}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_renders_offline(browser, page):
+    info = _load(browser, page)
+    if info["redirect"]:
+        # index.html only forwards to the landing page, which is checked as its own page.
+        target = info["redirect"].split("url=", 1)[-1].strip()
+        assert (HTML / page).parent.joinpath(target).is_file(), f"{page} redirects to missing {target}"
+        return
+    shot = _screenshot(browser, page, info["size"])
+    problems = []
+
+    # math
+    if info["mathCount"]:
+        if not info["wait"]["mathjax"]:
+            problems.append(f"{info['mathCount']} math elements but MathJax did not load")
+        if info["wait"].get("error"):
+            problems.append(f"MathJax failed: {info['wait']['error']}")
+        problems += [f"math not typeset: {tex}" for tex in info["untypeset"]]
+    for pattern, label in RAW_TEX:
+        for match in pattern.finditer(info["text"]):
+            problems.append(f"raw TeX ({label}) in visible text: ...{_context(info['text'], match)}...")
+
+    # images
+    problems += [
+        f"image did not load: {img['src']}" for img in info["images"] if not (img["complete"] and img["width"] > 0)
+    ]
+
+    # error output
+    problems += [f"error shown: {err}" for err in info["errors"]]
+    problems += [f"browser console error: {msg}" for msg in info["console"]]
+
+    # links and resources
+    for href in sorted(set(info["links"])):
+        problem = _check_link(href, HTML)
+        if problem:
+            problems.append(f"broken internal link: {problem}")
+    problems += [
+        f"loaded from outside the book: {url}"
+        for url in sorted(set(info["resources"]))
+        if urlsplit(url).scheme not in ("file", "data", "blob", "about", "")
+    ]
+    problems += [f"resource does not exist: {u}" for u in sorted(set(info["resources"])) if _check_link(u, HTML)]
+
+    assert not problems, f"{page} ({shot.relative_to(ROOT)}):\n  " + "\n  ".join(problems)
+
+
+NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_page_offers_ipynb_download(browser, notebook):
+    page = f"chapters/{notebook.stem}.html"
+    assert (HTML / page).is_file(), f"{notebook.name} has no page {page}: is it in _toc.yml?"
+    info = _load(browser, page)
+    wanted = f"_sources/chapters/{notebook.name}"
+    links = [href for href in info["downloads"] if unquote(urlsplit(href).path).endswith(wanted)]
+    assert links, f"{page}: the download button offers {info['downloads']}, not {wanted}"
+    served = HTML / wanted
+    stored = json.loads(served.read_text(encoding="utf-8"))
+    assert stored.get("nbformat") == 4 and stored.get("cells"), f"{served} is not a notebook"
+    assert stored == json.loads(notebook.read_text(encoding="utf-8")), (
+        f"{served} differs from {notebook}: rebuild the book"
+    )
