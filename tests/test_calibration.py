@@ -1,0 +1,235 @@
+"""egmlib.calibration: Theorems 1 and 2, the privacy profile, the lecture notes' rho."""
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from egmlib import calibration as cal
+
+FAST = settings(max_examples=80, deadline=None)
+
+# log-uniform parameters over the accuracy range promised by the module
+log_eps = st.floats(min_value=-3.0, max_value=3.0).map(lambda x: 10.0**x)
+log_delta = st.floats(min_value=-15.0, max_value=math.log10(0.5)).map(lambda x: 10.0**x)
+
+
+def mp_profile(sigma, eps, sensitivity=1.0, dps=60):
+    """Eq. (2) evaluated literally in 60-digit arithmetic (independent of the library)."""
+    with mp.workdps(dps):
+        s, e, D = mp.mpf(sigma), mp.mpf(eps), mp.mpf(sensitivity)
+        return mp.ncdf(D / (2 * s) - e * s / D) - mp.exp(e) * mp.ncdf(-D / (2 * s) - e * s / D)
+
+
+def pld_profile(sigma, eps):
+    """delta from the privacy loss distribution: L ~ N(eta, 2 eta), eta = 1/(2 sigma^2),
+    delta = E[(1 - e^(eps - L))_+], integrated numerically (another independent route)."""
+    eta = 0.5 / sigma**2
+    sd = math.sqrt(2.0 * eta)
+    f = lambda z: -math.expm1(eps - (eta + sd * z)) * stats.norm.pdf(z)  # noqa: E731
+    z0 = (eps - eta) / sd
+    val, _ = integrate.quad(f, z0, np.inf, epsabs=0.0, epsrel=1e-13, limit=200)
+    return val
+
+
+# --------------------------------------------------------------------------- Theorem 2
+@FAST
+@given(log_eps, log_delta)
+def test_sigma_opt_inverts_profile_and_is_minimal(eps, delta):
+    s = cal.sigma_opt(eps=eps, delta=delta)
+    assert s > 0 and math.isfinite(s)
+    assert abs(cal.privacy_profile(s, eps=eps) / delta - 1.0) <= 1e-10
+    # a hair smaller is no longer private: sigma is minimal to 1e-9 relative
+    assert cal.privacy_profile(s * (1.0 - 1e-9), eps=eps) > delta
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.05, 1.0, 7.0, 120.0, 1e3])
+@pytest.mark.parametrize("delta", [1e-15, 1e-9, 1e-4, 0.1, 0.5])
+def test_sigma_opt_against_60_digit_profile(eps, delta):
+    s = cal.sigma_opt(eps=eps, delta=delta)
+    exact = float(mp_profile(s, eps))
+    assert abs(exact / delta - 1.0) <= 1e-10
+    assert float(mp_profile(s * (1 - 1e-10), eps)) > delta
+
+
+def test_profile_against_60_digits_on_wide_grid():
+    worst = 0.0
+    for eps in np.logspace(-3, 3, 13):
+        for sigma in np.logspace(-2.5, 4, 27):
+            exact = mp_profile(sigma, eps)
+            if exact < mp.mpf("1e-300"):
+                continue
+            got = cal.privacy_profile(sigma, eps=eps)
+            worst = max(worst, abs(got / float(exact) - 1.0))
+    assert worst <= 1e-12
+
+
+@pytest.mark.parametrize("eps,sigma", [(1e-3, 300.0), (0.1, 5.0), (1.0, 1.0), (1.0, 3.0),
+                                       (5.0, 0.3), (30.0, 0.12)])
+def test_profile_against_privacy_loss_distribution(eps, sigma):
+    assert cal.privacy_profile(sigma, eps=eps) == pytest.approx(pld_profile(sigma, eps), rel=1e-9)
+
+
+def test_log_profile_far_below_float_range():
+    # delta ~ 10^-216935 at eps = 1000, sigma = 1: finite log, matches 60 digits
+    got = cal.log_privacy_profile(1.0, eps=1000.0)
+    exact = float(mp.log(mp_profile(1.0, 1000.0, dps=80)))
+    assert got == pytest.approx(exact, rel=1e-13)
+    assert cal.privacy_profile(1.0, eps=1000.0) == 0.0  # underflows honestly, no NaN
+
+
+def test_no_overflow_at_large_eps():
+    for eps in (700.0, 710.0, 1e3, 1e4):
+        s = cal.sigma_opt(eps=eps, delta=1e-10)
+        assert math.isfinite(s) and s > 0
+        assert cal.privacy_profile(s, eps=eps) == pytest.approx(1e-10, rel=1e-10)
+
+
+@FAST
+@given(log_eps, st.floats(min_value=-3.0, max_value=4.0), st.floats(min_value=1e-6, max_value=0.5))
+def test_profile_decreasing_in_sigma_and_eps(eps, log_sigma, rel):
+    s = 10.0**log_sigma
+    d0 = cal.log_privacy_profile(s, eps=eps)
+    assert cal.log_privacy_profile(s * (1 + rel), eps=eps) <= d0
+    assert cal.log_privacy_profile(s, eps=eps * (1 + rel)) <= d0
+
+
+def test_profile_limits_and_vectorisation():
+    assert cal.privacy_profile(np.inf, eps=1.0) == 0.0
+    assert cal.privacy_profile(1e-6, eps=1.0) == pytest.approx(1.0, abs=1e-12)
+    sig = np.array([[0.5, 1.0], [2.0, 4.0]])
+    out = cal.privacy_profile(sig, eps=0.7)
+    assert out.shape == (2, 2)
+    assert np.all(np.diff(out.ravel()) < 0)
+    assert out[1, 0] == cal.privacy_profile(2.0, eps=0.7)
+
+
+@FAST
+@given(log_eps, log_delta, st.floats(min_value=-6.0, max_value=6.0).map(lambda x: 10.0**x))
+def test_sensitivity_scales_sigma_linearly(eps, delta, D):
+    s1 = cal.sigma_opt(eps=eps, delta=delta)
+    sD = cal.sigma_opt(eps=eps, delta=delta, sensitivity=D)
+    assert sD == pytest.approx(D * s1, rel=1e-14)
+    assert cal.privacy_profile(sD, eps=eps, sensitivity=D) == pytest.approx(delta, rel=1e-10)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.3, 1.0, 30.0, 1e3])
+@pytest.mark.parametrize("delta", [1e-15, 1e-7, 1e-3, 0.5])
+def test_agrees_with_dp_accounting(eps, delta):
+    dp_accounting = pytest.importorskip("dp_accounting")
+    theirs = dp_accounting.get_sigma_gaussian(eps, delta)  # (epsilon, delta) order
+    assert cal.sigma_opt(eps=eps, delta=delta) == pytest.approx(theirs, rel=1e-9)
+
+
+@FAST
+@given(log_eps, log_delta)
+def test_eps_from_sigma_inverts_sigma_opt(eps, delta):
+    s = cal.sigma_opt(eps=eps, delta=delta)
+    assert cal.eps_from_sigma(s, delta=delta) == pytest.approx(eps, rel=1e-8)
+
+
+def test_eps_from_sigma_zero_when_already_zero_eps_private():
+    # 2 Phi(1/(2 sigma)) - 1 <= delta  =>  (0, delta)-DP
+    assert cal.eps_from_sigma(1e4, delta=0.1) == 0.0
+
+
+# --------------------------------------------------------------------------- Theorem 1
+@FAST
+@given(st.floats(min_value=1e-3, max_value=0.999), log_delta)
+def test_classical_sigma_is_private_and_not_below_sigma_opt(eps, delta):
+    sc = cal.sigma_classical(eps=eps, delta=delta)
+    assert cal.sigma_opt(eps=eps, delta=delta) <= sc
+    assert cal.privacy_profile(sc, eps=eps) <= delta  # Theorem 1's claim, checked exactly
+
+
+def test_classical_formula_value():
+    # Delta sqrt(2 ln(1.25/delta)) / eps at a hand-checkable point: ln(1.25/(1.25 e^-2)) = 2
+    assert cal.sigma_classical(eps=0.5, delta=1.25 * math.exp(-2.0), sensitivity=3.0) == \
+        pytest.approx(3.0 * 2.0 / 0.5, rel=1e-15)
+
+
+@FAST
+@given(st.floats(min_value=1.0, max_value=1e6))
+def test_classical_refuses_eps_at_least_one(eps):
+    with pytest.raises(ValueError, match=r"eps must be < 1 .*sigma_opt"):
+        cal.sigma_classical(eps=eps, delta=1e-5)
+
+
+# --------------------------------------------------------------------------- rho (notes)
+@FAST
+@given(st.floats(min_value=-6.0, max_value=3.0).map(lambda x: 10.0**x), log_delta,
+       st.floats(min_value=1e-3, max_value=1e3))
+def test_notes_rho_calibration_is_private(rho, delta, D):
+    """The notes' claim: N(0, D^2/rho) noise is (eps, delta)-DP with eps = rho/2 + ..."""
+    eps = cal.rho_to_eps(rho, delta=delta)
+    assert eps == pytest.approx(math.sqrt(rho) / 2 * (math.sqrt(rho) + 2 * math.sqrt(2 * math.log(1 / delta))),
+                                rel=1e-14)
+    s = cal.sigma_from_rho(rho, sensitivity=D)
+    assert s == pytest.approx(D / math.sqrt(rho), rel=1e-15)
+    assert cal.privacy_profile(s, eps=eps, sensitivity=D) <= delta * (1 + 1e-12)
+    # ... and it is a bound, not the exact curve: the exact eps is smaller
+    assert cal.eps_from_sigma(s, delta=delta, sensitivity=D) < eps
+
+
+@FAST
+@given(st.floats(min_value=-8.0, max_value=4.0).map(lambda x: 10.0**x), log_delta)
+def test_eps_to_rho_inverts_rho_to_eps(rho, delta):
+    assert cal.eps_to_rho(cal.rho_to_eps(rho, delta=delta), delta=delta) == pytest.approx(rho, rel=1e-12)
+
+
+# --------------------------------------------------------------------------- validation
+bad_pos = st.one_of(st.floats(max_value=0.0, allow_nan=False),
+                    st.sampled_from([math.nan, math.inf, -math.inf]))
+bad_prob = st.one_of(st.floats(max_value=0.0, allow_nan=False), st.floats(min_value=1.0),
+                     st.sampled_from([math.nan, -math.inf]))
+
+
+@FAST
+@given(bad_pos)
+def test_bad_eps_rejected_everywhere(eps):
+    for call in (lambda: cal.sigma_opt(eps=eps, delta=1e-5),
+                 lambda: cal.sigma_classical(eps=eps, delta=1e-5),
+                 lambda: cal.privacy_profile(1.0, eps=eps)):
+        with pytest.raises(ValueError, match=r"eps must be finite and > 0"):
+            call()
+
+
+@FAST
+@given(bad_prob)
+def test_bad_delta_rejected_everywhere(delta):
+    for call in (lambda: cal.sigma_opt(eps=1.0, delta=delta),
+                 lambda: cal.sigma_classical(eps=0.5, delta=delta),
+                 lambda: cal.rho_to_eps(1.0, delta=delta),
+                 lambda: cal.eps_from_sigma(1.0, delta=delta)):
+        with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\)"):
+            call()
+
+
+@FAST
+@given(bad_pos)
+def test_bad_sensitivity_rho_and_sigma_rejected(x):
+    with pytest.raises(ValueError, match="sensitivity must be finite and > 0"):
+        cal.sigma_opt(eps=1.0, delta=1e-5, sensitivity=x)
+    with pytest.raises(ValueError, match="rho must be finite and > 0"):
+        cal.sigma_from_rho(x)
+    with pytest.raises(ValueError, match="rho must be finite and > 0"):
+        cal.rho_to_eps(x, delta=1e-5)
+    if not (isinstance(x, float) and x == math.inf):
+        with pytest.raises(ValueError, match="sigma must be > 0"):
+            cal.privacy_profile(x, eps=1.0)
+
+
+def test_sigma_array_with_one_bad_entry_rejected():
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        cal.privacy_profile([1.0, -2.0], eps=1.0)
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        cal.privacy_profile([1.0, math.nan], eps=1.0)
+
+
+def test_parameters_are_keyword_only():
+    with pytest.raises(TypeError):
+        cal.sigma_opt(1.0, 1e-5)  # type: ignore[misc]
