@@ -1,0 +1,744 @@
+"""Symbolic (sympy) verification of the optimisation results of the report.
+
+The report (Poulsen, 2023) derives its scalings with Lagrange multipliers and checks the
+second-order condition with a bordered Hessian. This module rebuilds those objects in
+sympy so that every step can be re-derived, not just re-substituted:
+
+* **Lemma 4.1** (eqs. (9)-(16)): minimise ``s^2 sum_j b_j^-2`` subject to
+  ``sum_j (sigma_j b_j)^2 = 1``, where ``s = sigma_{eps,delta} = 2 C sigma_opt``.
+  Stationary point ``b_j = 1 / sqrt(sigma_j sum_i sigma_i)`` (eq. (16)),
+  ``lambda = s^2 (sum_i sigma_i)^2`` (eq. (15)).
+* **Theorem 3** (the Elliptical Gaussian Mechanism of Pagh and Lebeda): minimise
+  ``sigma_opt^2 sum_j Delta_j^2 / b_j^2`` subject to ``sum_j b_j^2 = 1``.
+  Stationary point ``b_j = sqrt(Delta_j / sum_i Delta_i)``, minimum
+  ``sigma_opt^2 ||Delta||_1^2`` (eq. (6)).
+* **Appendix A**: the bordered Hessian, its leading principal minors at the stationary
+  point, and the closed form of the determinant of an "arrowhead" matrix
+  ``[[0, c^T], [c, diag(a)]]``, namely ``-sum_k c_k^2 prod_{l != k} a_l``.
+  The sign test is the bordered-determinant criterion that the report cites as
+  Theorem 7.12 of Magnus and Neudecker (2019): with one equality constraint, a
+  stationary point of the Lagrangian is a strict local constrained minimum if the
+  leading principal minors of the bordered Hessian of orders ``3, ..., d + 1`` are
+  all negative (the report also lists order 2, which is ``-c_1^2 < 0`` always).
+* **Global optimality**: in the variables ``u_j = b_j^2`` both problems minimise a
+  strictly convex function over an affine constraint, so the stationary point is the
+  unique global minimum; :func:`squared_variable_form` and
+  :func:`cauchy_schwarz_certificate` give two sympy-checkable certificates.
+* **Lemma 4.2** (proof): exact moments of a chi-square variable with one degree of
+  freedom, ``E[Z^k] = (2k - 1)!!`` and the absolute central moments ``E|Z - 1|^k``.
+
+Symbols are declared positive (``sigma_j, Delta_j, b_j, s, sigma_opt > 0``), as in the
+report, which fixes ``b_j >= 0`` "to make calculations easier"; the multiplier is then
+shown to be positive at every stationary point (:func:`multiplier_at_stationarity`).
+
+Indexing follows Appendix A: the bordered Hessian is ordered ``(lambda, b_1, ..., b_d)``
+and ``H_r`` is its leading ``r x r`` block, ``r = 2, ..., d + 1`` (``H_r`` involves the
+first ``r - 1`` scalings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import sympy as sp
+from sympy.simplify.simplify import product_simplify
+
+from ._validation import check_count
+
+__all__ = [
+    "LagrangeProblem",
+    "StationaryPoint",
+    "GeneralSolution",
+    "ArrowheadProof",
+    "SquaredVariableForm",
+    "lemma41_problem",
+    "theorem3_problem",
+    "stationarity_system",
+    "multiplier_at_stationarity",
+    "solve_stationary_point",
+    "expected_stationary_point",
+    "general_stationary_point",
+    "bordered_hessian",
+    "leading_principal_minors",
+    "arrowhead_matrix",
+    "arrowhead_det_closed_form",
+    "prove_arrowhead_determinant",
+    "lemma41_minor_closed_form",
+    "theorem3_minor_closed_form",
+    "general_minor_closed_form",
+    "report_appendix_a_matrix",
+    "squared_variable_form",
+    "cauchy_schwarz_certificate",
+    "chi2_moment",
+    "chi2_abs_central_moment",
+]
+
+_HALF = sp.Rational(1, 2)
+
+
+def _is_zero(expr: sp.Expr) -> bool:
+    """True when sympy proves ``expr == 0`` (``simplify`` then exact comparison)."""
+    return sp.simplify(expr) == 0
+
+
+# --------------------------------------------------------------------------------------
+# The two constrained problems for a concrete dimension d
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LagrangeProblem:
+    """An equality-constrained minimisation ``min objective s.t. constraint = 0``.
+
+    Attributes
+    ----------
+    name : ``"lemma4.1"`` or ``"theorem3"``.
+    b : the scalings ``b_1, ..., b_d`` (positive symbols).
+    multiplier : ``lambda`` (declared positive; see :func:`multiplier_at_stationarity`).
+    params : ``sigma_1..sigma_d`` (Lemma 4.1) or ``Delta_1..Delta_d`` (Theorem 3).
+    scale : ``s = sigma_{eps,delta} = 2 C sigma_opt`` (Lemma 4.1) or ``sigma_opt``.
+    objective, constraint, lagrangian : sympy expressions,
+        ``lagrangian = objective + multiplier * constraint``.
+    """
+
+    name: str
+    b: tuple
+    multiplier: sp.Symbol
+    params: tuple
+    scale: sp.Symbol
+    objective: sp.Expr
+    constraint: sp.Expr
+    lagrangian: sp.Expr
+
+    @property
+    def d(self) -> int:
+        """Number of coordinates."""
+        return len(self.b)
+
+
+def _symbols(prefix: str, d: int) -> tuple:
+    return tuple(sp.symbols(f"{prefix}_1:{d + 1}", positive=True))
+
+
+def lemma41_problem(d: int) -> LagrangeProblem:
+    """Lemma 4.1's Lagrangian for ``d`` coordinates (report eqs. (9), (10)).
+
+    ``L(b, lambda) = s^2 sum_j b_j^-2 + lambda (sum_j (sigma_j b_j)^2 - 1)`` with
+    ``s = sigma_{eps,delta} = 2 C sigma_opt``: the noise error of Algorithm 3
+    (eq. (9), up to the constant factor) under the relaxed constraint (10).
+
+    >>> P = lemma41_problem(2)
+    >>> P.lagrangian
+    lambda*(b_1**2*sigma_1**2 + b_2**2*sigma_2**2 - 1) + s**2/b_2**2 + s**2/b_1**2
+    """
+    d = check_count("d", d, minimum=1)
+    b = _symbols("b", d)
+    sigma = _symbols("sigma", d)
+    s, lam = sp.symbols("s lambda", positive=True)
+    objective = sp.Add(*[s**2 * bj**-2 for bj in b])
+    constraint = sp.Add(*[(sj * bj) ** 2 for sj, bj in zip(sigma, b)]) - 1
+    return LagrangeProblem(
+        "lemma4.1", b, lam, sigma, s, objective, constraint, objective + lam * constraint
+    )
+
+
+def theorem3_problem(d: int) -> LagrangeProblem:
+    """Theorem 3's Lagrangian (the Elliptical Gaussian Mechanism) for ``d`` coordinates.
+
+    Algorithm 2 adds ``N(0, (sigma_opt Delta_j / b_j)^2)`` noise to coordinate ``j``;
+    its expected squared error ``sigma_opt^2 sum_j Delta_j^2 / b_j^2`` is minimised
+    subject to ``||b||^2 = 1``:
+    ``L(b, lambda) = sigma_opt^2 sum_j Delta_j^2 b_j^-2 + lambda (sum_j b_j^2 - 1)``.
+    """
+    d = check_count("d", d, minimum=1)
+    b = _symbols("b", d)
+    delta = _symbols("Delta", d)
+    sigma_opt = sp.Symbol("sigma_opt", positive=True)
+    lam = sp.Symbol("lambda", positive=True)
+    objective = sp.Add(*[sigma_opt**2 * Dj**2 * bj**-2 for Dj, bj in zip(delta, b)])
+    constraint = sp.Add(*[bj**2 for bj in b]) - 1
+    return LagrangeProblem(
+        "theorem3", b, lam, delta, sigma_opt, objective, constraint,
+        objective + lam * constraint,
+    )
+
+
+def stationarity_system(problem: LagrangeProblem) -> tuple:
+    """The equations ``dL/db_1 = ... = dL/db_d = dL/dlambda = 0`` (left-hand sides).
+
+    For Lemma 4.1, ``dL/db_j = -2 s^2 b_j^-3 + 2 lambda sigma_j^2 b_j`` (eq. (11)) and
+    ``dL/dlambda = sum_j (sigma_j b_j)^2 - 1`` (eq. (13)).
+    """
+    L = problem.lagrangian
+    return tuple(sp.diff(L, v) for v in (*problem.b, problem.multiplier))
+
+
+def multiplier_at_stationarity(problem: LagrangeProblem) -> tuple:
+    """Solve each ``dL/db_j = 0`` for the multiplier, treating it as an unknown real.
+
+    ``dL/db_j`` is affine in ``lambda``, so each equation has exactly one solution,
+    e.g. ``lambda = s^2 / (sigma_j^2 b_j^4)`` for Lemma 4.1. Every one of them is
+    positive for positive ``b_j``: no stationary point with ``b > 0`` has
+    ``lambda <= 0``, which justifies declaring ``lambda`` positive when solving
+    (eq. (12) takes a fourth root of ``s^2 / (lambda sigma_j^2)``).
+
+    Returns the tuple of the ``d`` expressions.
+    """
+    lam_real = sp.Symbol("lambda_real", real=True)
+    out = []
+    for bj in problem.b:
+        eq = sp.diff(problem.lagrangian, bj).subs(problem.multiplier, lam_real)
+        roots = sp.solve(eq, lam_real)
+        if len(roots) != 1:
+            raise RuntimeError(f"expected one multiplier from dL/d{bj} = 0, got {roots}")
+        out.append(sp.simplify(roots[0]))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class StationaryPoint:
+    """A stationary point of a :class:`LagrangeProblem`.
+
+    ``b`` and ``multiplier`` are the solved values; ``value`` is the objective there;
+    ``residuals`` are the stationarity equations evaluated at the point (all ``0``);
+    ``steps`` records the intermediate solutions (``b_j`` as a function of lambda,
+    eq. (12), the constraint after substitution, eq. (14)).
+    """
+
+    b: tuple
+    multiplier: sp.Expr
+    value: sp.Expr
+    residuals: tuple
+    steps: Mapping
+
+    def as_dict(self, problem: LagrangeProblem) -> dict:
+        """Substitution dictionary ``{b_j: ..., lambda: ...}``."""
+        return {**dict(zip(problem.b, self.b)), problem.multiplier: self.multiplier}
+
+
+def solve_stationary_point(problem: LagrangeProblem) -> StationaryPoint:
+    """Solve the stationarity system along the report's route (eqs. (11)-(16)).
+
+    1. each ``dL/db_j = 0`` is solved for ``b_j > 0`` (eqs. (11)-(12)); sympy returns
+       the single positive root ``b_j(lambda)``;
+    2. these are substituted into ``dL/dlambda = 0`` (eqs. (13)-(14)), which is solved
+       for ``lambda > 0`` (eq. (15));
+    3. ``lambda`` is substituted back (eq. (16)), and the whole system is evaluated at
+       the point and simplified to zero.
+
+    Every step is a ``sympy.solve`` call, so the point is derived, not assumed. Raises
+    ``RuntimeError`` if a step does not have exactly one admissible root (it always
+    has: uniqueness is part of what this verifies).
+    """
+    lam = problem.multiplier
+    b_of_lam = []
+    for bj in problem.b:
+        roots = sp.solve(sp.diff(problem.lagrangian, bj), bj)
+        if len(roots) != 1:
+            raise RuntimeError(f"expected one positive root of dL/d{bj} = 0, got {roots}")
+        b_of_lam.append(roots[0])
+    constraint_in_lam = sp.simplify(
+        sp.diff(problem.lagrangian, lam).subs(dict(zip(problem.b, b_of_lam)))
+    )
+    lam_roots = sp.solve(constraint_in_lam, lam)
+    if len(lam_roots) != 1:
+        raise RuntimeError(f"expected one positive multiplier, got {lam_roots}")
+    lam_star = sp.factor(lam_roots[0])
+    b_star = tuple(sp.simplify(e.subs(lam, lam_star)) for e in b_of_lam)
+    point = {**dict(zip(problem.b, b_star)), lam: lam_star}
+    residuals = tuple(sp.simplify(e.subs(point)) for e in stationarity_system(problem))
+    if any(r != 0 for r in residuals):
+        raise RuntimeError(f"stationarity residuals do not vanish: {residuals}")
+    value = sp.factor(sp.simplify(problem.objective.subs(point)))
+    steps = {"b_of_lambda": tuple(b_of_lam), "constraint_in_lambda": constraint_in_lam}
+    return StationaryPoint(b_star, lam_star, value, residuals, steps)
+
+
+def expected_stationary_point(problem: LagrangeProblem) -> StationaryPoint:
+    """The report's closed forms, for comparison with :func:`solve_stationary_point`.
+
+    Lemma 4.1: ``b_j = 1/sqrt(sigma_j S)``, ``lambda = s^2 S^2`` (eqs. (15)-(16)),
+    minimum ``s^2 S^2`` with ``S = sum_i sigma_i``. Theorem 3:
+    ``b_j = sqrt(Delta_j / T)``, ``lambda = sigma_opt^2 T^2``, minimum
+    ``sigma_opt^2 T^2`` (eq. (6)) with ``T = sum_i Delta_i``.
+    The residuals are *not* recomputed here; they are returned as ``None``.
+    """
+    total = sp.Add(*problem.params)
+    if problem.name == "lemma4.1":
+        b = tuple(1 / sp.sqrt(p * total) for p in problem.params)
+    elif problem.name == "theorem3":
+        b = tuple(sp.sqrt(p / total) for p in problem.params)
+    else:  # pragma: no cover - only the two constructors exist
+        raise ValueError(f"problem.name must be 'lemma4.1' or 'theorem3', got {problem.name!r}")
+    lam = problem.scale**2 * total**2
+    return StationaryPoint(b, lam, lam, None, {})
+
+
+# --------------------------------------------------------------------------------------
+# General d: IndexedBase and symbolic sums
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GeneralSolution:
+    """Stationary point for a *symbolic* dimension ``d`` (sympy ``IndexedBase``).
+
+    ``stationarity`` is ``dL/db_j`` after sympy differentiated the symbolic sums (the
+    Kronecker delta collapses for ``1 <= j <= d``); ``b_of_lambda`` its positive root
+    (eq. (12)); ``constraint_in_lambda`` eq. (14); ``multiplier`` and ``b`` the solved
+    values (eqs. (15)-(16)); ``value`` the minimum; ``residual_b`` and
+    ``residual_constraint`` the stationarity equations at the point, simplified
+    (both ``0``).
+    """
+
+    d: sp.Symbol
+    j: sp.Symbol
+    params: sp.IndexedBase
+    scale: sp.Symbol
+    lagrangian: sp.Expr
+    stationarity: sp.Expr
+    b_of_lambda: sp.Expr
+    constraint_in_lambda: sp.Expr
+    multiplier: sp.Expr
+    b: sp.Expr
+    value: sp.Expr
+    residual_b: sp.Expr
+    residual_constraint: sp.Expr
+
+
+def general_stationary_point(kind: str = "lemma4.1") -> GeneralSolution:
+    """Derive the stationary point for symbolic ``d`` (Lemma 4.1 or Theorem 3).
+
+    The Lagrangian is written with ``Sum(..., (i, 1, d))`` over an ``IndexedBase``;
+    sympy differentiates it with respect to ``b[j]`` (a Kronecker-delta sum, collapsed
+    under ``1 <= j <= d``), solves for ``b[j] > 0``, substitutes into the constraint,
+    which becomes ``s Sum(sigma[i]) / sqrt(lambda) - 1`` (eq. (14)), solves for
+    ``lambda`` and back-substitutes. Valid for every ``d >= 1``.
+    """
+    if kind not in ("lemma4.1", "theorem3"):
+        raise ValueError(f"kind must be 'lemma4.1' or 'theorem3', got kind={kind!r}")
+    d = sp.Symbol("d", integer=True, positive=True)
+    i, j = sp.symbols("i j", integer=True, positive=True)
+    b = sp.IndexedBase("b", positive=True)
+    lam = sp.Symbol("lambda", positive=True)
+    if kind == "lemma4.1":
+        p = sp.IndexedBase("sigma", positive=True)
+        scale = sp.Symbol("s", positive=True)
+        objective = scale**2 * sp.Sum(b[i] ** -2, (i, 1, d))
+        constraint = sp.Sum((p[i] * b[i]) ** 2, (i, 1, d)) - 1
+    else:
+        p = sp.IndexedBase("Delta", positive=True)
+        scale = sp.Symbol("sigma_opt", positive=True)
+        objective = scale**2 * sp.Sum(p[i] ** 2 * b[i] ** -2, (i, 1, d))
+        constraint = sp.Sum(b[i] ** 2, (i, 1, d)) - 1
+    L = objective + lam * constraint
+    raw = sp.diff(L, b[j]).doit()
+    stationarity = sp.simplify(sp.refine(sp.piecewise_fold(raw), sp.Q.le(j, d)))
+    if stationarity.has(sp.Piecewise):
+        raise RuntimeError(f"could not collapse the Kronecker delta: {stationarity}")
+    roots = sp.solve(stationarity, b[j])
+    if len(roots) != 1:
+        raise RuntimeError(f"expected one positive root for b[j], got {roots}")
+    b_of_lam = roots[0]
+    b_i = b_of_lam.subs(j, i)
+    constraint_in_lam = sp.simplify(constraint.xreplace({b[i]: b_i}))
+    lam_roots = sp.solve(constraint_in_lam, lam)
+    if len(lam_roots) != 1:
+        raise RuntimeError(f"expected one positive multiplier, got {lam_roots}")
+    lam_star = lam_roots[0]
+    b_star = sp.simplify(b_of_lam.subs(lam, lam_star))
+    value = sp.simplify(objective.xreplace({b[i]: b_star.subs(j, i)}))
+    residual_b = sp.simplify(stationarity.subs(b[j], b_star).subs(lam, lam_star))
+    residual_c = sp.simplify(constraint.xreplace({b[i]: b_star.subs(j, i)}))
+    return GeneralSolution(
+        d, j, p, scale, L, stationarity, b_of_lam, constraint_in_lam, lam_star, b_star,
+        value, residual_b, residual_c,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Bordered Hessian and its leading principal minors
+# --------------------------------------------------------------------------------------
+
+
+def bordered_hessian(problem: LagrangeProblem, point: Mapping | StationaryPoint | None = None):
+    """The bordered Hessian of the Lagrangian, ordered ``(lambda, b_1, ..., b_d)``.
+
+    ``H[0, 0] = d^2L/dlambda^2 = 0``, ``H[0, j] = d^2L/(dlambda db_j)`` (the constraint
+    gradient; ``2 sigma_j^2 b_j`` for Lemma 4.1) and the lower-right block is
+    ``d^2L/db^2``, diagonal with ``6 s^2 b_j^-4 + 2 lambda sigma_j^2`` (Appendix A).
+    With ``point`` (a :class:`StationaryPoint` or a substitution dict) the entries are
+    evaluated there and simplified.
+    """
+    H = sp.hessian(problem.lagrangian, (problem.multiplier, *problem.b))
+    if point is None:
+        return H
+    subs = point.as_dict(problem) if isinstance(point, StationaryPoint) else dict(point)
+    return H.subs(subs).applyfunc(sp.simplify)
+
+
+def leading_principal_minors(H: sp.Matrix, orders: Sequence[int] | None = None) -> dict:
+    """``{r: det(H[:r, :r])}`` for ``r`` in ``orders`` (default ``2, ..., n``), factored.
+
+    In Appendix A's notation these are ``|H_r|``, ``r = 2, ..., d + 1``.
+    """
+    n = H.shape[0]
+    if orders is None:
+        orders = range(2, n + 1)
+    out = {}
+    for r in orders:
+        r = check_count("r", r, minimum=1)
+        if r > n:
+            raise ValueError(f"r must be <= {n} (the matrix size), got r={r}")
+        out[r] = sp.factor(H[:r, :r].det(method="berkowitz"))
+    return out
+
+
+def arrowhead_matrix(a: Sequence, c: Sequence) -> sp.Matrix:
+    """The matrix ``[[0, c^T], [c, diag(a)]]`` (the shape of every bordered Hessian here)."""
+    a, c = list(a), list(c)
+    if len(a) != len(c) or not a:
+        raise ValueError(
+            f"a and c must be non-empty and of equal length, got len(a)={len(a)}, len(c)={len(c)}"
+        )
+    m = len(a)
+    M = sp.zeros(m + 1, m + 1)
+    for k in range(m):
+        M[0, k + 1] = M[k + 1, 0] = c[k]
+        M[k + 1, k + 1] = a[k]
+    return M
+
+
+def arrowhead_det_closed_form(a: Sequence, c: Sequence) -> sp.Expr:
+    """``det [[0, c^T], [c, diag(a)]] = -sum_k c_k^2 prod_{l != k} a_l`` (Appendix A).
+
+    >>> a1, a2, c1, c2 = sp.symbols("a1 a2 c1 c2")
+    >>> sp.expand(arrowhead_matrix([a1, a2], [c1, c2]).det() - arrowhead_det_closed_form([a1, a2], [c1, c2]))
+    0
+    """
+    a, c = list(a), list(c)
+    if len(a) != len(c) or not a:
+        raise ValueError(
+            f"a and c must be non-empty and of equal length, got len(a)={len(a)}, len(c)={len(c)}"
+        )
+    m = len(a)
+    return -sp.Add(*[c[k] ** 2 * sp.Mul(*[a[l] for l in range(m) if l != k]) for k in range(m)])
+
+
+@dataclass(frozen=True)
+class ArrowheadProof:
+    """What :func:`prove_arrowhead_determinant` verified (each flag a sympy check).
+
+    ``closed_form`` is ``D_m = -P_m Sigma_m`` with ``P_m = Product(a[l], (l, 1, m))``
+    and ``Sigma_m = Sum(c[k]^2 / a[k], (k, 1, m))`` for a symbolic ``m``;
+    ``base_case``: ``D_1 = -c_1^2 = det [[0, c_1], [c_1, a_1]]``;
+    ``inductive_step``: ``D_m = a_m D_{m-1} - c_m^2 P_{m-1}`` for symbolic ``m``
+    (sympy peels the last factor of the Product and the last term of the Sum);
+    ``cofactor_sign``: ``(-1)^m (-1)^(m-1) = -1`` for every integer ``m``, the sign
+    of the second cofactor in the last-row expansion;
+    ``expansion_sizes``: the sizes ``m`` for which the recurrence
+    ``det A_m = a_m det A_{m-1} - c_m^2 prod_{l<m} a_l`` was checked by expanding
+    generic symbolic determinants; ``statement`` says precisely what is proved.
+    """
+
+    m: sp.Symbol
+    closed_form: sp.Expr
+    base_case: bool
+    inductive_step: bool
+    cofactor_sign: bool
+    expansion_sizes: tuple
+    statement: str
+
+    @property
+    def verified(self) -> bool:
+        """All checks passed."""
+        return self.base_case and self.inductive_step and self.cofactor_sign and bool(
+            self.expansion_sizes
+        )
+
+
+def prove_arrowhead_determinant(max_explicit: int = 6) -> ArrowheadProof:
+    """Verify ``det [[0, c^T], [c, diag(a)]] = -(prod_l a_l) sum_k c_k^2 / a_k`` for all m.
+
+    The proof is an induction on the size ``m`` (number of diagonal entries), the same
+    route as Appendix A's proof of the sign pattern:
+
+    * recurrence: expand ``det A_m`` along its last row, whose only nonzero entries
+      are ``c_m`` (first column) and ``a_m`` (diagonal). The ``a_m`` cofactor is
+      ``det A_{m-1}``. Deleting the last row and the first column leaves
+      ``[[c_1 .. c_{m-1}, c_m], [diag(a_1..a_{m-1}), 0]]``; moving its first row to the
+      bottom (``m - 1`` transpositions) makes it lower triangular, so its determinant
+      is ``(-1)^(m-1) c_m prod_{l<m} a_l``, and with the cofactor sign ``(-1)^m`` the
+      term is ``-c_m^2 prod_{l<m} a_l``. sympy checks the sign identity for symbolic
+      integer ``m`` and the whole recurrence for ``m = 2, ..., max_explicit`` on generic
+      symbols; the structural description of the minor is the argument for general m;
+    * closed form: sympy checks that ``D_m = -P_m Sigma_m`` satisfies the base case and
+      the recurrence for a *symbolic* ``m`` (``IndexedBase``, ``Sum``, ``Product``).
+
+    Since the recurrence and ``D_1`` determine ``det A_m`` for every ``m``, the formula
+    holds for all ``m >= 1`` and all ``a_l != 0``; multiplying out,
+    ``det A_m = -sum_k c_k^2 prod_{l != k} a_l``, a polynomial identity that then holds
+    for all real ``a`` by continuity.
+    """
+    max_explicit = check_count("max_explicit", max_explicit, minimum=2)
+    m = sp.Symbol("m", integer=True, positive=True)
+    k, l = sp.symbols("k l", integer=True, positive=True)
+    a = sp.IndexedBase("a", nonzero=True)
+    c = sp.IndexedBase("c", real=True)
+
+    def P(top):
+        return sp.Product(a[l], (l, 1, top))
+
+    def Sig(top):
+        return sp.Sum(c[k] ** 2 / a[k], (k, 1, top))
+
+    def D(top):
+        return -P(top) * Sig(top)
+
+    # base case m = 1
+    base = _is_zero(D(1).doit() - sp.Matrix([[0, c[1]], [c[1], a[1]]]).det())
+    # peel the last factor / term (sympy's product_simplify and sum_combine)
+    prod_peel = _is_zero(
+        product_simplify(sp.Mul(P(m - 1), sp.Product(a[l], (l, m, m)), evaluate=False)) - P(m)
+    )
+    sum_peel = _is_zero(Sig(m - 1) + sp.Sum(c[k] ** 2 / a[k], (k, m, m)) - Sig(m))
+    last_factor = sp.Product(a[l], (l, m, m)).doit()
+    last_term = sp.Sum(c[k] ** 2 / a[k], (k, m, m)).doit()
+    # inductive step with the peeled forms (P_m = P_{m-1} a_m, Sigma_m = Sigma_{m-1} + c_m^2/a_m)
+    Pm1, Sm1 = sp.symbols("P_prev Sigma_prev")
+    Dm = -(Pm1 * last_factor) * (Sm1 + last_term)
+    Dm1 = -Pm1 * Sm1
+    step_algebra = _is_zero(Dm - (a[m] * Dm1 - c[m] ** 2 * Pm1))
+    inductive = prod_peel and sum_peel and step_algebra
+    # sign of the c_m cofactor
+    sign = sp.powsimp((-1) ** m * (-1) ** (m - 1)) == -1
+    # the recurrence itself on generic symbolic matrices
+    sizes = []
+    for mm in range(2, max_explicit + 1):
+        A = sp.symbols(f"a1:{mm + 1}")
+        C = sp.symbols(f"c1:{mm + 1}")
+        big = arrowhead_matrix(A, C).det(method="berkowitz")
+        small = arrowhead_matrix(A[:-1], C[:-1]).det(method="berkowitz")
+        rec = A[-1] * small - C[-1] ** 2 * sp.Mul(*A[:-1])
+        closed = arrowhead_det_closed_form(A, C)
+        if sp.expand(big - rec) == 0 and sp.expand(big - closed) == 0:
+            sizes.append(mm)
+        else:  # pragma: no cover - would be a sympy or algebra error
+            break
+    statement = (
+        "For every integer m >= 1, all nonzero a_1..a_m and all real c_1..c_m: "
+        "det [[0, c^T], [c, diag(a)]] = -(prod_l a_l) * sum_k c_k^2/a_k "
+        "= -sum_k c_k^2 prod_{l != k} a_l. sympy verified the base case m = 1, the "
+        "inductive step for symbolic m, the cofactor sign for symbolic integer m, and the "
+        f"last-row expansion explicitly for m = 2..{sizes[-1] if sizes else '-'}."
+    )
+    return ArrowheadProof(m, D(m), base, inductive, sign, tuple(sizes), statement)
+
+
+def lemma41_minor_closed_form(r: int, sigma: Sequence, s) -> sp.Expr:
+    """``|H_r|`` at Lemma 4.1's stationary point, in closed form (Appendix A, corrected).
+
+    At ``b_j = 1/sqrt(sigma_j S)``, ``lambda = s^2 S^2`` (``S = sum_{i=1}^d sigma_i``)
+    the border entries are ``c_j = 2 sigma_j^(3/2) / sqrt(S)`` and the diagonal entries
+    ``a_j = 8 s^2 S^2 sigma_j^2``, so with ``m = r - 1``:
+    ``|H_r| = -4 (8 s^2 S^2)^(m-1) (prod_{l<=m} sigma_l^2) (sum_{k<=m} sigma_k) / S < 0``.
+    """
+    sigma = list(sigma)
+    r = check_count("r", r, minimum=2)
+    if r > len(sigma) + 1:
+        raise ValueError(f"r must be <= d + 1 = {len(sigma) + 1}, got r={r}")
+    m = r - 1
+    S = sp.Add(*sigma)
+    return (
+        -4 * (8 * s**2 * S**2) ** (m - 1)
+        * sp.Mul(*[x**2 for x in sigma[:m]]) * sp.Add(*sigma[:m]) / S
+    )
+
+
+def theorem3_minor_closed_form(r: int, Delta: Sequence, sigma_opt) -> sp.Expr:
+    """``|H_r|`` at Theorem 3's stationary point: ``-4 a^(m-1) (sum_{k<=m} Delta_k) / T``.
+
+    Border ``c_j = 2 sqrt(Delta_j / T)``, diagonal ``a = 8 sigma_opt^2 T^2`` (the same for
+    every ``j``), ``T = sum_i Delta_i``, ``m = r - 1``.
+    """
+    Delta = list(Delta)
+    r = check_count("r", r, minimum=2)
+    if r > len(Delta) + 1:
+        raise ValueError(f"r must be <= d + 1 = {len(Delta) + 1}, got r={r}")
+    m = r - 1
+    T = sp.Add(*Delta)
+    return -4 * (8 * sigma_opt**2 * T**2) ** (m - 1) * sp.Add(*Delta[:m]) / T
+
+
+def general_minor_closed_form(kind: str = "lemma4.1") -> tuple:
+    """Closed-form minors for symbolic ``m`` from the arrowhead formula.
+
+    Substitutes the stationary-point entries (see :func:`lemma41_minor_closed_form`)
+    into ``-P_m Sigma_m`` with ``Sum``/``Product`` over ``k = 1..m`` and lets sympy
+    simplify. ``S`` (or ``T``) is the sum over *all* ``d`` coordinates, a positive
+    constant here. Returns ``(m, from_arrowhead, expected, equal)``.
+    """
+    if kind not in ("lemma4.1", "theorem3"):
+        raise ValueError(f"kind must be 'lemma4.1' or 'theorem3', got kind={kind!r}")
+    m = sp.Symbol("m", integer=True, positive=True)
+    k = sp.Symbol("k", integer=True, positive=True)
+    tot = sp.Symbol("S" if kind == "lemma4.1" else "T", positive=True)
+    if kind == "lemma4.1":
+        p = sp.IndexedBase("sigma", positive=True)
+        s = sp.Symbol("s", positive=True)
+        a_k = 8 * s**2 * tot**2 * p[k] ** 2
+        c_k = 2 * p[k] ** sp.Rational(3, 2) / sp.sqrt(tot)
+        expected = (
+            -4 * (8 * s**2 * tot**2) ** (m - 1)
+            * sp.Product(p[k] ** 2, (k, 1, m)) * sp.Sum(p[k], (k, 1, m)) / tot
+        )
+    else:
+        p = sp.IndexedBase("Delta", positive=True)
+        s = sp.Symbol("sigma_opt", positive=True)
+        a_k = 8 * s**2 * tot**2
+        c_k = 2 * sp.sqrt(p[k] / tot)
+        expected = -4 * (8 * s**2 * tot**2) ** (m - 1) * sp.Sum(p[k], (k, 1, m)) / tot
+    from_arrowhead = -sp.Product(a_k, (k, 1, m)).doit() * sp.Sum(
+        sp.simplify(c_k**2 / a_k), (k, 1, m)
+    )
+    equal = _is_zero(sp.powsimp(sp.expand_power_base(from_arrowhead / expected, force=True)) - 1)
+    return m, from_arrowhead, expected, equal
+
+
+def report_appendix_a_matrix(d: int, *, as_printed: bool = True):
+    """Appendix A's matrix ``H_{d+1}`` *as the report prints it* (for comparison).
+
+    Border entries ``2 sigma_j^(2/3) / sqrt(S)`` and diagonal entries
+    ``2 s^2 S^2 (3 sigma_j^2 + 1)``. With ``as_printed=True`` the first *column* repeats
+    ``sigma_1`` in its last row, as in the report; ``as_printed=False`` gives the
+    symmetric matrix the report evidently intended. Returns ``(sigma, s, H)``.
+    """
+    d = check_count("d", d, minimum=1)
+    sigma = _symbols("sigma", d)
+    s = sp.Symbol("s", positive=True)
+    S = sp.Add(*sigma)
+    c = [2 * x ** sp.Rational(2, 3) / sp.sqrt(S) for x in sigma]
+    a = [2 * s**2 * S**2 * (3 * x**2 + 1) for x in sigma]
+    H = arrowhead_matrix(a, c)
+    if as_printed and d >= 2:
+        H[d, 0] = c[0]
+    return sigma, s, H
+
+
+# --------------------------------------------------------------------------------------
+# Global optimality
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SquaredVariableForm:
+    """The problem rewritten in ``u_j = b_j^2 > 0``.
+
+    ``objective`` is ``s^2 sum_j 1/u_j`` (Lemma 4.1) or ``sigma_opt^2 sum_j
+    Delta_j^2/u_j`` (Theorem 3), ``constraint`` is affine in ``u``; ``hessian`` is the
+    objective's Hessian in ``u`` (diagonal, entries ``2 s^2 / u_j^3``), ``convex`` is true
+    when sympy proves every diagonal entry positive, every off-diagonal entry zero and
+    every second derivative of the constraint zero.
+    """
+
+    u: tuple
+    objective: sp.Expr
+    constraint: sp.Expr
+    hessian: sp.Matrix
+    convex: bool
+
+
+def squared_variable_form(problem: LagrangeProblem) -> SquaredVariableForm:
+    """Rewrite in ``u_j = b_j^2``: a strictly convex objective on an affine constraint.
+
+    With ``b_j > 0`` the map ``b_j -> u_j = b_j^2`` is a bijection onto ``u_j > 0``.
+    A strictly convex function restricted to the convex set
+    ``{u > 0 : constraint(u) = 0}`` has at most one minimiser, and any stationary point
+    of its Lagrangian is that minimiser (the Lagrangian at the multiplier is convex in
+    ``u`` and equals the objective on the constraint set). Hence the stationary point of
+    eq. (16) is the unique *global* minimum, a stronger statement than the local
+    second-order test of Appendix A.
+    """
+    u = _symbols("u", problem.d)
+    back = {bj: sp.sqrt(uj) for bj, uj in zip(problem.b, u)}
+    obj = sp.expand(problem.objective.subs(back))
+    con = sp.expand(problem.constraint.subs(back))
+    H = sp.hessian(obj, u).applyfunc(sp.simplify)
+    diag_pos = all(H[i, i].is_positive for i in range(problem.d))
+    off_zero = all(H[i, k] == 0 for i in range(problem.d) for k in range(problem.d) if i != k)
+    affine = all(e == 0 for e in sp.hessian(con, u))
+    return SquaredVariableForm(u, obj, con, H, bool(diag_pos and off_zero and affine))
+
+
+def cauchy_schwarz_certificate(problem: LagrangeProblem) -> tuple:
+    """Lagrange's identity: a sum-of-squares proof that the stationary value is global.
+
+    For Lemma 4.1, with ``x_j = 1/b_j`` and ``y_j = sigma_j b_j``:
+    ``(sum_j b_j^-2)(sum_j sigma_j^2 b_j^2) - (sum_j sigma_j)^2
+    = sum_{j<k} (sigma_k b_k / b_j - sigma_j b_j / b_k)^2 >= 0``,
+    so on the constraint ``sum_j sigma_j^2 b_j^2 = 1`` the objective is at least
+    ``s^2 (sum_j sigma_j)^2``, with equality iff ``b_j^2 sigma_j`` is constant, i.e. at
+    eq. (16). For Theorem 3, ``x_j = Delta_j / b_j`` and ``y_j = b_j``.
+
+    Returns ``(gap, sum_of_squares, identity_holds)``.
+    """
+    b, p = problem.b, problem.params
+    if problem.name == "lemma4.1":
+        x = [1 / bj for bj in b]
+        y = [pj * bj for pj, bj in zip(p, b)]
+    else:
+        x = [pj / bj for pj, bj in zip(p, b)]
+        y = list(b)
+    gap = sp.Add(*[t**2 for t in x]) * sp.Add(*[t**2 for t in y]) - sp.Add(
+        *[xi * yi for xi, yi in zip(x, y)]
+    ) ** 2
+    n = problem.d
+    sos = sp.Add(
+        *[(x[j] * y[k] - x[k] * y[j]) ** 2 for j in range(n) for k in range(j + 1, n)]
+    )
+    return gap, sos, _is_zero(sp.expand(gap - sos))
+
+
+# --------------------------------------------------------------------------------------
+# Moments used in the proof of Lemma 4.2
+# --------------------------------------------------------------------------------------
+
+
+def chi2_moment(k: int) -> sp.Integer:
+    """``E[Z^k]`` for ``Z ~ chi^2_1``, from ``E[Z^k] = 2^k Gamma(k + 1/2) / sqrt(pi)``.
+
+    Equals the double factorial ``(2k - 1)!! = 1 * 3 * ... * (2k - 1)`` (Lemma 4.2's
+    proof calls these the values of the moment-generating function; they are the
+    moments).
+
+    >>> [chi2_moment(k) for k in range(5)]
+    [1, 1, 3, 15, 105]
+    """
+    k = check_count("k", k, minimum=0)
+    return sp.Integer(sp.gammasimp(2**k * sp.gamma(k + _HALF) / sp.sqrt(sp.pi)))
+
+
+def _chi2_truncated_moment(i: int) -> sp.Expr:
+    """``E[Z^i ; Z < 1]`` for ``Z ~ chi^2_1``: ``2^i gamma_lower(i + 1/2, 1/2) / sqrt(pi)``."""
+    return sp.expand_func(2**i * sp.lowergamma(i + _HALF, _HALF) / sp.sqrt(sp.pi))
+
+
+def chi2_abs_central_moment(k: int) -> sp.Expr:
+    """Exact ``E|Z - 1|^k`` for ``Z ~ chi^2_1`` (closed form in ``erf`` and ``exp``).
+
+    For even ``k`` this is the central moment ``sum_i C(k, i) (-1)^(k-i) E[Z^i]``; for
+    odd ``k`` the part below 1 is added twice with its sign flipped:
+    ``E|Z-1|^k = E[(Z-1)^k] + 2 E[(1-Z)^k ; Z < 1]``, the truncated moments being
+    lower incomplete gamma functions. For ``X ~ N(0, sigma^2)`` and
+    ``Y = X^2 - sigma^2`` (Lemma 4.2), ``E|Y|^k = sigma^(2k) E|Z - 1|^k``.
+
+    >>> chi2_abs_central_moment(2)
+    2
+    """
+    k = check_count("k", k, minimum=0)
+    central = sp.Add(*[sp.binomial(k, i) * (-1) ** (k - i) * chi2_moment(i) for i in range(k + 1)])
+    if k % 2 == 0:
+        return sp.Integer(central)
+    below = sp.Add(*[sp.binomial(k, i) * (-1) ** i * _chi2_truncated_moment(i) for i in range(k + 1)])
+    return sp.expand(central + 2 * below)
