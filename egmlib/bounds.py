@@ -41,6 +41,7 @@ from egmlib._validation import (
     check_nonnegative_finite,
     check_nonnegative_vector,
     check_positive_finite,
+    check_probability,
 )
 
 __all__ = [
@@ -123,8 +124,6 @@ def bernstein_tail_bound(sigma, *, t: float) -> float:
 
 def bernstein_t_for_probability(p: float) -> float:
     r""":math:`t` with :math:`e^{-t^2} = p`, i.e. :math:`\sqrt{\ln(1/p)}` (:math:`\sqrt{\ln n}` for p = 1/n)."""
-    from egmlib._validation import check_probability
-
     p = check_probability("p", p)
     return math.sqrt(-math.log(p))
 
@@ -138,8 +137,8 @@ def transformed_ct2_bound(sigma, *, n) -> float:
 
     Examples
     --------
-    >>> round(transformed_ct2_bound([1.0] * 8, n=math.e), 12)   # sqrt(64)/8 + 1
-    2.0
+    >>> round(transformed_ct2_bound([1.0] * 8, n=100), 12)   # sqrt(8 ln(100) 8)/8 + 1
+    3.145966026289
     """
     s = check_nonnegative_vector("sigma", sigma)
     ln_n = _check_n_log(n)
@@ -149,14 +148,8 @@ def transformed_ct2_bound(sigma, *, n) -> float:
 
 
 def _check_n_log(n) -> float:
-    """ln n for n >= 2 (integers, or reals for the bound-only helpers)."""
-    if isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)):
-        n = check_count("n", n, minimum=2)
-        return math.log(n)
-    x = check_positive_finite("n", n)
-    if x < 1.0:
-        raise ValueError(f"n must be >= 1, got n={x!r}")
-    return math.log(x)
+    """ln n for the number of points n, an integer >= 2 (integral floats such as 1e6 pass)."""
+    return math.log(check_count("n", n, minimum=2))
 
 
 @dataclass(frozen=True)
