@@ -162,6 +162,17 @@ def test_clipping_thresholds_vectorised_over_p():
     assert cn2[1] == pytest.approx(sc.clipping_thresholds(s, p=1e-3)[0], rel=1e-12)
 
 
+@SLOW
+@given(st.lists(st.floats(min_value=1e-4, max_value=1.0), min_size=1, max_size=15),
+       st.sampled_from([1e-2, 1e-4]))
+def test_cn2_never_exceeds_ct2_when_sigmas_sum_to_one(s, p):
+    """sum sigma = 1 => sigma_j^2 <= sigma_j => C_n^2 <= C_t^2 => E_n/E_t <= d."""
+    s = np.array(s) / math.fsum(s)
+    cn2, ct2 = sc.clipping_thresholds(s, p=p)
+    assert cn2 <= ct2 * (1 + 1e-10)
+    assert sc.figure2_improvement(s, n=round(1 / p)) <= len(s) * (1 + 1e-10)
+
+
 @pytest.mark.parametrize("d", [3, 10, 50])
 def test_figure2_errors_extremes(d):
     # equal sigmas: the transformation changes nothing
