@@ -1,0 +1,386 @@
+"""Tests of egmlib.gchisq: tails and quantiles of Q = sum_j w_j Z_j^2.
+
+Families (each one able to fail):
+- closed form for equal weights (scipy.stats.chi2), p from 1e-15 to 0.5 and beyond;
+- closed form for weights of multiplicity two (a sum of exponentials), evaluated
+  with mpmath at 60 digits, weight ratios up to 1e300;
+- a slow high-precision evaluation with mpmath (contour integral by mpmath.quad
+  at 30 digits, with mpmath logarithms) for skewed weights, d <= 10;
+- Monte Carlo for p >= 1e-4 on skewed weights with a binomial tolerance;
+- round trips, monotonicity, validation, zero weights, Zipf underflow;
+- the report's chi2comb procedure (skipped with a reason when chi2comb is absent).
+"""
+
+import math
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import stats
+
+from egmlib import gchisq
+from egmlib import _gchisq_chi2comb as c2c
+
+RTOL = 1e-10
+P_GRID = np.array([1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 0.3, 0.5])
+
+
+def zipf(d, alpha):
+    """sigma_i = i^-alpha / sum_j j^-alpha, computed in logs (may underflow to 0)."""
+    i = np.arange(1, d + 1, dtype=float)
+    lw = -alpha * np.log(i)
+    s = np.exp(lw - lw.max())
+    return s / s.sum()
+
+
+def rel(a, b):
+    return np.abs(np.asarray(a, float) / np.asarray(b, float) - 1.0)
+
+
+# ---------------------------------------------------------------------------
+# Closed form: equal weights
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("d", [1, 2, 10, 1000, 100_000])
+def test_equal_weights_against_chi2(d):
+    scale = 0.37
+    w = np.full(d, scale)
+    dist = gchisq.WeightedChiSquare(w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        x = dist.isf(P_GRID)
+        ref = scale * stats.chi2.isf(P_GRID, d)
+        assert np.max(rel(x, ref)) <= RTOL
+        # tail probability at the exact quantile
+        sf = dist.sf(ref)
+        assert np.max(rel(sf, P_GRID)) <= RTOL
+        # logsf keeps relative accuracy where sf itself would be tiny
+        xfar = scale * stats.chi2.isf(1e-300, d)
+        assert abs(dist.logsf(xfar) / math.log(1e-300) - 1.0) <= 1e-12
+
+
+@pytest.mark.parametrize("d", [1, 10, 1000])
+def test_equal_weights_lower_tail(d):
+    q = np.array([1e-15, 1e-6, 1e-2, 0.3])
+    dist = gchisq.WeightedChiSquare(np.ones(d))
+    x = stats.chi2.ppf(q, d)
+    assert np.max(rel(dist.cdf(x), q)) <= RTOL
+    # p > 1/2 in isf inverts the lower tail
+    assert np.max(rel(dist.isf(1.0 - q[1:]), stats.chi2.isf(1.0 - q[1:], d))) <= RTOL
+
+
+# ---------------------------------------------------------------------------
+# Closed form with mpmath: weights of multiplicity two (hypoexponential)
+# ---------------------------------------------------------------------------
+
+def hypoexp_sf(v, x, dps=60):
+    """P(sum_k v_k chi2_2 > x) = sum_k exp(-x / (2 v_k)) prod_{j != k} v_k / (v_k - v_j)."""
+    with mpmath.workdps(dps):
+        vs = [mpmath.mpf(float(t)) for t in v]
+        xm = mpmath.mpf(float(x))
+        tot = mpmath.mpf(0)
+        for k, vk in enumerate(vs):
+            term = mpmath.exp(-xm / (2 * vk))
+            for j, vj in enumerate(vs):
+                if j != k:
+                    term *= vk / (vk - vj)
+            tot += term
+        return tot
+
+
+@pytest.mark.parametrize("v", [
+    [1.0, 0.5],
+    [1.0, 0.99],
+    [1.0, 1e-3, 1e-6],
+    [1.0, 0.3, 0.1, 0.03, 0.01],
+    [1.0, 1e-100, 1e-300],
+])
+def test_multiplicity_two_closed_form(v):
+    w = np.repeat(np.asarray(v), 2)
+    dist = gchisq.WeightedChiSquare(w)
+    x = dist.isf(P_GRID)
+    ref = np.array([float(hypoexp_sf(v, xi)) for xi in x])
+    assert np.max(rel(ref, P_GRID)) <= RTOL
+    lsf = dist.logsf(x)
+    assert np.max(np.abs(lsf - np.log(ref))) <= RTOL
+
+
+# ---------------------------------------------------------------------------
+# Slow high-precision evaluation: the inversion integral with mpmath
+# ---------------------------------------------------------------------------
+
+def mp_sf(w, x, dps=30):
+    """P(Q > x) by mpmath.quad of (1/pi) int_0^inf Re[e^{K(s)-sx} s'(y) / (i s)] dy
+    on s(y) = c + i y + g y^2, c the saddlepoint, all arithmetic at dps digits."""
+    with mpmath.workdps(dps):
+        ws = [mpmath.mpf(float(t)) for t in w if t > 0]
+        xm = mpmath.mpf(float(x))
+
+        def K(s):
+            return -sum(mpmath.log(1 - 2 * wj * s) for wj in ws) / 2
+
+        def K1(s):
+            return sum(wj / (1 - 2 * wj * s) for wj in ws)
+
+        def K2(s):
+            return sum(2 * wj ** 2 / (1 - 2 * wj * s) ** 2 for wj in ws)
+
+        def K3(s):
+            return sum(8 * wj ** 3 / (1 - 2 * wj * s) ** 3 for wj in ws)
+
+        smax = 1 / (2 * max(ws))
+        # saddlepoint by bisection (K1 increasing), away from the pole at 0
+        lo, hi = mpmath.mpf(0), smax
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if K1(mid) < xm:
+                lo = mid
+            else:
+                hi = mid
+        c = (lo + hi) / 2
+        assert c > 0, "reference is for the upper tail (x above the mean)"
+        g = K3(c) / (6 * K2(c))
+        base = K(c) - c * xm
+        sig = 1 / mpmath.sqrt(K2(c))
+
+        def f(y):
+            s = c + 1j * y + g * y * y
+            ds = 1j + 2 * g * y
+            return mpmath.re(mpmath.exp(K(s) - s * xm - base) * ds / (1j * s))
+
+        pts = [0] + [sig * 2 ** k for k in range(-2, 40, 2)] + [mpmath.inf]
+        val = mpmath.quad(f, pts)
+        return mpmath.exp(base) * val / mpmath.pi
+
+
+SKEWED = [
+    ("zipf d=10 alpha=1 (C_n weights)", zipf(10, 1.0) ** 2),
+    ("zipf d=10 alpha=0.5 (C_t weights)", zipf(10, 0.5) / zipf(10, 0.5).sum()),
+    ("one dominant + 5 small", np.array([1.0, 1e-2, 5e-3, 1e-3, 1e-4, 1e-5])),
+    ("two dominant + tail", np.array([1.0, 0.8, 1e-3, 1e-3, 2e-4])),
+    ("d=3 ratio 1e300", np.array([1.0, 1e-150, 1e-300])),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,w", SKEWED, ids=[s[0] for s in SKEWED])
+def test_against_mpmath_contour(name, w):
+    dist = gchisq.WeightedChiSquare(w)
+    ps = np.array([1e-15, 1e-8, 1e-3, 0.1])
+    x = dist.isf(ps)
+    for pi, xi in zip(ps, x):
+        ref = mp_sf(w, xi)
+        got = dist.sf(xi)
+        assert abs(got / float(ref) - 1.0) <= RTOL, (name, pi, got, ref)
+        # the quantile: relative error in x = relative error in P / (x |d log P/dx|)
+        assert abs(float(ref) / pi - 1.0) <= RTOL * max(1.0, xi * _dlogsf(dist, xi))
+
+
+def _dlogsf(dist, x, h=1e-6):
+    return abs(dist.logsf(x * (1 + h)) - dist.logsf(x * (1 - h))) / (2 * h * x)
+
+
+# ---------------------------------------------------------------------------
+# Monte Carlo (p >= 1e-4)
+# ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("w", [
+    zipf(20, 1.0) ** 2,
+    zipf(20, 0.5) / zipf(20, 0.5).sum(),
+    np.array([1.0, 0.05, 0.05, 0.02, 0.01, 0.01, 0.005]),
+], ids=["zipf20-a1-sq", "zipf20-a0.5-t", "dominant"])
+def test_monte_carlo(w):
+    """Counts above isf(p) are Binomial(N, p); tolerance 5 standard deviations."""
+    rng = np.random.default_rng(20230120)
+    n_draw = 2_000_000
+    ps = np.array([1e-4, 1e-3, 1e-2, 0.1, 0.5])
+    x = gchisq.isf(ps, w)
+    counts = np.zeros(ps.size)
+    chunk = 250_000
+    for _ in range(n_draw // chunk):
+        z = rng.standard_normal((chunk, w.size))
+        q = (z * z) @ w
+        counts += (q[:, None] > x[None, :]).sum(axis=0)
+    sd = np.sqrt(n_draw * ps * (1 - ps))
+    zscore = (counts - n_draw * ps) / sd
+    assert np.all(np.abs(zscore) <= 5.0), zscore
+
+
+# ---------------------------------------------------------------------------
+# Round trips and monotonicity
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("w", [
+    zipf(100, 1.0) ** 2,
+    zipf(1000, 0.1) / zipf(1000, 0.1).sum(),
+    np.array([3.0, 1.0]),
+    np.array([1.0]),
+], ids=["zipf100-a1", "zipf1000-a0.1", "d2", "d1"])
+def test_round_trips(w):
+    dist = gchisq.WeightedChiSquare(w)
+    x = dist.isf(P_GRID)
+    assert np.max(rel(dist.isf(dist.sf(x)), x)) <= RTOL
+    assert np.max(rel(dist.sf(x), P_GRID)) <= RTOL
+    # bulk: cdf + sf == 1
+    xb = dist.mean() * np.linspace(0.2, 3.0, 15)
+    assert np.max(np.abs(dist.cdf(xb) + dist.sf(xb) - 1.0)) <= 1e-14
+    # monotone, strictly, on a grid from the bulk to p ~ 1e-20
+    xg = np.linspace(0.05 * dist.mean(), 1.3 * dist.isf(1e-15), 60)
+    lsf = dist.logsf(xg)
+    assert np.all(np.diff(lsf) <= 0)
+    tail = lsf < -1e-6
+    assert np.all(np.diff(lsf[tail]) < 0)
+    assert np.all(np.diff(dist.cdf(xg)) >= 0)
+
+
+def test_vectorised_shapes():
+    w = zipf(10, 1.0)
+    assert np.ndim(gchisq.sf(1.0, w)) == 0
+    assert np.ndim(gchisq.isf(0.1, w)) == 0
+    p = np.array([[1e-3, 1e-2], [0.1, 0.4]])
+    x = gchisq.isf(p, w)
+    assert x.shape == (2, 2)
+    assert np.allclose(gchisq.sf(x, w), p, rtol=1e-12, atol=0)
+    assert np.array_equal(gchisq.isf(p[0], w), np.array([gchisq.isf(p[0, 0], w),
+                                                         gchisq.isf(p[0, 1], w)]))
+
+
+def test_edge_values_of_x():
+    w = np.array([2.0, 1.0])
+    assert gchisq.sf(0.0, w) == 1.0 and gchisq.sf(-3.0, w) == 1.0
+    assert gchisq.cdf(0.0, w) == 0.0 and gchisq.cdf(-np.inf, w) == 0.0
+    assert gchisq.sf(np.inf, w) == 0.0 and gchisq.cdf(np.inf, w) == 1.0
+    assert gchisq.logsf(np.inf, w) == -np.inf
+    with pytest.raises(ValueError, match="x must not be NaN"):
+        gchisq.sf(np.nan, w)
+
+
+def test_moments():
+    w = np.array([3.0, 1.0, 0.0, 0.5])
+    assert gchisq.mean(w) == 4.5
+    assert gchisq.var(w) == 2 * (9 + 1 + 0.25)
+    dist = gchisq.WeightedChiSquare(w)
+    assert dist.mean() == pytest.approx(4.5, rel=1e-15)
+    assert dist.var() == pytest.approx(20.5, rel=1e-15)
+
+
+# ---------------------------------------------------------------------------
+# Weights: validation, zeros, underflow, domination
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("w,msg", [
+    ([], "non-empty 1-d"),
+    ([[1.0, 2.0]], "non-empty 1-d"),
+    ([1.0, np.nan], "finite"),
+    ([1.0, np.inf], "finite"),
+    ([1.0, -1e-300], ">= 0"),
+    ([0.0, 0.0], "at least one positive"),
+    (["a", "b"], "real weights"),
+])
+def test_weight_validation(w, msg):
+    with pytest.raises(ValueError, match=msg):
+        gchisq.isf(0.1, w)
+    with pytest.raises(ValueError, match=msg):
+        gchisq.WeightedChiSquare(w)
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, -0.1, 1.5, np.nan, np.inf])
+def test_p_validation(p):
+    with pytest.raises(ValueError, match="p must be finite with 0 < p < 1"):
+        gchisq.isf(p, [1.0, 2.0])
+
+
+def test_backend_validation():
+    with pytest.raises(ValueError, match="backend must be"):
+        gchisq.isf(0.1, [1.0], backend="davies")
+
+
+def test_zero_weights_drop_out():
+    w = np.array([1.0, 0.25, 0.1])
+    wz = np.array([0.0, 1.0, 0.0, 0.25, 0.0, 0.1, 0.0])
+    x = np.array([0.5, 2.0, 30.0])
+    assert np.array_equal(gchisq.sf(x, w), gchisq.sf(x, wz))
+    assert np.array_equal(gchisq.isf(P_GRID, w), gchisq.isf(P_GRID, wz))
+
+
+@pytest.mark.parametrize("alpha", [50.0, 75.0, 100.0])
+def test_zipf_underflow_is_one_dimensional(alpha):
+    """sigma_j^2 for alpha >= 50 underflows to 0 beyond a few j; C_n^2 is then
+    sigma_1^2 times the chi2_1 quantile up to ~2^-2 alpha relative."""
+    s = zipf(1000, alpha)
+    w = s * s
+    assert np.count_nonzero(w) < 1000
+    x = gchisq.isf(P_GRID, w)
+    ref = w[0] * stats.chi2.isf(P_GRID, 1)
+    assert np.max(rel(x, ref)) <= RTOL
+
+
+def test_two_dominant_weights():
+    """Two unit weights and 1000 weights of 1e-12: nearly chi2_2 (sf = e^{-x/2}),
+    with the small weights shifting x by about their mean 1e-9."""
+    w = np.concatenate([[1.0, 1.0], np.full(1000, 1e-12)])
+    x = gchisq.isf(P_GRID, w)
+    ref = -2.0 * np.log(P_GRID) + 1e-9
+    assert np.max(np.abs(x - ref) / ref) <= 1e-10
+
+
+def test_weight_scale_invariance():
+    w = zipf(50, 1.0) ** 2
+    x1 = gchisq.isf(P_GRID, w)
+    for f in (1e-200, 1e200):
+        assert np.max(rel(gchisq.isf(P_GRID, w * f), x1 * f)) <= 1e-13
+
+
+# ---------------------------------------------------------------------------
+# The report's procedure (chi2comb backend)
+# ---------------------------------------------------------------------------
+
+def test_report_bisection_with_exact_cdf():
+    """The bisection that the chi2comb backend wraps, fed with the exact CDF:
+    stops within p/10 of 1 - p, on a dyadic rational, with relative error in C^2
+    that the book quotes (up to ~4 %% at n = 100)."""
+    for d, alpha, n in [(10, 1.0, 100), (100, 0.5, 1000), (10, 100.0, 10 ** 6)]:
+        s = zipf(d, alpha)
+        dist = gchisq.WeightedChiSquare(s * s)
+        p = 1.0 / n
+        c = c2c.bisect_report(lambda t: float(dist.cdf(t)), p)
+        assert abs(dist.cdf(c) - (1 - p)) <= p / 10
+        assert float(c * 2 ** 40).is_integer()
+        exact = dist.isf(p)
+        # F within p/10 of target: the quantile error is bounded by p/10 / f(x)
+        assert abs(c - exact) <= (p / 10) / _density(dist, exact) * 1.01
+
+
+def _density(dist, x, h=1e-7):
+    return float((dist.cdf(x * (1 + h)) - dist.cdf(x * (1 - h))) / (2 * h * x))
+
+
+_C2C_OK, _C2C_REASON = c2c.chi2comb_available()
+
+
+def test_chi2comb_backend_reports_missing_package():
+    if _C2C_OK:
+        pytest.skip("chi2comb is installed; the missing-package path is not reachable")
+    with pytest.raises(ModuleNotFoundError, match="chi2comb"):
+        gchisq.isf(0.01, [1.0, 0.5], backend="chi2comb")
+
+
+@pytest.mark.skipif(not _C2C_OK, reason=_C2C_REASON or "chi2comb not importable")
+def test_chi2comb_agreement():
+    """chi2comb at a tight absolute tolerance agrees with the native CDF in the
+    bulk; the report's procedure (tolerance 1/n) lands within its own stopping
+    rule of the exact quantile."""
+    from chi2comb import ChiSquared, chi2comb_cdf
+
+    w = zipf(10, 1.0) ** 2
+    dist = gchisq.WeightedChiSquare(w)
+    chi2s = [ChiSquared(float(t), 0.0, 1) for t in w]
+    for x in dist.isf(np.array([0.5, 0.1, 1e-2])):
+        res, errno, _ = chi2comb_cdf(float(x), chi2s, 0.0, 10000, 1e-12)
+        assert errno == 0
+        assert abs(res - dist.cdf(x)) <= 1e-9
+    for n in (100, 1000):
+        c = gchisq.isf(1.0 / n, w, backend="chi2comb")
+        assert abs(dist.cdf(c) - (1 - 1 / n)) <= 2.0 / n
