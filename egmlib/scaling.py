@@ -281,7 +281,7 @@ def clipping_thresholds(sigma, *, p):
     pa = check_probability_array("p", p)
     smax = s.max()
     w_n = (s / smax) ** 2
-    w_t = s / s.sum() if np.isfinite(s.sum()) else (s / smax) / np.sum(s / smax)
+    w_t = (s / smax) / np.sum(s / smax)  # = sigma / sum sigma, without overflow
     cn2 = smax * smax * np.asarray(gchisq.isf(pa, w_n), dtype=float)
     ct2 = np.asarray(gchisq.isf(pa, w_t), dtype=float)
     if pa.ndim == 0:

@@ -132,10 +132,13 @@ def test_all_zero_vector_rule(d):
 
 
 @FAST
-@given(vec.filter(lambda xs: any(x == 0 for x in xs) and any(x > 0 for x in xs)))
-def test_positive_vector_rejects_zero(xs):
-    with pytest.raises(ValueError, match=r"Delta must be > 0 entrywise"):
-        v.check_positive_vector("Delta", xs)
+@given(st.lists(st.floats(min_value=1e-300, max_value=1e300), min_size=1, max_size=20), st.data())
+def test_positive_vector_rejects_zero(xs, data):
+    assert np.array_equal(v.check_positive_vector("Delta", xs), np.array(xs))
+    j = data.draw(st.integers(min_value=0, max_value=len(xs)))
+    ys = xs[:j] + [0.0] + xs[j:]
+    with pytest.raises(ValueError, match=rf"Delta must be > 0 entrywise, got Delta\[{j}\]=0.0"):
+        v.check_positive_vector("Delta", ys)
 
 
 def test_vector_rejects_non_numeric():
