@@ -43,9 +43,10 @@ __all__ = [
     "egm_gaussian_data",
 ]
 
-#: Elements (float64) per row chunk of Algorithm 3: 2**20 elements = 8 MiB, small
-#: enough to stay in cache for the four passes made over each chunk.
-CHUNK_ELEMENTS = 2**20
+#: Elements (float64) per row chunk of Algorithm 3: 2**17 elements = 1 MiB, small
+#: enough to stay in cache for the four passes made over each chunk (measured: 4x
+#: faster than 8 MiB chunks here, where OpenBLAS's threaded gemv is also slow).
+CHUNK_ELEMENTS = 2**17
 
 #: Tolerance on | ||b|| - 1 | for a caller-supplied scaling of Algorithm 2.
 B_NORM_TOL = 1e-9
@@ -347,8 +348,8 @@ def _clipped_transformed_sum(X, *, mu, b, C, cols=None, chunk_rows=None):
     """T = sum_i clip_C((x_i[cols] - mu) * b) and the number of rows clipped.
 
     clip_C(y) = min(1, C / ||y||) y, so ||clip_C(y)|| <= C and substituting one
-    row moves T by at most 2 C in l2 norm.  X is read in row chunks; at most one
-    float64 chunk of the transformed data exists at a time.  ``mu`` and ``b``
+    row moves T by at most 2 C in l2 norm.  X is read in row chunks into one
+    reused float64 buffer; the transformed data never exists whole.  ``mu`` and ``b``
     are already restricted to ``cols`` (None = all columns).  Columns not in
     ``cols`` are only checked to be finite.
     """
@@ -363,13 +364,15 @@ def _clipped_transformed_sum(X, *, mu, b, C, cols=None, chunk_rows=None):
         other = np.flatnonzero(mask)
     T = np.zeros(k)
     n_clipped = 0
+    buf = np.empty((min(chunk_rows, n), k))  # the only chunk-sized work array
     for start in range(0, n, chunk_rows):
         block = X[start:start + chunk_rows]
+        Y = buf[: block.shape[0]]
         with np.errstate(over="ignore"):
             if cols is None:
-                Y = np.subtract(block, mu, dtype=np.float64)
+                np.subtract(block, mu, out=Y)
             else:
-                Y = np.asarray(block[:, cols], dtype=np.float64)  # fancy indexing: a copy
+                Y[...] = block[:, cols]
                 Y -= mu
         if cols is not None:
             if other.size and not np.all(np.isfinite(block[:, other])):
@@ -451,7 +454,7 @@ def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=T
         False returns the clipped sum without noise (for bias studies; not
         private), with ``noise_std`` still reporting what would be added.
     chunk_rows : int >= 1, optional
-        Rows per chunk (default: about 2**20 elements per chunk).
+        Rows per chunk (default: about 2**17 elements, 1 MiB, per chunk).
 
     Returns
     -------
