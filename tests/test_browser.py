@@ -15,8 +15,11 @@ A screenshot of each page (the top ``MAX_SHOT_HEIGHT`` CSS pixels of the full pa
 saved to ``_build/screenshots/<page>.png`` for a person to look at.
 Each notebook chapter must also offer its ``.ipynb`` through the download button.
 
-Needs the built book (README command 1) and Debian's ``chromium`` and ``chromium-driver``;
-the module skips, saying which is missing, when it cannot run.
+A static pass over the HTML (no browser) also checks that no page fetches anything from
+the network and that every page with math loads the local MathJax.
+
+Needs the built book (README command 1); the browser checks also need Debian's ``chromium``
+and ``chromium-driver`` and skip, saying which is missing, without them.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
 SHOTS = ROOT / "_build" / "screenshots"
 CHAPTERS = ROOT / "chapters"
-MAX_SHOT_HEIGHT = 12000  # CSS px; a full chapter fits, a runaway page does not fill the disk
+MAX_SHOT_HEIGHT = 16000  # CSS px, under Chromium's 16384 px capture limit
 PAGE_TIMEOUT = 30  # s, load + MathJax + images for one page
 MAX_REPORTED = 25  # problems listed per page
 
@@ -73,7 +76,11 @@ def _skip_reason():
 
 
 SKIP_REASON = _skip_reason()
-pytestmark = pytest.mark.skipif(SKIP_REASON is not None, reason=str(SKIP_REASON))
+needs_browser = pytest.mark.skipif(SKIP_REASON is not None, reason=str(SKIP_REASON))
+needs_build = pytest.mark.skipif(
+    not (HTML / "index.html").is_file(),
+    reason=f"{HTML} has no built book: run the build first (README, command 1)",
+)
 
 
 def _pages():
@@ -292,6 +299,48 @@ def _load(driver, page: str) -> dict:
 # the checks
 
 
+class _Loads(HTMLParser):
+    """What a page asks the browser to fetch by itself: scripts, styles, images, frames."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.urls = []
+        self.has_math = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if "math" in (attrs.get("class") or "").split():
+            self.has_math = True
+        if tag in ("script", "img", "iframe", "source", "audio", "video", "embed") and attrs.get("src"):
+            self.urls.append(attrs["src"])
+        if tag == "link" and attrs.get("href") and (attrs.get("rel") or "") not in ("", "next", "prev", "index", "search", "canonical"):
+            self.urls.append(attrs["href"])
+
+
+CDN_HOSTS = ("cdn.jsdelivr.net", "unpkg.com", "cdnjs.cloudflare.com", "fonts.googleapis.com", "polyfill.io")
+
+
+@needs_build
+@pytest.mark.parametrize("page", PAGES)
+def test_page_fetches_nothing_from_the_network(page):
+    """Static check of the HTML, no browser needed: every script, style and image is local,
+    no CDN address appears anywhere, and a page with math loads the local MathJax."""
+    text = (HTML / page).read_text(encoding="utf-8", errors="replace")
+    parser = _Loads()
+    parser.feed(text)
+    remote = [u for u in parser.urls if u.startswith(("http:", "https:", "//"))]
+    assert not remote, f"{page} fetches from the network: {remote}"
+    cdn = sorted({host for host in CDN_HOSTS if host in text})
+    assert not cdn, f"{page} mentions CDN hosts {cdn}"
+    if parser.has_math:
+        mathjax = [u for u in parser.urls if u.split("?")[0].endswith("_static/mathjax/tex-svg-full.js")]
+        assert mathjax, f"{page} has math but does not load _static/mathjax/tex-svg-full.js: {parser.urls}"
+        assert (HTML / page).parent.joinpath(mathjax[0].split("?")[0]).resolve().is_file(), (
+            f"{page}: {mathjax[0]} is missing from the build"
+        )
+
+
+@needs_build
 def test_book_has_pages():
     assert "chapters/index.html" in PAGES, f"no landing page among {PAGES}"
     assert len(PAGES) >= 5, f"only {len(PAGES)} pages built: {PAGES}"
@@ -300,6 +349,7 @@ def test_book_has_pages():
 REDIRECT = re.compile(r'<meta http-equiv="refresh" content="\d+;\s*url=([^"]+)"', re.IGNORECASE)
 
 
+@needs_browser
 @pytest.mark.parametrize("page", PAGES)
 def test_page_renders_offline(browser, page):
     redirect = REDIRECT.search((HTML / page).read_text(encoding="utf-8", errors="replace")[:2000])
@@ -353,6 +403,7 @@ def test_page_renders_offline(browser, page):
 NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
 
 
+@needs_browser
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_page_offers_ipynb_download(browser, notebook):
     page = f"chapters/{notebook.stem}.html"
