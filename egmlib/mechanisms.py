@@ -174,11 +174,17 @@ def _check_length(v, d, name):
 
 
 def _check_finite_vector(v, name):
-    v = np.asarray(v, dtype=np.float64)
+    """A fresh 1-D float64 copy of v with finite entries."""
+    try:
+        v = np.array(v, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a vector of real numbers: {exc}") from None
     if v.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D vector, got ndim={v.ndim}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} must be finite, got non-finite entries at indices {np.flatnonzero(~np.isfinite(v))[:5].tolist()}")
+        raise ValueError(f"{name} must be one-dimensional, got shape {v.shape}")
+    bad = np.flatnonzero(~np.isfinite(v))
+    if bad.size:
+        j = int(bad[0])
+        raise ValueError(f"{name} must be finite, got {name}[{j}]={float(v[j])!r}")
     return v
 
 
