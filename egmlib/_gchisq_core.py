@@ -38,8 +38,16 @@ _EPS = np.finfo(float).eps
 _DESIGN_TOL = 1e-17
 #: Largest number of nodes accepted for one contour.
 _MAX_NODES = 40000
-#: Probe grid in units of 1/sqrt(K''(c)): 0 and 2^(k/2), k = -4 .. 36.
-_PROBE = np.concatenate([[0.0], 2.0 ** (np.arange(-4, 37) / 2.0)])
+#: Probe grid in units of 1/sqrt(K2(c)): 0 and 2^(k/2), k = -3 .. 26.
+_PROBE = np.concatenate([[0.0], 2.0 ** (np.arange(-3, 27) / 2.0)])
+#: Strip half-widths tried, as fractions of the distance to the singularity...
+_ETA_FRACS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9)
+#: ... or, on a side without one, in units of 1/sqrt(K2(c)).
+_ETA_SIGS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0, 16.0)
+#: Absolute accuracy of K at the probes (the modulus is needed to a few %).
+_PROBE_TOL = 0.02
+#: Largest modulus of the integrand along the contour, relative to y = 0.
+_MAX_GROWTH = 100.0
 _GAMMA_FRACS = (1.0, 0.25, 1.0 / 16.0, 1.0 / 64.0, 0.0)
 
 
@@ -97,44 +105,34 @@ def rstar(s, x, k):
 
 
 def rstar_start(cum, z):
-    """Saddlepoint start for the quantile: s with r*(s) = z; returns (s, x = K'(s))."""
+    """Saddlepoint start for the quantile: s with r*(s) = z; returns (s, x = K'(s)).
+
+    Newton in tau = -log(1 - 2 s) with dr/ds = s K''(s) / r, safeguarded by a
+    bracket (r* increases with s); started from the normal approximation
+    s = z / sqrt(K''(0)).
+    """
     z = np.asarray(z, dtype=float)
-    lo = np.where(z > 0, 0.0, -1.0)
-    hi = np.where(z > 0, 1.0, 0.0)
-
-    def rs_at(t):
-        s = _s_of_tau(t)
+    s0 = z / math.sqrt(cum.var)
+    tau = np.where(s0 < 0.45, -np.log1p(-2.0 * np.minimum(s0, 0.45)), 2.3)
+    lo = np.where(z > 0, 0.0, -np.inf)
+    hi = np.where(z > 0, np.inf, 0.0)
+    for _ in range(100):
+        s = _s_of_tau(tau)
         k = cum.real(s)
-        return rstar(s, k[1], k), s, k
-
-    for _ in range(60):  # expand the brackets
-        r_hi = rs_at(hi)[0]
-        r_lo = rs_at(lo)[0]
-        need_hi = r_hi < z
-        need_lo = r_lo > z
-        if not (np.any(need_hi) or np.any(need_lo)):
-            break
-        lo = np.where(need_hi, hi, lo)
-        hi = np.where(need_hi, 2.0 * hi, hi)
-        hi = np.where(need_lo, lo, hi)
-        lo = np.where(need_lo, 2.0 * lo, lo)
-    tau = 0.5 * (lo + hi)
-    for _ in range(200):
-        r, s, k = rs_at(tau)
+        r = rstar(s, k[1], k)
         f = r - z
         lo = np.where(f < 0, tau, lo)
         hi = np.where(f > 0, tau, hi)
+        if np.all(np.abs(f) <= 1e-9 * np.maximum(1.0, np.abs(z))):
+            break
         rr = np.sign(s) * np.sqrt(np.maximum(2.0 * (s * k[1] - k[0]), 0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             drds = np.where(np.abs(rr) > 1e-8, s * k[2] / rr, np.sqrt(k[2]))
-        df = drds * 0.5 * np.exp(-tau)
-        new = tau - f / df
-        bad = ~((new > lo) & (new < hi)) | ~np.isfinite(new)
-        new = np.where(bad, 0.5 * (lo + hi), new)
-        conv = np.abs(new - tau) <= 1e-9 * np.maximum(1.0, np.abs(tau))
-        tau = new
-        if np.all(conv | (hi - lo <= 1e-12 * np.maximum(1.0, np.abs(tau)))):
-            break
+            new = tau - f / (drds * 0.5 * np.exp(-tau))
+        inside = (new > lo) & (new < hi) & np.isfinite(new)
+        fb = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi),
+                      np.where(np.isfinite(lo), tau + 2.0, tau - 2.0))
+        tau = np.where(inside, new, fb)
     s = _s_of_tau(tau)
     return s, cum.real(s)[1]
 
@@ -162,7 +160,7 @@ class Contour:
     """
 
     __slots__ = ("upper", "c", "gamma", "h", "n", "kc", "model", "y", "s", "dK",
-                 "dsi", "wts", "x_plan")
+                 "dsi", "wts", "x_plan", "pred")
 
     def tail(self, x):
         """(log T, f/T, f'/T, err, ok) at scaled x: T the tail on this contour's side."""
@@ -191,8 +189,7 @@ class Contour:
         # rounding: each term carries the absolute error of its exponent
         kabs = np.abs(self.dK) + np.abs(self.s) * x + 10.0 + abs(self.kc) + abs(self.c * x)
         rnd = float(np.sum(np.abs(t_terms) * kabs)) / tot * _EPS
-        pred = _predicted_error(self.model, self.h)
-        pred2 = _predicted_error(self.model, 2.0 * self.h)
+        pred, pred2 = self.pred
         ok = (est <= max(100.0 * pred2, 1e-13) or est <= 1e-7) and tr <= 1e-15
         err = rnd + max(pred, est * est if est > 100.0 * pred2 else 0.0) + _DESIGN_TOL + tr
         phic = self.kc - self.c * x
@@ -224,101 +221,121 @@ def _choose_c(k_hat, s_hat, upper, cum):
     return c, cum.real(np.array([c]))[:, 0]
 
 
-def plan_contours(cum, x, s_hat, upper):
-    """Plan one contour per scaled x (arrays), nodes evaluated in one K call."""
+def _strip_distance_v(delta, gamma):
+    """Vectorised _strip_distance."""
+    delta = np.asarray(delta, dtype=float)
+    gamma = np.asarray(gamma, dtype=float)
+    q = 4.0 * gamma * delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = 2.0 * np.abs(delta) / (1.0 + np.sqrt(np.maximum(1.0 - q, 0.0)))
+        capped = np.where(q >= 1.0, 0.5 / gamma, inner)
+    return np.where(gamma == 0.0, np.abs(delta), capped)
+
+
+def plan_contours(cum, x, s_hat, upper, fracs=_GAMMA_FRACS):
+    """Plan one contour per scaled x (arrays); nodes evaluated in one K call.
+
+    For each x and each candidate gamma (multiples of the osculating value
+    K3(c) / (6 K2(c)) of the steepest-descent path, K2, K3 the 2nd and 3rd
+    derivatives of K):
+    - the integrand along the real y axis, on a geometric probe grid, gives the
+      truncation point Y and the mass of the integrand (candidates whose
+      integrand does not decay within the grid are dropped);
+    - the strip edges Im y = +-eta cross the real s axis at s = c -+ eta - gamma
+      eta^2, where the integrand is evaluated with real arithmetic; its value
+      there over its value at c, times the mass, estimates M(eta). Each side's
+      step is the best over a few eta below the distance to the pole / branch
+      point; h is the smaller of the two.
+    The candidate with the fewest nodes Y / h wins. The probes need the
+    integrand's modulus to a few per cent only, so K is evaluated there with
+    short series.
+    """
     x = np.asarray(x, dtype=float)
+    upper = np.asarray(upper, dtype=bool)
     m = x.size
     kh = cum.real(s_hat)
     rs = rstar(s_hat, x, kh)
-    cs, ks = [], []
+    cs = np.empty(m)
+    kc = np.empty((4, m))
     for i in range(m):
         c, k = _choose_c(kh[:, i], float(s_hat[i]), bool(upper[i]), cum)
-        cs.append(c)
-        ks.append(k)
-    # probe points for every x, gamma candidate and line, in one K evaluation
-    lines = []  # (i, j, kind, eta)
-    pts = []
-    geo = []
-    for i in range(m):
-        c, k = cs[i], ks[i]
-        sig = 1.0 / math.sqrt(k[2])
-        gosc = k[3] / (6.0 * k[2])
-        ys = _PROBE * sig
-        geo.append((c, k, sig, ys))
-        for j, frac in enumerate(_GAMMA_FRACS):
-            gamma = gosc * frac
-            a_br = _strip_distance(0.5 - c, gamma)
-            a_pole = _strip_distance(-c, gamma)
-            sides = (a_pole, a_br) if c > 0 else (math.inf, min(a_pole, a_br))
-            etas = [(0, 0.0)]
-            for sgn, a in zip((1.0, -1.0), sides):
-                # strip half-widths tried: up to 0.8 of the distance to the
-                # nearest singularity, and a few multiples of the Gaussian
-                # width sig (the integrand may grow off the axis long before)
-                cand = [t * sig for t in (0.5, 1.5, 4.0) if t * sig < 0.8 * a]
-                if math.isfinite(a):
-                    cand += [0.8 * a] if 0.8 * a < 8.0 * sig else [8.0 * sig]
-                etas += [(sgn, eta) for eta in cand]
-            for sgn, eta in etas:
-                yc = ys + 1j * sgn * eta
-                pts.append(c + 1j * yc + gamma * yc * yc)
-                lines.append((i, j, sgn, eta, gamma))
-    allp = np.concatenate(pts)
-    kval = cum.complex(allp).reshape(len(pts), _PROBE.size)
-    P = np.array(pts)
+        cs[i] = c
+        kc[:, i] = k
+    sig = 1.0 / np.sqrt(kc[2])
+    gosc = kc[3] / (6.0 * kc[2])
+    gam = gosc[:, None] * np.array(fracs)[None, :]  # (m, nf)
+    ys = _PROBE[None, :] * sig[:, None]  # (m, P)
+    # real-line probes, all x and candidates in one (rough) K evaluation
+    dsp = 1j * ys[:, None, :] + gam[:, :, None] * ys[:, None, :] ** 2  # s - c
+    sp = cs[:, None, None] + dsp
+    kv = cum.complex(sp, tol=_PROBE_TOL)
+    e = (kv.real - kc[0][:, None, None]) - (dsp * x[:, None, None]).real
+    with np.errstate(over="ignore", invalid="ignore"):
+        mag = np.exp(e) * np.abs((1j + 2.0 * gam[:, :, None] * ys[:, None, :]) / sp)
+    # candidates whose integrand grows far above its value at y = 0 pass close
+    # to branch cuts (many comparable weights): cancellation, rejected
+    fin = np.all(np.isfinite(mag), axis=2) & (np.max(mag, axis=2) <= _MAX_GROWTH * mag[:, :, 0])
+    mag = np.where(np.isfinite(mag), mag, 0.0)
+    dy = np.diff(ys, axis=1)[:, None, :]
+    mass = np.sum((mag[:, :, 1:] + mag[:, :, :-1]) * dy, axis=2)  # both halves
+    mass = np.where(fin, mass, np.inf)
+    phic = kc[0] - cs * x
+    lt0 = np.where(upper, special.log_ndtr(-rs), special.log_ndtr(rs))
+    lt0 = np.minimum(lt0, math.log(0.75))
+    size = math.pi * np.exp(np.minimum(lt0 - phic, 700.0))
+    # strip edges: real points s = c - sgn * eta - gamma eta^2, sgn = +1 above
+    c3 = cs[:, None]
+    a_br = _strip_distance_v(0.5 - c3, gam)
+    a_pole = _strip_distance_v(-c3 + 0.0 * gam, gam)
+    a_up = np.where(c3 > 0, a_pole, np.inf)
+    a_dn = np.where(c3 > 0, a_br, np.minimum(a_pole, a_br))
+    fr = np.array(_ETA_FRACS)
+    sg = np.array(_ETA_SIGS)
+    sig3 = sig[:, None, None]
+
+    def etas(a):
+        return np.where(np.isfinite(a)[:, :, None], a[:, :, None] * fr, sig3 * sg)
+
+    eta = np.stack([etas(a_up), etas(a_dn)], axis=2)  # (m, nf, 2, E)
+    sgn = np.array([1.0, -1.0])[None, None, :, None]
+    g4 = gam[:, :, None, None]
+    ds_edge = -sgn * eta - g4 * eta * eta
+    s_edge = cs[:, None, None, None] + ds_edge
+    ok_edge = s_edge < 0.5
+    ke = cum.real(np.where(ok_edge, s_edge, 0.0).ravel(), tol=_PROBE_TOL, order=0)[0]
+    ke = ke.reshape(s_edge.shape)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        growth = np.exp((ke - kc[0][:, None, None, None]) - ds_edge * x[:, None, None, None]) \
+            * np.abs(cs)[:, None, None, None] / np.abs(s_edge)
+        mm = mass[:, :, None, None] * np.maximum(growth, 1.0)
+        ratio = 2.0 * mm / (_DESIGN_TOL * size[:, None, None, None])
+        hh = 2.0 * math.pi * eta / np.log(np.maximum(ratio, 2.0))
+    hh = np.where(np.isfinite(hh) & ok_edge, hh, 0.0)
+    kbest = np.argmax(hh, axis=3)
+    h_side = np.take_along_axis(hh, kbest[..., None], axis=3)[..., 0]  # (m, nf, 2)
+    eta_b = np.take_along_axis(eta, kbest[..., None], axis=3)[..., 0]
+    m_b = np.take_along_axis(mm, kbest[..., None], axis=3)[..., 0] / size[:, None, None]
+    h = np.min(h_side, axis=2)
+    # truncation point: first probe after the last one that is not negligible
+    tmag = mag * np.maximum(ys, sig[:, None])[:, None, :]
+    bigm = ~(tmag < 0.1 * _DESIGN_TOL * size[:, None, None])
+    P = ys.shape[1]
+    last = np.where(bigm.any(axis=2), P - 1 - np.argmax(bigm[:, :, ::-1], axis=2), 0)
+    valid = (last + 1 < P) & (h > 0) & np.isfinite(mass)
+    ymax = np.take_along_axis(ys, np.minimum(last + 1, P - 1), axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(valid, np.ceil(ymax / h) + 2, np.inf)
+    jbest = np.argmin(n, axis=1)
     contours = []
-    pos = 0
     for i in range(m):
-        c, k, sig, ys = geo[i]
-        xi = float(x[i])
-        phic = k[0] - c * xi
-        ut = bool(upper[i])
-        lt0 = special.log_ndtr(-rs[i]) if ut else special.log_ndtr(rs[i])
-        lt0 = min(float(lt0), math.log(0.75))
-        size = math.pi * math.exp(min(lt0 - phic, 700.0))
-        best = None
-        for j in range(len(_GAMMA_FRACS)):
-            h = math.inf
-            model = []
-            side_best = {}
-            real_row = None
-            gamma = None
-            while pos < len(lines) and lines[pos][0] == i and lines[pos][1] == j:
-                _, _, sgn, eta, gamma = lines[pos]
-                s = P[pos]
-                yc = ys + 1j * sgn * eta
-                e = kval[pos] - k[0] - (s - c) * xi
-                with np.errstate(over="ignore", invalid="ignore"):
-                    mag = np.exp(e.real) * np.abs((1j + 2.0 * gamma * yc) / s)
-                if sgn == 0:
-                    real_row = mag
-                else:
-                    if np.all(np.isfinite(mag)):
-                        mm = 2.0 * float(np.sum(0.5 * (mag[1:] + mag[:-1]) * np.diff(ys)))
-                        ratio = 2.0 * mm / (_DESIGN_TOL * size)
-                        hh = 2.0 * math.pi * eta / math.log(max(ratio, 2.0))
-                        if hh > side_best.get(sgn, (0.0,))[0]:
-                            side_best[sgn] = (hh, eta, mm / size)
-                pos += 1
-            if len(side_best) < 2 or real_row is None:
-                continue
-            for hh, eta, mrel in side_best.values():
-                h = min(h, hh)
-                model.append((eta, mrel))
-            mag = real_row * np.maximum(ys, sig)
-            big = np.nonzero(~(mag < 0.1 * _DESIGN_TOL * size))[0]
-            if big.size and big[-1] + 1 >= ys.size:
-                continue
-            ymax = ys[big[-1] + 1] if big.size else ys[1]
-            n = int(math.ceil(ymax / h)) + 2
-            if best is None or n < best[2]:
-                best = (gamma, h, n, model)
-        if best is None or best[2] > _MAX_NODES:
+        j = int(jbest[i])
+        if not n[i, j] <= _MAX_NODES:
             raise RuntimeError(
-                f"gchisq: no contour within {_MAX_NODES} nodes at scaled x={xi!r}")
+                f"gchisq: no contour within {_MAX_NODES} nodes at scaled x={float(x[i])!r}")
         ct = Contour()
-        ct.upper, ct.c, ct.kc, ct.x_plan = ut, c, float(k[0]), xi
-        ct.gamma, ct.h, ct.n, ct.model = best
+        ct.upper, ct.c, ct.kc, ct.x_plan = bool(upper[i]), float(cs[i]), float(kc[0, i]), float(x[i])
+        ct.gamma, ct.h, ct.n = float(gam[i, j]), float(h[i, j]), int(n[i, j])
+        ct.model = [(float(eta_b[i, j, t]), float(m_b[i, j, t])) for t in (0, 1)]
         contours.append(ct)
     _fill_nodes(cum, contours)
     return contours
@@ -337,6 +354,7 @@ def _fill_nodes(cum, contours):
         wts = np.full(ct.n, ct.h)
         wts[0] = 0.5 * ct.h
         ct.wts = wts
+        ct.pred = (_predicted_error(ct.model, ct.h), _predicted_error(ct.model, 2.0 * ct.h))
 
 
 def _refine(cum, ct):
@@ -352,17 +370,25 @@ def _refine(cum, ct):
 # Batched tails and quantiles
 # ---------------------------------------------------------------------------
 
-def _evaluate(cum, ct, x, x_for_replan=None):
-    """Evaluate a contour at x, refining or re-planning until the checks pass."""
+def _evaluate(cum, ct, x):
+    """Evaluate a contour at x; if a check fails: re-plan at x (if x moved),
+    halve the step, then re-plan with flatter parabolas."""
     res = ct.tail(x)
-    tries = 0
-    while not res[4] and tries < 3:
-        tries += 1
-        if tries == 1 and abs(x - ct.x_plan) > 1e-6 * x:
-            sh = saddlepoint(cum, np.array([x]))
-            ct = plan_contours(cum, np.array([x]), sh, np.array([ct.upper]))[0]
-        else:
+    plans = []
+    if abs(x - ct.x_plan) > 1e-6 * x:
+        plans.append(_GAMMA_FRACS)
+    plans += ["refine", (1.0 / 16.0, 1.0 / 64.0, 0.0), (0.0,)]
+    for how in plans:
+        if res[4]:
+            break
+        if how == "refine":
             ct = _refine(cum, ct)
+        else:
+            sh = saddlepoint(cum, np.array([x]))
+            try:
+                ct = plan_contours(cum, np.array([x]), sh, np.array([ct.upper]), fracs=how)[0]
+            except RuntimeError:
+                continue
         res = ct.tail(x)
     if not res[4]:
         res = (res[0], res[1], res[2], max(res[3], 1.0), False)

@@ -174,6 +174,10 @@ class WeightedChiSquare:
         if np.any(mid):
             xs = flat[mid] / self._scale
             res = _core.tails(self._cum, xs)
+            if not np.all(np.isfinite(res[1])):
+                bad = xs[~np.isfinite(res[1])][0] * self._scale
+                raise RuntimeError(
+                    f"gchisq: the contour integral failed its checks at x={bad!r}")
             upper = res[0] > 0.5
             lt = res[1]
             other = np.log(-np.expm1(lt))
