@@ -340,6 +340,63 @@ def test_page_fetches_nothing_from_the_network(page):
         )
 
 
+class _Links(HTMLParser):
+    """(href, text) of the links in the page's in-text tables of contents, and the page's
+    image sources."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.links, self.images = [], []
+        self._divs = []  # for each open <div>: is it a toctree-wrapper?
+        self._href = None
+        self._text = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "div":
+            self._divs.append("toctree-wrapper" in (attrs.get("class") or "").split())
+        elif tag == "a" and attrs.get("href") and any(self._divs):
+            self._href, self._text = attrs["href"], []
+        elif tag == "img":
+            self.images.append(attrs.get("src", ""))
+
+    def handle_endtag(self, tag):
+        if tag == "div" and self._divs:
+            self._divs.pop()
+        elif tag == "a" and self._href is not None:
+            self.links.append((self._href, " ".join("".join(self._text).split())))
+            self._href = None
+
+    def handle_data(self, data):
+        if self._href is not None:
+            self._text.append(data)
+
+
+@needs_build
+def test_landing_page_shows_figure2_and_numbered_chapters():
+    import yaml
+
+    parser = _Links()
+    parser.feed((HTML / "chapters" / "index.html").read_text(encoding="utf-8"))
+    assert any(src.endswith("figure2.png") for src in parser.images), (
+        f"the landing page shows no figures/figure2.png: {parser.images}"
+    )
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    numbered = [
+        Path(chapter["file"]).name
+        for part in toc.get("parts", [])
+        if part.get("numbered")
+        for chapter in part.get("chapters", [])
+    ]
+    assert numbered, "_toc.yml has no numbered part"
+    texts = {Path(href.split("#")[0]).stem: text for href, text in parser.links}
+    for position, name in enumerate(numbered, start=1):
+        assert name in texts, f"the landing page does not link chapter {name}"
+        assert texts[name].startswith(f"{position}. "), (
+            f"chapter {name} is listed as {texts[name]!r}, not numbered {position}"
+        )
+
+
 @needs_build
 def test_book_has_pages():
     assert "chapters/index.html" in PAGES, f"no landing page among {PAGES}"
