@@ -13,10 +13,12 @@ For each page this checks, in a real browser with every network host unresolvabl
 
 A screenshot of each page (the top ``MAX_SHOT_HEIGHT`` CSS pixels of the full page) is
 saved to ``_build/screenshots/<page>.png`` for a person to look at.
-Each notebook chapter must also offer its ``.ipynb`` through the download button.
+Each notebook chapter must also offer its ``.ipynb`` through the download button, and each
+macro of ``mathjax3_config`` in ``_config.yml`` must typeset without a TeX error.
 
-A static pass over the HTML (no browser) also checks that no page fetches anything from
-the network and that every page with math loads the local MathJax.
+Static passes over the HTML (no browser) also check that no page fetches anything from the
+network, that every page with math loads the local MathJax, and that the landing page shows
+Figure 2 and lists the chapters with their numbers.
 
 Needs the built book (README command 1); the browser checks also need Debian's ``chromium``
 and ``chromium-driver`` and skip, saying which is missing, without them.
@@ -475,3 +477,37 @@ def test_notebook_page_offers_ipynb_download(browser, notebook):
     assert stored == json.loads(notebook.read_text(encoding="utf-8")), (
         f"{served} differs from {notebook}: rebuild the book"
     )
+
+
+_MACRO_JS = r"""
+const done = arguments[arguments.length - 1];
+const sources = arguments[0];
+MathJax.startup.promise.then(() => {
+  const out = {};
+  for (const tex of sources) {
+    const node = MathJax.tex2svg(tex, {display: false});
+    const err = node.querySelector("[data-mjx-error]");
+    out[tex] = err ? err.getAttribute("data-mjx-error") : null;
+  }
+  done(out);
+}, e => done({"MathJax failed": String(e)}));
+"""
+
+
+@needs_browser
+def test_report_macros_typeset(browser):
+    """Every macro in _config.yml's mathjax3_config typesets without a TeX error."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    macros = config["sphinx"]["config"]["mathjax3_config"]["tex"]["macros"]
+    sources = []
+    for name, definition in macros.items():
+        arity = definition[1] if isinstance(definition, list) else 0
+        sources.append("\\" + name + "".join("{x_%d}" % k for k in range(1, arity + 1)))
+    sources.append("\\undefinedmacroforthetest")
+    browser.get((HTML / "chapters" / "index.html").resolve().as_uri())
+    result = browser.execute_async_script(_MACRO_JS, sources)
+    assert result.pop(sources[-1]), "an undefined macro typeset without error: the check cannot see errors"
+    failed = {tex: err for tex, err in result.items() if err}
+    assert not failed, f"macros that do not typeset: {failed}"
