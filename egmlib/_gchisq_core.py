@@ -302,7 +302,7 @@ def plan_contours(cum, x, s_hat, upper, fracs=_GAMMA_FRACS):
     ds_edge = -sgn * eta - g4 * eta * eta
     s_edge = cs[:, None, None, None] + ds_edge
     ok_edge = s_edge < 0.5
-    ke = cum.real(np.where(ok_edge, s_edge, 0.0).ravel(), tol=_PROBE_TOL, order=0)[0]
+    ke = cum.real(np.where(ok_edge, s_edge, 0.0).ravel(), tol=_PROBE_TOL)[0]
     ke = ke.reshape(s_edge.shape)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         growth = np.exp((ke - kc[0][:, None, None, None]) - ds_edge * x[:, None, None, None]) \

@@ -115,11 +115,11 @@ class Cumulants:
         self.kdiv = np.arange(1, _KMAX + 1, dtype=float)
 
     # -- which weights go where ------------------------------------------------
-    def _parts(self, s, tol=_SERIES_TOL):
+    def _parts(self, s, tol=_SERIES_TOL, mixed_ok=False):
         smax = float(np.max(np.abs(s))) if s.size else 0.0
         lim = _RHO_TAIL / (2.0 * smax) if smax > 0 else np.inf
         bstar = int(np.searchsorted(-self.wtop, -lim, side="left"))
-        series_idx, series_nt, exact_bins = [], [], []
+        series_idx, series_nt, exact_bins, mixed = [], [], [], []
         u = denom = None
         if bstar:
             w0 = self.w0[:bstar]
@@ -139,6 +139,15 @@ class Cumulants:
                     else:
                         series_idx.append(b)
                         series_nt.append(min(max(nt, 1), _KMAX))
+                elif mixed_ok and self.count[b] > 32:
+                    # series where it converges, weight by weight elsewhere
+                    r_pt = self.dmax[b] * np.abs(u[b])
+                    bad = r_pt > _RHO_BIN
+                    rg = float(np.max(r_pt[~bad])) if np.any(~bad) else 0.0
+                    nt = math.ceil(math.log(tol / self.count[b]) / math.log(rg)) if rg > 0 else 1
+                    mixed.append((len(series_idx), b, bad))
+                    series_idx.append(b)
+                    series_nt.append(min(max(nt, 1), _KMAX))
                 else:
                     exact_bins.append(b)
         nt_tail = 0
@@ -157,7 +166,7 @@ class Cumulants:
         we = None
         if exact_bins:
             we = np.concatenate([self.w[self.starts[b]:self.ends[b]] for b in exact_bins])
-        return idx, nts, denom, u, we, tail, nt_tail
+        return idx, nts, denom, u, we, tail, nt_tail, mixed
 
     # -- evaluation -------------------------------------------------------------
     def complex(self, s, tol=_SERIES_TOL):
@@ -165,7 +174,7 @@ class Cumulants:
         s = np.asarray(s, dtype=complex)
         shape = s.shape
         s = s.ravel()
-        idx, nts, denom, u, we, tail, nt_tail = self._parts(s, tol)
+        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, tol, True)
         out = np.zeros(s.size, dtype=complex)
         if idx.size:
             logs = clog1p(-2.0 * np.multiply.outer(self.w0[idx], s))
@@ -174,9 +183,13 @@ class Cumulants:
                 uu = u[idx]
                 coef = self.cen[idx, :nts] / (2.0 * self.kdiv[:nts])
                 poly = np.zeros_like(uu)
-                for k in range(nts - 1, -1, -1):
-                    poly = (poly + coef[:, k, None]) * uu
+                with np.errstate(over="ignore", invalid="ignore"):
+                    for k in range(nts - 1, -1, -1):
+                        poly = (poly + coef[:, k, None]) * uu
                 acc += poly
+            for row, b, bad in mixed:
+                acc[row, bad] = -0.5 * np.sum(clog1p(-2.0 * np.multiply.outer(
+                    s[bad], self.w[self.starts[b]:self.ends[b]])), axis=1)
             out += acc.sum(axis=0)
         if we is not None:
             step = max(1, _CHUNK // max(1, s.size))
@@ -192,41 +205,40 @@ class Cumulants:
             out += poly
         return out.reshape(shape)
 
-    def real(self, s, tol=_SERIES_TOL, order=3):
-        """K, K', K'', K''' at real points s (1-d array, all < 1/2); shape (4, N)."""
+    def real(self, s, tol=_SERIES_TOL):
+        """K and its first three derivatives at real points s (1-d array, all
+        < 1/2); returns an array of shape (4, N)."""
         s = np.asarray(s, dtype=float).ravel()
-        idx, nts, denom, u, we, tail, nt_tail = self._parts(s, tol)
+        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, tol, True)
         out = np.zeros((4, s.size))
         if idx.size:
             w0 = self.w0[idx, None]
             n = self.count[idx, None]
-            a = 1.0 / denom[idx]
-            aw = w0 * a
-            out[0] += np.sum(-0.5 * n * np.log1p(-2.0 * w0 * s[None, :]), axis=0)
-            out[1] += np.sum(n * aw, axis=0)
-            out[2] += np.sum(2.0 * n * aw * aw, axis=0)
-            out[3] += np.sum(8.0 * n * aw * aw * aw, axis=0)
-            if nts > 0:
-                uu = u[idx]
-                d1 = 2.0 * a * a
-                d2 = 8.0 * w0 * a ** 3
-                d3 = 48.0 * w0 * w0 * a ** 4
-                S = _poly_derivs(self.cen[idx, :nts] / (2.0 * self.kdiv[:nts]), uu)
-                out[0] += np.sum(S[0], axis=0)
-                out[1] += np.sum(S[1] * d1, axis=0)
-                out[2] += np.sum(S[2] * d1 * d1 + S[1] * d2, axis=0)
-                out[3] += np.sum(S[3] * d1 ** 3 + 3.0 * S[2] * d1 * d2 + S[1] * d3, axis=0)
+            keep = np.ones((idx.size, s.size))
+            for row, _, bad in mixed:
+                keep[row, bad] = 0.0
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                a = 1.0 / denom[idx]
+                aw = w0 * a
+                terms = [-0.5 * n * np.log1p(-2.0 * w0 * s[None, :]), n * aw,
+                         2.0 * n * aw * aw, 8.0 * n * aw * aw * aw]
+                if nts > 0:
+                    uu = u[idx]
+                    d1 = 2.0 * a * a
+                    d2 = 8.0 * w0 * a ** 3
+                    d3 = 48.0 * w0 * w0 * a ** 4
+                    S = _poly_derivs(self.cen[idx, :nts] / (2.0 * self.kdiv[:nts]), uu)
+                    terms[0] = terms[0] + S[0]
+                    terms[1] = terms[1] + S[1] * d1
+                    terms[2] = terms[2] + S[2] * d1 * d1 + S[1] * d2
+                    terms[3] = terms[3] + S[3] * d1 ** 3 + 3.0 * S[2] * d1 * d2 + S[1] * d3
+            for r in range(4):
+                t = terms[r]
+                out[r] += np.sum(np.where(keep > 0, t, 0.0), axis=0) if mixed else np.sum(t, axis=0)
+            for _, b, bad in mixed:
+                out[:, bad] += _exact_real(s[bad], self.w[self.starts[b]:self.ends[b]])
         if we is not None:
-            step = max(1, _CHUNK // max(1, s.size))
-            for lo in range(0, we.size, step):
-                wc = we[lo:lo + step]
-                z = 2.0 * np.multiply.outer(s, wc)
-                t = wc / (1.0 - z)
-                out[0] -= 0.5 * np.sum(np.log1p(-z), axis=1)
-                out[1] += np.sum(t, axis=1)
-                t2 = t * t
-                out[2] += 2.0 * np.sum(t2, axis=1)
-                out[3] += 8.0 * np.sum(t2 * t, axis=1)
+            out += _exact_real(s, we)
         if nt_tail:
             coef = tail[:nt_tail] / (2.0 * self.kdiv[:nt_tail])
             S = _poly_derivs(coef[None, :], 2.0 * s[None, :])
@@ -235,3 +247,19 @@ class Cumulants:
             out[2] += 4.0 * S[2][0]
             out[3] += 8.0 * S[3][0]
         return out
+
+
+def _exact_real(s, we):
+    """K, K', K'', K''' of the weights we, summed one by one, at real s."""
+    out = np.zeros((4, s.size))
+    step = max(1, _CHUNK // max(1, s.size))
+    for lo in range(0, we.size, step):
+        wc = we[lo:lo + step]
+        z = 2.0 * np.multiply.outer(s, wc)
+        t = wc / (1.0 - z)
+        out[0] -= 0.5 * np.sum(np.log1p(-z), axis=1)
+        out[1] += np.sum(t, axis=1)
+        t2 = t * t
+        out[2] += 2.0 * np.sum(t2, axis=1)
+        out[3] += 8.0 * np.sum(t2 * t, axis=1)
+    return out
