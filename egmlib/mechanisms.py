@@ -428,7 +428,9 @@ def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=T
     report's pseudo-code adds mu_hat inside the transformed-space sum
     ("T <- T + min(C/||x_hat_i||, 1) x_hat_i + mu_hat") and then multiplies the
     whole T by b^-1, which returns n mu_hat / b instead of n mu_hat; step 4 is
-    the corrected form (see the errata).  Noise error: eq. (9),
+    the corrected form (see the errata; the pseudo-code also never initialises
+    T = 0, and its "x_hat ~ N(0, sigma_hat)" means covariance diag(sigma_hat^2)).
+    Noise error: eq. (9),
     E||eta / b||^2 = (2 C sigma_opt)^2 sum_j b_j^-2 = (2 C sigma_opt S)^2 (eq. (24)).
 
     Zero standard deviations.  Coordinates with sigma_j = 0 (Zipf sigmas
@@ -455,7 +457,7 @@ def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=T
         Not used (may be None) when ``noise=False``.
     p_clip : float in (0, 1), optional
         Probability that a row drawn from the model is clipped; default 1 / n
-        (needs n >= 2).
+        (needs n >= 2; n is public for substitution neighbours, Definition 2.1).
     noise : bool
         False returns the clipped sum without noise (for bias studies; not
         private), with ``noise_std`` still reporting what would be added.
