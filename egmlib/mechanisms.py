@@ -155,7 +155,10 @@ class GaussianDataResult(_NoiseErrorMixin):
 def _check_data(X):
     """X as a 2-D real array (ndarray subclasses such as np.memmap kept as they are)."""
     if not isinstance(X, np.ndarray):
-        X = np.asarray(X)
+        try:
+            X = np.asarray(X)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"X must be a 2-D array of real numbers: {exc}") from None
     if X.ndim != 2:
         raise ValueError(f"X must be a 2-D array of shape (n, d), got X.ndim={X.ndim}")
     n, d = X.shape

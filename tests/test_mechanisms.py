@@ -521,6 +521,8 @@ def test_rejects_non_numeric_data():
     for X in (np.array([["a", "b"]]), np.ones((2, 2), dtype=complex)):
         with pytest.raises(ValueError, match="X must hold real numbers"):
             _call(1, X=X)
+    with pytest.raises(ValueError, match="X must be a 2-D array"):
+        _call(3, X=[[1.0, 2.0, 3.0], [1.0]])  # ragged rows
 
 
 @HYP
