@@ -65,7 +65,7 @@ class _NoiseErrorMixin:
     @property
     def expected_noise_error(self) -> float:
         """E||noise||^2 = sum_j noise_std_j^2 (eq. (1) / (5), (6), (9) for Alg. 1, 2, 3)."""
-        return float(np.sum(np.square(self.noise_std)))
+        return scaling.noise_error(self.noise_std)
 
 
 @dataclass(frozen=True)
