@@ -190,7 +190,8 @@ class Contour:
         kabs = np.abs(self.dK) + np.abs(self.s) * x + 10.0 + abs(self.kc) + abs(self.c * x)
         rnd = float(np.sum(np.abs(t_terms) * kabs)) / tot * _EPS
         pred, pred2 = self.pred
-        ok = (est <= max(100.0 * pred2, 1e-13) or est <= 1e-7) and tr <= 1e-15
+        ok = ((est <= max(100.0 * pred2, 1e-13) or est <= 1e-7) and tr <= 1e-15
+              and math.isfinite(pred))
         err = rnd + max(pred, est * est if est > 100.0 * pred2 else 0.0) + _DESIGN_TOL + tr
         phic = self.kc - self.c * x
         logt = phic + math.log(tot / math.pi)
@@ -200,13 +201,14 @@ class Contour:
 
 
 def _predicted_error(model, h):
-    """Trapezoidal error bound sum 2 M / (exp(2 pi eta / h) - 1), relative."""
+    """Trapezoidal error bound sum 2 M / (exp(2 pi eta / h) - 1), relative to the
+    integral; model holds (eta, log(M / integral)) per side."""
     tot = 0.0
-    for eta, m in model:
-        if not eta > 0 or not math.isfinite(m):
+    for eta, lm in model:
+        if not eta > 0 or not math.isfinite(lm):
             return math.inf
         q = 2.0 * math.pi * eta / h
-        tot += 2.0 * m * math.exp(-q) / -math.expm1(-q)
+        tot += 2.0 * math.exp(min(lm - q, 700.0)) / -math.expm1(-q)
     return tot
 
 
@@ -282,7 +284,7 @@ def plan_contours(cum, x, s_hat, upper, fracs=_GAMMA_FRACS):
     phic = kc[0] - cs * x
     lt0 = np.where(upper, special.log_ndtr(-rs), special.log_ndtr(rs))
     lt0 = np.minimum(lt0, math.log(0.75))
-    size = math.pi * np.exp(np.minimum(lt0 - phic, 700.0))
+    lsize = math.log(math.pi) + (lt0 - phic)  # log of the normalised integral
     # strip edges: real points s = c - sgn * eta - gamma eta^2, sgn = +1 above
     c3 = cs[:, None]
     a_br = _strip_distance_v(0.5 - c3, gam)
@@ -294,31 +296,38 @@ def plan_contours(cum, x, s_hat, upper, fracs=_GAMMA_FRACS):
     sig3 = sig[:, None, None]
 
     def etas(a):
-        return np.where(np.isfinite(a)[:, :, None], a[:, :, None] * fr, sig3 * sg)
+        a3 = a[:, :, None]
+        fin = np.isfinite(a3)
+        by_sig = np.where(fin, np.minimum(sig3 * sg, 0.9 * np.where(fin, a3, 0.0)), sig3 * sg)
+        by_a = np.where(fin, np.where(fin, a3, 0.0) * fr, sig3 * sg[-1])
+        return np.concatenate([by_a, by_sig], axis=2)
 
     eta = np.stack([etas(a_up), etas(a_dn)], axis=2)  # (m, nf, 2, E)
     sgn = np.array([1.0, -1.0])[None, None, :, None]
     g4 = gam[:, :, None, None]
     ds_edge = -sgn * eta - g4 * eta * eta
     s_edge = cs[:, None, None, None] + ds_edge
-    ok_edge = s_edge < 0.5
+    ok_edge = (s_edge < 0.5) & (eta > 0)
     ke = cum.real(np.where(ok_edge, s_edge, 0.0).ravel(), tol=_PROBE_TOL)[0]
     ke = ke.reshape(s_edge.shape)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        growth = np.exp((ke - kc[0][:, None, None, None]) - ds_edge * x[:, None, None, None]) \
-            * np.abs(cs)[:, None, None, None] / np.abs(s_edge)
-        mm = mass[:, :, None, None] * np.maximum(growth, 1.0)
-        ratio = 2.0 * mm / (_DESIGN_TOL * size[:, None, None, None])
-        hh = 2.0 * math.pi * eta / np.log(np.maximum(ratio, 2.0))
+        # log of the integrand's modulus at the edge centre over its value at c
+        lgrowth = (ke - kc[0][:, None, None, None]) - ds_edge * x[:, None, None, None] \
+            + np.log(np.abs(cs)[:, None, None, None] / np.abs(s_edge))
+        lmm = np.log(mass)[:, :, None, None] + np.maximum(lgrowth, 0.0)  # log M(eta)
+        lrel = lmm - lsize[:, None, None, None]  # log of M relative to the integral
+        lratio = math.log(2.0 / _DESIGN_TOL) + lrel
+        hh = 2.0 * math.pi * eta / np.maximum(lratio, math.log(2.0))
     hh = np.where(np.isfinite(hh) & ok_edge, hh, 0.0)
     kbest = np.argmax(hh, axis=3)
     h_side = np.take_along_axis(hh, kbest[..., None], axis=3)[..., 0]  # (m, nf, 2)
     eta_b = np.take_along_axis(eta, kbest[..., None], axis=3)[..., 0]
-    m_b = np.take_along_axis(mm, kbest[..., None], axis=3)[..., 0] / size[:, None, None]
+    m_b = np.take_along_axis(lrel, kbest[..., None], axis=3)[..., 0]  # log, relative
     h = np.min(h_side, axis=2)
     # truncation point: first probe after the last one that is not negligible
     tmag = mag * np.maximum(ys, sig[:, None])[:, None, :]
-    bigm = ~(tmag < 0.1 * _DESIGN_TOL * size[:, None, None])
+    with np.errstate(divide="ignore"):
+        bigm = ~(np.log(tmag) < math.log(0.1 * _DESIGN_TOL) + lsize[:, None, None])
     P = ys.shape[1]
     last = np.where(bigm.any(axis=2), P - 1 - np.argmax(bigm[:, :, ::-1], axis=2), 0)
     valid = (last + 1 < P) & (h > 0) & np.isfinite(mass)

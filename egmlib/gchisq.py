@@ -159,13 +159,14 @@ class WeightedChiSquare:
         return self._scale ** 2 * self._cum.var
 
     # -- tails -------------------------------------------------------------
-    def _tails(self, x):
-        """(log sf, log cdf) at x (array), plus the error estimates."""
+    def _tails(self, x, want_sf):
+        """log sf (want_sf) or log cdf at x (array), after checking the error
+        estimate of that quantity (the computed tail T carries relative error e;
+        1 - T then carries e T / (1 - T))."""
         x = _validate_x(x)
         flat = x.ravel()
         lsf = np.empty(flat.size)
         lcdf = np.empty(flat.size)
-        err = np.zeros(flat.size)
         low = flat <= 0
         inf = np.isposinf(flat)
         lsf[low], lcdf[low] = 0.0, -np.inf
@@ -183,9 +184,13 @@ class WeightedChiSquare:
             other = np.log(-np.expm1(lt))
             lsf[mid] = np.where(upper, lt, other)
             lcdf[mid] = np.where(upper, other, lt)
-            err[mid] = res[4]
-            self._check(err[mid], "tail probability", xs * self._scale)
-        return lsf.reshape(x.shape), lcdf.reshape(x.shape), x.shape
+            err_t = res[4]
+            err_o = err_t * np.exp(lt - other)
+            err = np.where(upper == want_sf, err_t, err_o)
+            what = "tail probability P(Q > x)" if want_sf else "distribution function P(Q <= x)"
+            self._check(err, what, xs * self._scale)
+        out = lsf if want_sf else lcdf
+        return out.reshape(x.shape)
 
     @staticmethod
     def _check(err, what, at):
@@ -199,23 +204,19 @@ class WeightedChiSquare:
 
     def logsf(self, x):
         """log P(Q > x), accurate down to the smallest representable tails."""
-        lsf, _, shape = self._tails(x)
-        return _out(lsf, shape)
+        return _out(self._tails(x, True), np.shape(x))
 
     def sf(self, x):
         """P(Q > x); 1 for x <= 0, 0 for x = inf."""
-        lsf, _, shape = self._tails(x)
-        return _out(np.exp(lsf), shape)
+        return _out(np.exp(self._tails(x, True)), np.shape(x))
 
     def logcdf(self, x):
         """log P(Q <= x)."""
-        _, lcdf, shape = self._tails(x)
-        return _out(lcdf, shape)
+        return _out(self._tails(x, False), np.shape(x))
 
     def cdf(self, x):
         """P(Q <= x); 0 for x <= 0, 1 for x = inf."""
-        _, lcdf, shape = self._tails(x)
-        return _out(np.exp(lcdf), shape)
+        return _out(np.exp(self._tails(x, False)), np.shape(x))
 
     # -- quantiles ---------------------------------------------------------
     def isf(self, p):

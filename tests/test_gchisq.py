@@ -385,3 +385,20 @@ def test_chi2comb_agreement():
     for n in (100, 1000):
         c = gchisq.isf(1.0 / n, w, backend="chi2comb")
         assert abs(dist.cdf(c) - (1 - 1 / n)) <= 2.0 / n
+
+
+def test_extreme_tails_stay_finite_and_exact():
+    """Far beyond p = 1e-300 (the report's bisection queries such points): logsf
+    stays finite and right, and sf underflows to 0 instead of failing."""
+    from scipy import special
+
+    x = np.array([50.0, 1e3, 1e4, 1e5])
+    # one weight: P(Z^2 > x) = 2 Phi(-sqrt(x))
+    ref = math.log(2.0) + special.log_ndtr(-np.sqrt(x))
+    got = gchisq.logsf(x, [1.0])
+    assert np.max(np.abs(got / ref - 1.0)) <= 1e-12
+    assert gchisq.sf(1e5, [1.0]) == 0.0
+    s = zipf(1000, 0.01)
+    dist = gchisq.WeightedChiSquare(s * s)
+    lsf = dist.logsf(dist.mean() * np.array([2.0, 10.0, 100.0, 1000.0]))
+    assert np.all(np.isfinite(lsf)) and np.all(np.diff(lsf) < 0)

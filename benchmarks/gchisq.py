@@ -1,0 +1,422 @@
+"""Benchmark and accuracy table of egmlib.gchisq (issue 3).
+
+Run from the repository root:
+
+    python benchmarks/gchisq.py            # full run, a few minutes
+    python benchmarks/gchisq.py --quick    # no peers, fewer references
+
+It prints tables (no assertions; the tests live in tests/test_gchisq.py):
+
+1. the Figure 2 grid of the report (d in {10, 100, 1000}, n in {1e2, 1e3, 1e6},
+   12 Zipf exponents, weights sigma_j^2 and sigma_j / sum sigma: 216 quantiles at
+   p = 1/n): wall-clock and CPU time, best of 3;
+2. one quantile at d = 1e6 for several weight vectors;
+3. accuracy: closed forms (scipy.stats.chi2 for equal weights, a sum of
+   exponentials in mpmath for weights of multiplicity two), a 30-digit mpmath
+   evaluation of the inversion integral, agreement between two different
+   contours, and round trips;
+4. the report's published thresholds (C_n^2, C_t^2; chi2comb at absolute
+   tolerance 1/n) against the exact quantiles, and the report's bisection rule
+   alone (fed with the exact CDF);
+5. peers: gx2 (PyPI; Das and Geisler, the report's reference [5]) on a subset
+   with a time cap per quantile, and chi2comb when importable.
+
+OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, if set, are removed for this process only
+(the script re-executes itself), as they slow a current numpy down.
+"""
+
+import os
+import sys
+
+_BLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+if any(v in os.environ for v in _BLAS_VARS) and "--keep-env" not in sys.argv:
+    _env = {k: v for k, v in os.environ.items() if k not in _BLAS_VARS}
+    _env["GCHISQ_BENCH_UNSET"] = ",".join(v for v in _BLAS_VARS if v in os.environ)
+    os.execve(sys.executable, [sys.executable] + sys.argv, _env)
+
+import csv  # noqa: E402
+import math  # noqa: E402
+import multiprocessing as mp  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import mpmath  # noqa: E402
+import numpy as np  # noqa: E402
+import scipy  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from egmlib import _gchisq_chi2comb as c2c  # noqa: E402
+from egmlib import _gchisq_core as core  # noqa: E402
+from egmlib import gchisq  # noqa: E402
+
+ALPHA = [0.01, 0.1, 0.5, 1, 2, 5, 7.5, 10, 25, 50, 75, 100]
+FIG2_D = [10, 100, 1000]
+FIG2_N = [100, 1000, 10 ** 6]
+QUICK = "--quick" in sys.argv
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def zipf(d, alpha):
+    """sigma_i = i^-alpha / sum_j j^-alpha (computed in logs; may underflow to 0)."""
+    i = np.arange(1, d + 1, dtype=float)
+    lw = -alpha * np.log(i)
+    s = np.exp(lw - lw.max())
+    return s / s.sum()
+
+
+def fig2_weights():
+    """[(d, alpha, kind, w)]: kind 'n' -> sigma^2 (C_n^2), 't' -> sigma/sum sigma (C_t^2)."""
+    out = []
+    for d in FIG2_D:
+        for a in ALPHA:
+            s = zipf(d, a)
+            out.append((d, a, "n", s * s))
+            out.append((d, a, "t", s / s.sum()))
+    return out
+
+
+def timed(fn, repeat=3):
+    """(result, best wall seconds, best CPU seconds) over `repeat` runs."""
+    best_w = best_c = math.inf
+    res = None
+    for _ in range(repeat):
+        t0, c0 = time.perf_counter(), time.process_time()
+        res = fn()
+        best_w = min(best_w, time.perf_counter() - t0)
+        best_c = min(best_c, time.process_time() - c0)
+    return res, best_w, best_c
+
+
+def header(title):
+    print()
+    print(title)
+    print("=" * len(title))
+
+
+# ---------------------------------------------------------------------------
+# references
+# ---------------------------------------------------------------------------
+
+def mp_sf(w, x, dps=30):
+    """P(Q > x) by mpmath.quad of the inversion integral on a parabola through
+    the saddlepoint, every operation at `dps` digits (independent of the
+    double-precision engine: its own saddlepoint, logarithms and quadrature)."""
+    with mpmath.workdps(dps):
+        ws = [mpmath.mpf(float(t)) for t in w if t > 0]
+        xm = mpmath.mpf(float(x))
+
+        def K(s):
+            return -mpmath.fsum(mpmath.log(1 - 2 * wj * s) for wj in ws) / 2
+
+        def K1(s):
+            return mpmath.fsum(wj / (1 - 2 * wj * s) for wj in ws)
+
+        def K2(s):
+            return mpmath.fsum(2 * wj ** 2 / (1 - 2 * wj * s) ** 2 for wj in ws)
+
+        def K3(s):
+            return mpmath.fsum(8 * wj ** 3 / (1 - 2 * wj * s) ** 3 for wj in ws)
+
+        lo, hi = mpmath.mpf(0), 1 / (2 * max(ws))
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            if K1(mid) < xm:
+                lo = mid
+            else:
+                hi = mid
+        c = (lo + hi) / 2
+        g = K3(c) / (6 * K2(c)) / 8
+        base = K(c) - c * xm
+        sig = 1 / mpmath.sqrt(K2(c))
+
+        def f(y):
+            s = c + 1j * y + g * y * y
+            return mpmath.re(mpmath.exp(K(s) - s * xm - base) * (1j + 2 * g * y) / (1j * s))
+
+        pts = [0] + [sig * 2 ** k for k in range(-2, 40, 2)] + [mpmath.inf]
+        return mpmath.exp(base) * mpmath.quad(f, pts) / mpmath.pi
+
+
+def hypoexp_sf(v, x, dps=60):
+    """P(sum_k v_k chi2_2 > x) = sum_k e^{-x/(2 v_k)} prod_{j != k} v_k / (v_k - v_j)."""
+    with mpmath.workdps(dps):
+        vs = [mpmath.mpf(float(t)) for t in v]
+        xm = mpmath.mpf(float(x))
+        tot = mpmath.mpf(0)
+        for k, vk in enumerate(vs):
+            term = mpmath.exp(-xm / (2 * vk))
+            for j, vj in enumerate(vs):
+                if j != k:
+                    term *= vk / (vk - vj)
+            tot += term
+        return tot
+
+
+def quantile_rel_err(dist, x, p, p_ref):
+    """Relative error of the quantile x implied by the reference tail p_ref = P(Q > x):
+    |log(p_ref / p)| / (x |d log P / dx|)."""
+    h = 1e-6
+    slope = abs(float(dist.logsf(x * (1 + h)) - dist.logsf(x * (1 - h)))) / (2 * h * x)
+    return abs(math.log(p_ref / p)) / (x * slope)
+
+
+def alt_contour_logsf(dist, x):
+    """log P(Q > x) on a second contour: crossing at 0.8 of the saddlepoint, half
+    the curvature, a third of the step, 8 times the nodes."""
+    cum = dist._cum
+    xs = float(x) / dist._scale
+    sh = core.saddlepoint(cum, np.array([xs]))
+    ct = core.plan_contours(cum, np.array([xs]), sh, np.array([True]))[0]
+    c = 0.8 * ct.c
+    new = core.Contour()
+    new.upper, new.c, new.x_plan = True, c, xs
+    new.kc = float(cum.real(np.array([c]))[0, 0])
+    new.gamma, new.h, new.n, new.model = 0.5 * ct.gamma, ct.h / 3, 8 * ct.n, ct.model
+    core._fill_nodes(cum, [new])
+    return new.tail(xs)[0]
+
+
+# ---------------------------------------------------------------------------
+# sections
+# ---------------------------------------------------------------------------
+
+def section_env():
+    header("Environment")
+    print(f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+          f"mpmath {mpmath.__version__}, machine {platform.machine()}, cores {os.cpu_count()}")
+    unset = os.environ.get("GCHISQ_BENCH_UNSET", "")
+    print("OPENBLAS variables unset for this run: " + (unset or "none were set"))
+    try:
+        la = os.getloadavg()
+        print(f"load average at start: {la[0]:.2f} (timings are best of 3; CPU time is "
+              "process time and less sensitive to other load)")
+    except OSError:
+        pass
+
+
+def section_grid(weights):
+    header("Figure 2 grid: 216 quantiles at p = 1/n (one WeightedChiSquare per weight vector, "
+           "the three n batched)")
+    p = 1.0 / np.array(FIG2_N, dtype=float)
+
+    def run():
+        return {(d, a, k): gchisq.WeightedChiSquare(w).isf(p) for d, a, k, w in weights}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        run()  # warm-up
+        res, tw, tc = timed(run)
+    print(f"{'d':>6} {'quantiles':>10} {'wall s':>8} {'CPU s':>8}")
+    for d in FIG2_D:
+        sub = [x for x in weights if x[0] == d]
+
+        def run_d(sub=sub):
+            return [gchisq.WeightedChiSquare(w).isf(p) for _, _, _, w in sub]
+
+        _, twd, tcd = timed(run_d)
+        print(f"{d:>6} {3 * len(sub):>10} {twd:>8.3f} {tcd:>8.3f}")
+    print(f"{'all':>6} {3 * len(weights):>10} {tw:>8.3f} {tc:>8.3f}   (target <= 0.5 s)")
+    return res
+
+
+def section_big():
+    header("One quantile at d = 1e6 (p = 1e-6, set-up included)")
+    d = 10 ** 6
+    cases = [("equal weights", np.ones(d))]
+    for a in (0.01, 0.5, 1.0, 2.0, 25.0, 100.0):
+        s = zipf(d, a)
+        cases.append((f"zipf alpha={a:g} sigma^2", s * s))
+        cases.append((f"zipf alpha={a:g} sigma/sum", s / s.sum()))
+    print(f"{'weights':<28} {'wall s':>8} {'CPU s':>8} {'|sf(x)/p - 1|':>14} {'check':>26}")
+    worst = 0.0
+    for name, w in cases:
+        x, tw, tc = timed(lambda w=w: gchisq.isf(1e-6, w), repeat=2)
+        dist = gchisq.WeightedChiSquare(w)
+        rt = abs(float(dist.sf(x)) / 1e-6 - 1.0)
+        if name == "equal weights":
+            chk = f"vs chi2: {abs(x / stats.chi2.isf(1e-6, d) - 1):.1e}"
+        else:
+            chk = f"2nd contour: {abs(alt_contour_logsf(dist, x) - dist.logsf(x)):.1e}"
+        worst = max(worst, tw)
+        print(f"{name:<28} {tw:>8.3f} {tc:>8.3f} {rt:>14.1e} {chk:>26}")
+    print(f"slowest: {worst:.3f} s wall (target < 1 s)")
+
+
+def section_accuracy(grid, weights):
+    header("Accuracy (relative errors; maxima over each family)")
+    rows = []
+    pgrid = np.array([1e-15, 1e-13, 1e-11, 1e-9, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.3, 0.5])
+    # 1. equal weights, closed form
+    for d in (1, 2, 10, 1000, 10 ** 5, 10 ** 6):
+        dist = gchisq.WeightedChiSquare(np.full(d, 0.7))
+        x = dist.isf(pgrid)
+        ref = 0.7 * stats.chi2.isf(pgrid, d)
+        eq = np.max(np.abs(x / ref - 1))
+        ep = np.max(np.abs(dist.sf(ref) / pgrid - 1))
+        rows.append((f"equal weights d={d}", "scipy.stats.chi2", pgrid.size, ep, eq))
+    # 2. multiplicity two, sum of exponentials at 60 digits
+    for v in ([1.0, 0.5], [1.0, 0.99], [1.0, 0.3, 0.1, 0.03, 0.01], [1.0, 1e-100, 1e-300],
+              list(zipf(20, 2.0) ** 2)):
+        dist = gchisq.WeightedChiSquare(np.repeat(v, 2))
+        x = dist.isf(pgrid)
+        refp = np.array([float(hypoexp_sf(v, xi)) for xi in x])
+        ep = np.max(np.abs(dist.sf(x) / refp - 1))
+        eq = max(quantile_rel_err(dist, xi, pi, ri) for xi, pi, ri in zip(x, pgrid, refp))
+        rows.append((f"multiplicity 2, {len(v)} distinct", "closed form, mpmath 60 digits",
+                     pgrid.size, ep, eq))
+    # 3. mpmath inversion integral at 30 digits, Figure 2 weights
+    sel = [x for x in weights if x[0] == 10]
+    if not QUICK:
+        sel += [x for x in weights if x[0] == 100 and x[1] in (0.5, 2, 10)]
+    for dd in sorted({x[0] for x in sel}):
+        ep = eq = 0.0
+        cnt = 0
+        for d, a, k, w in sel:
+            if d != dd:
+                continue
+            dist = gchisq.WeightedChiSquare(w)
+            for pi, xi in zip(1.0 / np.array(FIG2_N, float), grid[(d, a, k)]):
+                ref = float(mp_sf(w, xi))
+                ep = max(ep, abs(float(dist.sf(xi)) / ref - 1))
+                eq = max(eq, quantile_rel_err(dist, xi, pi, ref))
+                cnt += 1
+        rows.append((f"Figure 2 weights d={dd}", "mpmath quad, 30 digits", cnt, ep, eq))
+    # 4. second contour and round trips on the whole grid
+    e_alt = e_rt = 0.0
+    for d, a, k, w in weights:
+        dist = gchisq.WeightedChiSquare(w)
+        x = grid[(d, a, k)]
+        p = 1.0 / np.array(FIG2_N, float)
+        e_rt = max(e_rt, float(np.max(np.abs(dist.sf(x) / p - 1))))
+        for xi in x:
+            e_alt = max(e_alt, abs(alt_contour_logsf(dist, xi) - float(dist.logsf(xi))))
+    rows.append(("Figure 2 grid, all 216", "second contour (|d log P|)", 216, e_alt, math.nan))
+    rows.append(("Figure 2 grid, all 216", "round trip sf(isf(p))/p", 216, e_rt, math.nan))
+    print(f"{'family':<34} {'reference':<30} {'count':>6} {'tail P':>9} {'quantile':>9}")
+    for fam, ref, cnt, ep, eq in rows:
+        qs = "" if math.isnan(eq) else f"{eq:9.1e}"
+        print(f"{fam:<34} {ref:<30} {cnt:>6} {ep:9.1e} {qs:>9}")
+
+
+def section_report(grid):
+    header("The report's thresholds (chi2comb, absolute tolerance 1/n) against the exact ones")
+    path = ROOT / "data" / "report_figure2_published.csv"
+    rows = list(csv.DictReader(open(path)))
+    errs = {n: [] for n in FIG2_N}
+    stop = {n: [] for n in FIG2_N}
+    allv = []
+    for r in rows:
+        d, n, a = int(r["d"]), int(r["n"]), float(r["alpha"])
+        j = FIG2_N.index(n)
+        for kind, col in (("n", "Cn_squared"), ("t", "Ct_squared")):
+            exact = float(grid[(d, a, kind)][j])
+            rel = float(r[col]) / exact - 1
+            errs[n].append(rel)
+            allv.append((abs(rel), d, n, a, kind, float(r[col]), exact))
+    # the bisection rule alone: exact CDF, stop at |F - (1 - p)| <= p/10
+    for d, a, kind, w in fig2_weights():
+        dist = gchisq.WeightedChiSquare(w)
+        for j, n in enumerate(FIG2_N):
+            p = 1.0 / n
+            c = c2c.bisect_report(lambda t: float(dist.cdf(t)), p)
+            stop[n].append(c / float(grid[(d, a, kind)][j]) - 1)
+    print(f"{'n':>8} {'published: median |rel|':>24} {'max |rel|':>10} "
+          f"{'bisection rule alone: median':>29} {'max':>9}")
+    for n in FIG2_N:
+        e = np.abs(errs[n])
+        s = np.abs(stop[n])
+        print(f"{n:>8} {np.median(e):>24.2e} {np.max(e):>10.2e} {np.median(s):>29.2e} {np.max(s):>9.2e}")
+    allv.sort(reverse=True)
+    print("largest deviations of the published thresholds:")
+    print(f"  {'d':>5} {'n':>8} {'alpha':>6} {'C^2':>4} {'published':>12} {'exact':>14} {'rel':>9}")
+    for e, d, n, a, kind, pub, ex in allv[:6]:
+        print(f"  {d:>5} {n:>8} {a:>6g} {kind:>4} {pub:>12.6g} {ex:>14.10g} {pub / ex - 1:>+9.2e}")
+    print("(the bisection rule stops once |F(c) - (1 - 1/n)| <= 1/(10 n), i.e. a relative "
+          "error of 10% in the tail probability; Davies at absolute tolerance 1/n adds an "
+          "error of the size of the tail itself)")
+
+
+def _gx2_worker(args):
+    import gx2
+
+    p, w = args
+    warnings.simplefilter("ignore")
+    t0 = time.perf_counter()
+    x = gx2.inv(p, w, np.ones(w.size), np.zeros(w.size), 0, 0, side="upper")
+    return float(np.asarray(x).ravel()[0]), time.perf_counter() - t0
+
+
+def section_peers(grid, weights, cap=60.0):
+    header("Peers")
+    ok, reason = c2c.chi2comb_available()
+    if ok:
+        print("chi2comb: importable; the report's procedure on the d = 10 grid:")
+        err = []
+        t0 = time.perf_counter()
+        for d, a, k, w in [x for x in weights if x[0] == 10]:
+            for j, n in enumerate(FIG2_N):
+                c = float(gchisq.isf(1.0 / n, w, backend="chi2comb"))
+                err.append(abs(c / float(grid[(d, a, k)][j]) - 1))
+        print(f"  {len(err)} quantiles, max rel error {max(err):.2e}, "
+              f"{time.perf_counter() - t0:.1f} s")
+    else:
+        print(f"chi2comb: skipped, {reason}")
+    if QUICK:
+        print("gx2: skipped (--quick)")
+        return
+    try:
+        import gx2
+        ver = gx2.__version__
+    except Exception as exc:  # pragma: no cover
+        print(f"gx2: not importable ({exc})")
+        return
+    subset = []
+    for d, a, k, w in weights:
+        if (d, k) in ((10, "n"), (10, "t")) and a in (0.5, 2, 10):
+            subset += [(d, a, k, w, 0), (d, a, k, w, 2)]
+        elif d == 100 and k == "n" and a == 1:
+            subset += [(d, a, k, w, 0), (d, a, k, w, 2)]
+        elif d == 1000 and k == "n" and a == 1:
+            subset += [(d, a, k, w, 1)]
+    print(f"gx2 {ver} `inv(p, w, k=1, l=0, s=0, m=0, side='upper')`, {len(subset)} quantiles, "
+          f"cap {cap:.0f} s each; native time is one WeightedChiSquare(w).isf(p) incl. set-up")
+    print(f"{'d':>5} {'alpha':>6} {'C^2':>4} {'p':>7} {'gx2 rel err':>12} {'gx2 s':>7} "
+          f"{'native s':>9}")
+    ctx = mp.get_context("fork")
+    errs, times = [], []
+    for d, a, k, w, j in subset:
+        p = 1.0 / FIG2_N[j]
+        exact = float(grid[(d, a, k)][j])
+        _, tn, _ = timed(lambda w=w, p=p: gchisq.WeightedChiSquare(w).isf(p), repeat=3)
+        with ctx.Pool(1) as pool:
+            job = pool.apply_async(_gx2_worker, ((p, w),))
+            try:
+                xg, tg = job.get(timeout=cap)
+                rel = f"{abs(xg / exact - 1):12.2e}"
+                errs.append(abs(xg / exact - 1))
+                times.append(tg)
+            except mp.TimeoutError:
+                pool.terminate()
+                rel, tg = f"{'timeout':>12}", cap
+            except Exception as exc:  # gx2 failing is a result too
+                rel, tg = f"{type(exc).__name__:>12}", math.nan
+        print(f"{d:>5} {a:>6g} {k:>4} {p:>7.0e} {rel} {tg:>7.2f} {tn:>9.4f}")
+    if errs:
+        print(f"gx2: median rel error {np.median(errs):.1e}, max {max(errs):.1e}; "
+              f"median time {np.median(times):.1f} s")
+
+
+def main():
+    section_env()
+    weights = fig2_weights()
+    grid = section_grid(weights)
+    section_big()
+    section_accuracy(grid, weights)
+    section_report(grid)
+    section_peers(grid, weights)
+
+
+if __name__ == "__main__":
+    main()
