@@ -102,14 +102,20 @@ def _validate_weights(w):
 
 
 def _validate_x(x):
-    arr = np.asarray(x, dtype=float)
+    try:
+        arr = np.asarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"x must be real numbers, got {x!r}") from exc
     if np.any(np.isnan(arr)):
         raise ValueError("x must not be NaN")
     return arr
 
 
 def _validate_p(p):
-    arr = np.asarray(p, dtype=float)
+    try:
+        arr = np.asarray(p, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"p must be finite with 0 < p < 1, got p={p!r}") from exc
     if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
         bad = arr[~(np.isfinite(arr) & (arr > 0) & (arr < 1))]
         raise ValueError(

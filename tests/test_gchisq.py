@@ -42,7 +42,7 @@ def rel(a, b):
 # Closed form: equal weights
 # ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("d", [1, 2, 10, 1000, 100_000])
+@pytest.mark.parametrize("d", [1, 2, 10, 1000, 100_000, 1_000_000])
 def test_equal_weights_against_chi2(d):
     scale = 0.37
     w = np.full(d, scale)
@@ -66,8 +66,9 @@ def test_equal_weights_lower_tail(d):
     dist = gchisq.WeightedChiSquare(np.ones(d))
     x = stats.chi2.ppf(q, d)
     assert np.max(rel(dist.cdf(x), q)) <= RTOL
-    # p > 1/2 in isf inverts the lower tail
+    # p > 1/2 in isf inverts the lower tail; ppf is the lower quantile
     assert np.max(rel(dist.isf(1.0 - q[1:]), stats.chi2.isf(1.0 - q[1:], d))) <= RTOL
+    assert np.max(rel(dist.ppf(q), x)) <= RTOL
 
 
 # ---------------------------------------------------------------------------
@@ -110,7 +111,7 @@ def test_multiplicity_two_closed_form(v):
 # Slow high-precision evaluation: the inversion integral with mpmath
 # ---------------------------------------------------------------------------
 
-def mp_sf(w, x, dps=30):
+def mp_sf(w, x, dps=25):
     """P(Q > x) by mpmath.quad of (1/pi) int_0^inf Re[e^{K(s)-sx} s'(y) / (i s)] dy
     on s(y) = c + i y + g y^2, c the saddlepoint, all arithmetic at dps digits."""
     with mpmath.workdps(dps):
@@ -149,7 +150,7 @@ def mp_sf(w, x, dps=30):
             ds = 1j + 2 * g * y
             return mpmath.re(mpmath.exp(K(s) - s * xm - base) * ds / (1j * s))
 
-        pts = [0] + [sig * 2 ** k for k in range(-2, 40, 2)] + [mpmath.inf]
+        pts = [0] + [sig * 4 ** k for k in range(-1, 8)] + [mpmath.inf]
         val = mpmath.quad(f, pts)
         return mpmath.exp(base) * val / mpmath.pi
 
@@ -167,7 +168,7 @@ SKEWED = [
 @pytest.mark.parametrize("name,w", SKEWED, ids=[s[0] for s in SKEWED])
 def test_against_mpmath_contour(name, w):
     dist = gchisq.WeightedChiSquare(w)
-    ps = np.array([1e-15, 1e-8, 1e-3, 0.1])
+    ps = np.array([1e-15, 1e-6, 0.1])
     x = dist.isf(ps)
     for pi, xi in zip(ps, x):
         ref = mp_sf(w, xi)
@@ -255,6 +256,10 @@ def test_edge_values_of_x():
     assert gchisq.logsf(np.inf, w) == -np.inf
     with pytest.raises(ValueError, match="x must not be NaN"):
         gchisq.sf(np.nan, w)
+    with pytest.raises(ValueError, match="x must be real"):
+        gchisq.sf(1j, w)
+    with pytest.raises(ValueError, match="p must be finite"):
+        gchisq.isf("a", w)
 
 
 def test_moments():
@@ -400,5 +405,5 @@ def test_extreme_tails_stay_finite_and_exact():
     assert gchisq.sf(1e5, [1.0]) == 0.0
     s = zipf(1000, 0.01)
     dist = gchisq.WeightedChiSquare(s * s)
-    lsf = dist.logsf(dist.mean() * np.array([2.0, 10.0, 100.0, 1000.0]))
+    lsf = dist.logsf(dist.mean() * np.array([2.0, 10.0, 30.0, 100.0]))
     assert np.all(np.isfinite(lsf)) and np.all(np.diff(lsf) < 0)
