@@ -1,0 +1,1020 @@
+#!/usr/bin/env python
+"""Beyond the report: Algorithm 3 end to end (chapter 7 of the book).
+
+The report (Poulsen 2023) compares Algorithm 3 with the clipped Gaussian mechanism by
+the expected squared norm of the added noise only (eq. (24) against d (2 C_n sigma_opt)^2,
+Figure 2).  Its Sections 6 and 6.1 leave open the clipping bias, the choice of the
+clipping probability p_C and the effect of a wrong centre mu_hat or of estimated
+standard deviations.  This script answers them by simulation with egmlib and writes
+
+    benchmarks/results/beyond_report.json
+
+which chapters/07_beyond_the_report.ipynb loads.  Run from the repository root:
+
+    python benchmarks/beyond_report.py            # full run, about 10 min on 2 cores
+    python benchmarks/beyond_report.py --quick    # smoke test, writes beyond_report_quick.json
+
+Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
+
+A  direct simulation through the mechanisms (egmlib.mechanisms.egm_gaussian_data and
+   the baseline below) for the Figure 2 grid d in {10, 100, 1000}, n in {1e3, ..., 1e6},
+   alpha in {0.5, 1, 2, 5}, at p_C = 1/n and at each method's optimal p_C: the squared
+   error split into noise and clipping error, means with 95% confidence intervals;
+B  the p_C sweep: total error = exact noise error + n E||D||^2, where D is the clipping
+   loss of one row, estimated by importance sampling (exponential tilting) with common
+   random numbers; optimal p_C per method and the improvement at each method's optimum;
+   a quadrature cross-check of the baseline's E||D||^2 (gchisq.sf) and a direct
+   simulation of the whole p_C curve for two configurations;
+C  a wrong centre: mu_hat = mu + c sigma (c in {0, 0.1, 0.5, 1, 2}), an isotropic offset of
+   the same norm, and mu_hat from a private release on an independent batch;
+D  standard deviations (and the centre) estimated from a public sample of size m;
+P  the privacy check: worst-case neighbouring datasets of Algorithm 3, the privacy loss
+   of the actual release along the difference of the clipped sums, and the empirical
+   delta at eps against delta and the Balle-Wang profile (also a negative control).
+
+Everything is seeded (numpy Generators spawned from one SeedSequence per experiment).
+The radius C depends only on (p_C, sigma); the sweeps call the mechanisms tens of
+thousands of times with the same few (p_C, sigma), so gchisq.isf is memoised for the
+duration of the run (see ``memoised_isf``); results are identical with or without it.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Single-threaded BLAS: the mechanisms' chunked matrix-vector products are 10-20x
+# slower when OpenBLAS spreads small products over threads on a busy 2-core machine.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import contextlib
+import functools
+import json
+import math
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import interpolate, optimize, stats
+
+import egmlib.gchisq
+from egmlib import calibration, experiments, gchisq, mechanisms, scaling
+
+EPS = 1.0
+DELTA = 1e-6
+SEED = 20230120  # the report's date
+D_GRID = (10, 100, 1000)
+N_GRID = (10**3, 10**4, 10**5, 10**6)
+ALPHA_GRID = (0.5, 1.0, 2.0, 5.0)
+METHODS = ("alg3", "base")
+METHOD_NAMES = {"alg3": "Algorithm 3", "base": "clipped Gaussian mechanism"}
+#: p_C grid of the sweep: 1e-8 ... 0.5 on a log scale, then 1 - p down to 1e-6 (the
+#: optimum of the baseline lies above 1/2 when d is large and n small).
+P_GRID = np.concatenate([np.logspace(-8.0, math.log10(0.5), 23),
+                         1.0 - np.logspace(math.log10(0.5), -6.0, 17)[1:]])
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+# --------------------------------------------------------------------------------------
+# helpers
+# --------------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def zipf(d: int, alpha: float) -> np.ndarray:
+    """Section 5's normalised Zipf standard deviations (egmlib.experiments), read-only."""
+    s = experiments.zipf_sigmas(d, alpha)
+    s.setflags(write=False)
+    return s
+
+
+@functools.lru_cache(maxsize=None)
+def sigma_opt() -> float:
+    """Theorem 2 / eq. (2): sigma_opt(eps, delta) for unit sensitivity."""
+    return float(calibration.sigma_opt(eps=EPS, delta=DELTA))
+
+
+class _MemoIsf:
+    """gchisq.isf with a cache keyed by (p, weights); a pure function, so exact."""
+
+    def __init__(self, isf):
+        self.isf = isf
+        self.cache = {}
+        self.misses = 0
+
+    def __call__(self, p, w, *, backend="native"):
+        if np.ndim(p) != 0:
+            return self.isf(p, w, backend=backend)
+        wa = np.ascontiguousarray(w, dtype=np.float64)
+        key = (float(p), backend, wa.shape, wa.tobytes())
+        hit = self.cache.get(key)
+        if hit is None:
+            self.misses += 1
+            hit = self.cache[key] = self.isf(p, w, backend=backend)
+        return hit
+
+
+@contextlib.contextmanager
+def memoised_isf():
+    """Memoise egmlib.gchisq.isf (used by the mechanisms for the radius C) in a block."""
+    original = egmlib.gchisq.isf
+    memo = _MemoIsf(original)
+    egmlib.gchisq.isf = memo
+    try:
+        yield memo
+    finally:
+        egmlib.gchisq.isf = original
+
+
+def radii(sigma, p):
+    """Clipping radii (C_t, C_n) at tail probability p (scalar or array).
+
+    C_t: Algorithm 3's radius in the transformed space (weights sigma_j / sum sigma);
+    C_n: the baseline's radius in the original space (weights sigma_j^2).  Both are the
+    exact gchisq quantiles of egmlib.scaling.clipping_thresholds (Section 5).
+    """
+    cn2, ct2 = scaling.clipping_thresholds(sigma, p=p)
+    return np.sqrt(ct2), np.sqrt(cn2)
+
+
+def noise_error(method, sigma, C):
+    """Predicted E||eta||^2: eq. (24) for Algorithm 3, eq. (5) with ||Delta|| = 2 C_n for the baseline."""
+    so = sigma_opt()
+    if method == "alg3":
+        return scaling.algorithm3_noise_error(scaling.gaussian_data_scaling(sigma), C=float(C), sigma_opt=so)
+    d = len(sigma)
+    return scaling.gaussian_mechanism_error(np.full(d, 2.0 * float(C) / math.sqrt(d)), sigma_opt=so)
+
+
+def mean_ci(x, axis=0):
+    """Mean, standard error and half-width of a two-sided 95% Student-t interval."""
+    x = np.asarray(x, dtype=float)
+    r = x.shape[axis]
+    m = x.mean(axis=axis)
+    if r < 2:
+        return m, np.full_like(m, np.nan), np.full_like(m, np.nan)
+    se = x.std(axis=axis, ddof=1) / math.sqrt(r)
+    return m, se, stats.t.ppf(0.975, r - 1) * se
+
+
+def logit(p):
+    p = np.asarray(p, dtype=float)
+    return np.log(p) - np.log1p(-p)
+
+
+def expit(x):
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+
+
+# --------------------------------------------------------------------------------------
+# the baseline mechanism (not in egmlib.mechanisms at the time of writing)
+# --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ClippedGaussianResult:
+    """Output of :func:`clipped_gaussian_mechanism`; fields as egmlib's GaussianDataResult."""
+
+    estimate: np.ndarray  #: clipped_sum + noise (private when noise_added)
+    clipped_sum: np.ndarray  #: sum_i clip_{C}(x_i - mu_hat) + n mu_hat (not private)
+    noise: np.ndarray  #: the Gaussian noise added (not private)
+    noise_std: np.ndarray  #: 2 C sigma_opt in every coordinate
+    C: float  #: clipping radius in the original space
+    p_clip: float
+    n_clipped: int
+    n: int
+    sigma_opt: float
+    sensitivity: float  #: 2 C
+    noise_added: bool
+
+
+def clipped_gaussian_mechanism(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=True,
+                               chunk_rows=None) -> ClippedGaussianResult:
+    """The report's baseline (Section 5, E_n): clip in the original space, Algorithm 1.
+
+    C_n^2 is the upper p_clip quantile of ||x - mu||^2 = sum_j sigma_j^2 Z_j^2
+    (gchisq.isf); every x_i - mu_hat is clipped to the ball of radius C_n, so the
+    clipped sum has l2 sensitivity 2 C_n under substitution, and Algorithm 1
+    (egmlib.mechanisms.gaussian_mechanism with sensitivity 2 C_n, Theorem 2) adds
+    N(0, (2 C_n sigma_opt)^2 I).  Expected noise error d (2 C_n sigma_opt)^2: eq. (5)
+    with ||Delta|| = 2 C_n.  Built from egmlib pieces; the clipping step is the same
+    operation as in Algorithm 3 with b = 1.
+    """
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got X.ndim={X.ndim}")
+    n, d = X.shape
+    sigma = np.asarray(sigma, dtype=float)
+    mu_hat = np.asarray(mu_hat, dtype=float)
+    if sigma.shape != (d,) or mu_hat.shape != (d,):
+        raise ValueError(f"sigma and mu_hat must have length d={d}")
+    if p_clip is None:
+        p_clip = 1.0 / n
+    smax = float(sigma.max())
+    C = smax * math.sqrt(float(egmlib.gchisq.isf(p_clip, (sigma / smax) ** 2)))
+    if chunk_rows is None:
+        chunk_rows = max(1, 2**20 // d)
+    T = np.zeros(d)
+    n_clipped = 0
+    for start in range(0, n, chunk_rows):
+        Y = np.subtract(X[start:start + chunk_rows], mu_hat, dtype=np.float64)
+        norm = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+        clipped = norm > C
+        scale = np.ones_like(norm)
+        np.divide(C, norm, out=scale, where=clipped)
+        n_clipped += int(np.count_nonzero(clipped))
+        T += scale @ Y
+    clipped_sum = T + n * mu_hat
+    if noise:
+        r = mechanisms.gaussian_mechanism(clipped_sum[None, :], eps=eps, delta=delta,
+                                          sensitivity=2.0 * C, rng=rng)
+        eta, std, so = np.array(r.noise), np.array(r.noise_std), r.sigma_opt
+    else:
+        so = float(calibration.sigma_opt(eps=eps, delta=delta))
+        eta, std = np.zeros(d), np.full(d, 2.0 * C * so)
+    return ClippedGaussianResult(
+        estimate=clipped_sum + eta, clipped_sum=clipped_sum, noise=eta, noise_std=std, C=C,
+        p_clip=float(p_clip), n_clipped=n_clipped, n=n, sigma_opt=so, sensitivity=2.0 * C,
+        noise_added=bool(noise))
+
+
+def run_mechanism(method, X, *, sigma, mu_hat, p_clip, noise, rng=None):
+    """Algorithm 3 (egmlib) or the baseline on X with the common keyword arguments."""
+    f = mechanisms.egm_gaussian_data if method == "alg3" else clipped_gaussian_mechanism
+    return f(X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=rng, p_clip=p_clip, noise=noise)
+
+
+# --------------------------------------------------------------------------------------
+# the per-row model of the clipping error
+# --------------------------------------------------------------------------------------
+def row_clip_moments(Z, *, method, C, sigma_data, sigma_mech=None, offset=None, tilt=True):
+    """Moments of the clipping loss of ONE row, D = clip(x) - x, by importance sampling.
+
+    Row model: x = mu + sigma_data * z; the mechanism centres at mu_hat = mu + offset and
+    clips u = (x - mu_hat) * b to radius C, with b = Lemma 4.1's scaling of sigma_mech
+    (Algorithm 3) or b = 1 (baseline), so D = -(1 - C/||u||)_+ (x - mu_hat).  For n
+    i.i.d. rows the clipping error B = sum_i D_i of the released sum satisfies
+
+        E||B||^2 = n E||D||^2 + n (n - 1) ||E D||^2,             (exact)
+
+    and E D = 0 when offset is None (the law of x - mu_hat is symmetric).
+
+    Sampling: u_j ~ N(m_j / a_j, v_j / a_j), a_j = 1 - 2 theta v_j (v_j, m_j the variance
+    and mean of u_j), i.e. the law of u tilted by exp(theta ||u||^2), with likelihood ratio
+    exp(-theta ||u||^2) prod_j a_j^(-1/2) exp(theta m_j^2 / a_j); theta >= 0 puts the tilted
+    mean of ||u||^2 at C^2 (theta = 0 when the untilted mean is already above C^2).  Z
+    (N x d standard normals) is shared across calls (common random numbers).  With an
+    offset every z is paired with -z (antithetic pairs): at offset 0 the pair's D cancel
+    exactly, so the estimate of E D has a variance that vanishes with the offset, which
+    keeps n (n - 1) ||E D||^2 usable up to n = 10^6.
+
+    Returns a dict: e2 = E||D||^2, e2_se, m2 = ||E D||^2 (unbiased U-statistic over the
+    pairs; 0 by symmetry without offset), m2_se (delta method), pclip = P(||u|| > C),
+    pclip_se and theta.
+    """
+    N, d = Z.shape
+    sigma_data = np.asarray(sigma_data, dtype=float)
+    sigma_mech = sigma_data if sigma_mech is None else np.asarray(sigma_mech, dtype=float)
+    b = scaling.gaussian_data_scaling(sigma_mech) if method == "alg3" else np.ones(d)
+    v = (sigma_data * b) ** 2
+    m = np.zeros(d) if offset is None else -np.asarray(offset, dtype=float) * b
+    C2 = float(C) ** 2
+    theta = 0.0
+    if tilt and float(np.sum(v + m * m)) < C2:
+        vmax = float(v.max())
+
+        def excess(t):
+            a = 1.0 - 2.0 * t * v
+            return float(np.sum(v / a + (m / a) ** 2)) - C2
+
+        hi = 0.5 / vmax * (1.0 - 1e-12)
+        theta = optimize.brentq(excess, 0.0, hi, xtol=1e-14 / vmax, rtol=1e-12) if excess(hi) > 0 else hi
+    a = 1.0 - 2.0 * theta * v
+    const = float(np.sum(-0.5 * np.log(a) + theta * m * m / a))
+    signs = (1.0,) if offset is None else (1.0, -1.0)
+    g_parts, h_parts, wd_parts, wd2_parts = [], [], [], []
+    for sgn in signs:
+        U = Z * (sgn * np.sqrt(v / a))
+        U += m / a
+        q = np.einsum("ij,ij->i", U, U)
+        w = np.exp(-theta * q + const)
+        r = np.sqrt(q)
+        fac = np.where(r > C, 1.0 - C / np.maximum(r, 1e-300), 0.0)
+        U /= b  # now x - mu_hat in the original space
+        y2 = np.einsum("ij,ij->i", U, U)
+        g_parts.append(w * fac * fac * y2)
+        h_parts.append(w * (r > C))
+        if offset is not None:
+            wd_parts.append((w * fac)[:, None] * U)  # -w D, per row
+    g = np.mean(g_parts, axis=0)  # pair averages (or the rows themselves)
+    h = np.mean(h_parts, axis=0)
+    out = {"e2": float(g.mean()), "e2_se": float(g.std(ddof=1) / math.sqrt(N)),
+           "pclip": float(h.mean()), "pclip_se": float(h.std(ddof=1) / math.sqrt(N)),
+           "m2": 0.0, "m2_se": 0.0, "theta": theta}
+    if offset is not None:
+        A = 0.5 * (wd_parts[0] + wd_parts[1])  # i.i.d. pair averages, E A = -E D
+        s = A.sum(axis=0)
+        mean = s / N
+        m2 = (float(s @ s) - float(np.einsum("ij,ij->", A, A))) / (N * (N - 1.0))
+        cov_diag = A.var(axis=0, ddof=1) / N
+        out["m2"] = m2
+        out["m2_se"] = float(2.0 * math.sqrt(max(float(np.sum(mean * mean * cov_diag)), 0.0)))
+    return out
+
+
+def model_mse(noise, e2, m2, n):
+    """Total expected squared error: noise + n E||D||^2 + n (n - 1) ||E D||^2."""
+    return noise + n * e2 + n * (n - 1.0) * m2
+
+
+# --------------------------------------------------------------------------------------
+# B: the p_C sweep (model) and its optimum
+# --------------------------------------------------------------------------------------
+def optimum_from_curve(p, noise, e2, n):
+    """Minimise noise(p) + n e2(p) over p: cubic splines in logit(p) of log noise and
+    log e2 through the grid values, evaluated on a fine grid.  Returns p*, the two parts
+    at p*, and whether p* sits at an end of the grid."""
+    x = logit(p)
+    fn = interpolate.CubicSpline(x, np.log(noise))
+    good = e2 > 0
+    fe = interpolate.CubicSpline(x[good], np.log(e2[good]))
+    xf = np.linspace(x[good][0], x[-1], 4001)
+    nz, bz = np.exp(fn(xf)), np.exp(fe(xf))
+    tot = nz + n * bz
+    i = int(np.argmin(tot))
+    return {"p_opt": float(expit(xf[i])), "noise": float(nz[i]), "bias": float(n * bz[i]),
+            "total": float(tot[i]), "at_edge": bool(i == 0 or i == len(xf) - 1)}
+
+
+def experiment_B(seed, rows_elems, p_grid, log):
+    """p_C sweep of the per-row model for every (d, alpha); optimum for every n."""
+    ss = np.random.SeedSequence([seed, 2])
+    out = {"p_grid": p_grid.tolist(), "configs": []}
+    for d, child in zip(D_GRID, ss.spawn(len(D_GRID))):
+        N = max(2000, int(rows_elems // d))
+        Z = np.random.default_rng(child).standard_normal((N, d))
+        for alpha in ALPHA_GRID:
+            t0 = time.time()
+            sigma = zipf(d, alpha)
+            Ct, Cn = radii(sigma, p_grid)
+            cfg = {"d": d, "alpha": alpha, "rows": N, "trace": float(np.sum(sigma**2)),
+                   "fig2_improvement": None, "methods": {}}
+            for method, Cs in (("alg3", Ct), ("base", Cn)):
+                res = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs]
+                noise = np.array([noise_error(method, sigma, c) for c in Cs])
+                e2 = np.array([r["e2"] for r in res])
+                per_n, at_1n = {}, {}
+                for n in N_GRID:
+                    per_n[str(n)] = optimum_from_curve(p_grid, noise, e2, n)
+                    C1 = float(radii(sigma, 1.0 / n)[0 if method == "alg3" else 1])
+                    r1 = row_clip_moments(Z, method=method, C=C1, sigma_data=sigma)
+                    nz1 = noise_error(method, sigma, C1)
+                    at_1n[str(n)] = {"C": C1, "noise": nz1, "bias": n * r1["e2"], "bias_se": n * r1["e2_se"],
+                                     "total": nz1 + n * r1["e2"], "pclip": r1["pclip"]}
+                cfg["methods"][method] = {
+                    "C": Cs.tolist(), "noise": noise.tolist(), "e2": e2.tolist(),
+                    "e2_se": [r["e2_se"] for r in res], "pclip": [r["pclip"] for r in res],
+                    "pclip_se": [r["pclip_se"] for r in res], "opt": per_n, "at_1n": at_1n}
+            cfg["fig2_improvement"] = {str(n): float(scaling.figure2_improvement(sigma, n=n)) for n in N_GRID}
+            out["configs"].append(cfg)
+            log(f"  B d={d:5d} alpha={alpha:3.1f}: {time.time() - t0:5.1f} s; " + ", ".join(
+                f"n={n:.0e} p*={cfg['methods']['alg3']['opt'][str(n)]['p_opt']:.1e}/"
+                f"{cfg['methods']['base']['opt'][str(n)]['p_opt']:.1e}" for n in N_GRID))
+    return out
+
+
+def quadrature_check(sigma, p_values, nodes=64):
+    """Baseline E||D||^2 = E (R - C)_+^2 = int_C^inf 2 (r - C) P(R > r) dr by Gauss-Legendre
+    quadrature on gchisq.sf (R^2 = sum_j sigma_j^2 Z_j^2): an analytic cross-check of the
+    importance-sampling model.  The range C .. C + 12 sigma_max holds all but e^-72 of the mass."""
+    smax = float(np.max(sigma))
+    dist = gchisq.WeightedChiSquare((np.asarray(sigma) / smax) ** 2)
+    xg, wg = np.polynomial.legendre.leggauss(nodes)
+    out = []
+    for p in p_values:
+        C = smax * math.sqrt(float(dist.isf(p)))
+        L = 12.0 * smax
+        r = C + 0.5 * L * (xg + 1.0)
+        out.append(float(0.5 * L * np.sum(wg * 2.0 * (r - C) * dist.sf((r / smax) ** 2))))
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# A: direct simulation through the mechanisms
+# --------------------------------------------------------------------------------------
+def simulate_direct(d, n, p_lists, reps, rng, *, mu_offsets=None, chunk_elems=2**24):
+    """Run both mechanisms on R datasets of n rows x ~ N(0, diag(sigma_alpha^2)).
+
+    p_lists: {(alpha, method): [p, ...]}; mu_offsets: {name: {alpha: offset vector}}
+    (default: only the exact centre mu_hat = mu = 0).  All alphas share the standard
+    normals (x = z * sigma_alpha).  Datasets larger than chunk_elems are streamed in row
+    chunks: with p_clip given explicitly, the noise-free release of Algorithm 3 (and of
+    the baseline) is additive over row blocks, so the sum of the blocks' clipped sums is
+    the clipped sum of the whole dataset.  The noise comes from the call on the first
+    block (it does not depend on the data).  Returns per-rep arrays of ||B||^2, ||eta||^2,
+    ||B + eta||^2, the bias vectors' sums and the number of rows clipped.
+    """
+    if mu_offsets is None:
+        mu_offsets = {"exact": None}
+    keys = [(a, m, p, name) for (a, m), ps in p_lists.items() for p in ps for name in mu_offsets]
+    res = {k: {"bias2": [], "noise2": [], "total2": [], "nclip": [], "bias_vec": []} for k in keys}
+    alphas = sorted({a for a, _ in p_lists})
+    rows = max(1, min(n, chunk_elems // d))
+    for _ in range(reps):
+        acc = {k: np.zeros(d) for k in keys}
+        ncl = {k: 0 for k in keys}
+        eta = {}
+        true = {a: np.zeros(d) for a in alphas}
+        for start in range(0, n, rows):
+            Z = rng.standard_normal((min(rows, n - start), d))
+            for a in alphas:
+                sigma = zipf(d, a)
+                X = Z * sigma
+                true[a] += X.sum(axis=0)
+                for (aa, m, p, name) in keys:
+                    if aa != a:
+                        continue
+                    off = mu_offsets[name]
+                    mu_hat = np.zeros(d) if off is None else off[a]
+                    first = start == 0
+                    r = run_mechanism(m, X, sigma=sigma, mu_hat=mu_hat, p_clip=p, noise=first,
+                                      rng=rng if first else None)
+                    acc[(aa, m, p, name)] += r.clipped_sum
+                    ncl[(aa, m, p, name)] += r.n_clipped
+                    if first:
+                        eta[(aa, m, p, name)] = np.array(r.noise)
+        for k in keys:
+            B = acc[k] - true[k[0]]
+            e = eta[k]
+            res[k]["bias2"].append(float(B @ B))
+            res[k]["noise2"].append(float(e @ e))
+            res[k]["total2"].append(float((B + e) @ (B + e)))
+            res[k]["nclip"].append(ncl[k])
+            res[k]["bias_vec"].append(B)
+    return res
+
+
+def extra_noise_draws(method, sigma, p, k, rng):
+    """k further draws of the mechanism's noise vector (a 2-row dataset; the noise does
+    not depend on the data), to tighten the confidence interval of the noise part."""
+    X = np.zeros((2, len(sigma)))
+    out = []
+    for _ in range(k):
+        e = np.array(run_mechanism(method, X, sigma=sigma, mu_hat=np.zeros(len(sigma)), p_clip=p,
+                                   noise=True, rng=rng).noise)
+        out.append(float(e @ e))
+    return out
+
+
+def reps_for(n, d, budget):
+    """Repetitions of a Figure 2 configuration: about budget / (n d) (at most 400), at
+    least 2 for a confidence interval, and 1 for the largest (n d = 10^9) case."""
+    if n * d >= 10**9:
+        return 1
+    return int(min(400, max(2, round(budget / (n * d)))))
+
+
+def experiment_A(seed, B, budget, min_noise_draws, log):
+    """Direct simulation at p_C = 1/n and at each method's optimum from B."""
+    ss = np.random.SeedSequence([seed, 1])
+    children = iter(ss.spawn(len(D_GRID) * len(N_GRID)))
+    bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
+    out = []
+    for d in D_GRID:
+        for n in N_GRID:
+            rng = np.random.default_rng(next(children))
+            reps = reps_for(n, d, budget)
+            p_lists = {}
+            for a in ALPHA_GRID:
+                for m in METHODS:
+                    ps = [1.0 / n]
+                    if n * d < 10**9:  # the largest configuration: p = 1/n only
+                        ps.append(bycfg[(d, a)]["methods"][m]["opt"][str(n)]["p_opt"])
+                    p_lists[(a, m)] = ps
+            t0 = time.time()
+            sim = simulate_direct(d, n, p_lists, reps, rng)
+            t_sim = time.time() - t0
+            for (a, m, p, _), r in sim.items():
+                sigma = zipf(d, a)
+                Ct, Cn = radii(sigma, p)
+                C = float(Ct if m == "alg3" else Cn)
+                noise_pred = noise_error(m, sigma, C)
+                extra = extra_noise_draws(m, sigma, p, max(0, min_noise_draws - reps), rng)
+                noise_all = r["noise2"] + extra
+                nm, nse, nci = mean_ci(noise_all)
+                bm, bse, bci = mean_ci(r["bias2"])
+                tm, tse, tci = mean_ci(r["total2"])
+                out.append({
+                    "d": d, "n": n, "alpha": a, "method": m, "p": p, "is_opt": p != 1.0 / n,
+                    "reps": reps, "noise_draws": len(noise_all), "C": C,
+                    "noise_pred": noise_pred, "noise_mean": float(nm), "noise_se": float(nse), "noise_ci": float(nci),
+                    "bias_mean": float(bm), "bias_se": float(bse), "bias_ci": float(bci),
+                    "total_mean": float(tm), "total_se": float(tse), "total_ci": float(tci),
+                    "nclip_mean": float(np.mean(r["nclip"])), "trace_n": float(n * np.sum(sigma**2)),
+                })
+            log(f"  A d={d:5d} n={n:.0e}: {reps:3d} reps, {t_sim:6.1f} s")
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# C: a wrong centre
+# --------------------------------------------------------------------------------------
+C_VALUES = (0.0, 0.1, 0.5, 1.0, 2.0)
+C_CONFIGS = [(d, a) for d in D_GRID for a in (1.0, 2.0)]
+
+
+def offset_vector(shape, c, sigma):
+    """mu_hat - mu: c sigma_j in every coordinate ('prop'), or the same Euclidean norm
+    c ||sigma|| spread equally over the coordinates ('iso', the shape of the error of an
+    isotropic private mean estimate)."""
+    if shape == "prop":
+        return c * sigma
+    return np.full(len(sigma), c * float(np.linalg.norm(sigma)) / math.sqrt(len(sigma)))
+
+
+def experiment_C(seed, B, rows_elems, batch_draws, log):
+    """Wrong centre, per-row model.  For each offset: the error at p_C = 1/n, at the
+    optimum p*_0 found for the exact centre, and at p_C re-optimised for that offset
+    (minimum over every second point of the p_C grid), each relative to the optimum with
+    the exact centre.  Plus mu_hat from a private release on an independent batch."""
+    ss = np.random.SeedSequence([seed, 3])
+    bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
+    grid = P_GRID[::2]
+    out = []
+    for (d, a), child in zip(C_CONFIGS, ss.spawn(len(C_CONFIGS))):
+        t0 = time.time()
+        rng = np.random.default_rng(child)
+        N = max(2000, int(rows_elems // d))
+        Z = rng.standard_normal((N, d))
+        sigma = zipf(d, a)
+        tr = float(np.sum(sigma**2))
+        for m in METHODS:
+            opt = bycfg[(d, a)]["methods"][m]["opt"]
+            # p values: the grid, 1/n and p*_0(n) for every n
+            special = {("1/n", n): 1.0 / n for n in N_GRID}
+            special.update({("opt0", n): opt[str(n)]["p_opt"] for n in N_GRID})
+            ps = np.concatenate([grid, np.array(list(special.values()))])
+            Ct, Cn = radii(sigma, ps)
+            Cs = Ct if m == "alg3" else Cn
+            noise = np.array([noise_error(m, sigma, c) for c in Cs])
+            e2_0 = np.array([row_clip_moments(Z, method=m, C=c, sigma_data=sigma)["e2"] for c in Cs])
+            k_special = {key: len(grid) + i for i, key in enumerate(special)}
+            mse_star = {n: float(noise[k_special[("opt0", n)]] + n * e2_0[k_special[("opt0", n)]]) for n in N_GRID}
+            rec = {"d": d, "alpha": a, "method": m, "trace": tr, "mse_star": {str(n): mse_star[n] for n in N_GRID},
+                   "mse_1n": {str(n): float(noise[k_special[("1/n", n)]] + n * e2_0[k_special[("1/n", n)]])
+                              for n in N_GRID}, "offsets": {}}
+            for shape in ("prop", "iso"):
+                rows = []
+                for c in C_VALUES[1:]:
+                    off = offset_vector(shape, c, sigma)
+                    mom = [row_clip_moments(Z, method=m, C=cc, sigma_data=sigma, offset=off) for cc in Cs]
+                    e2 = np.array([r["e2"] for r in mom])
+                    m2 = np.array([r["m2"] for r in mom])
+                    pcl = np.array([r["pclip"] for r in mom])
+                    per_n = {}
+                    for n in N_GRID:
+                        tot = noise + n * e2 + n * (n - 1.0) * m2
+                        ig = int(np.argmin(tot[:len(grid)]))
+                        i1, io = k_special[("1/n", n)], k_special[("opt0", n)]
+                        per_n[str(n)] = {
+                            "ratio_1n": float(tot[i1] / mse_star[n]), "ratio_opt0": float(tot[io] / mse_star[n]),
+                            "ratio_reopt": float(tot[ig] / mse_star[n]), "p_reopt": float(grid[ig]),
+                            "sys_share_opt0": float(n * (n - 1.0) * m2[io] / tot[io]),
+                            "pclip_1n": float(pcl[i1]), "pclip_opt0": float(pcl[io])}
+                    rows.append({"c": c, "per_n": per_n})
+                rec["offsets"][shape] = rows
+            # mu_hat from a private release on an independent batch of n rows (same method,
+            # p = 1/n, exact centre): mu_hat - mu = (batch sum - n mu + eta') / n.
+            batch = {}
+            for n in N_GRID:
+                i1, io = k_special[("1/n", n)], k_special[("opt0", n)]
+                r1, ro, offn = [], [], []
+                for _ in range(batch_draws):
+                    eta = np.array(run_mechanism(m, np.zeros((2, d)), sigma=sigma, mu_hat=np.zeros(d),
+                                                 p_clip=1.0 / n, noise=True, rng=rng).noise)
+                    off = (rng.standard_normal(d) * sigma * math.sqrt(n) + eta) / n
+                    offn.append(float(np.sqrt(np.mean((off / sigma) ** 2))))
+                    for i, acc in ((i1, r1), (io, ro)):
+                        r = row_clip_moments(Z, method=m, C=Cs[i], sigma_data=sigma, offset=off)
+                        acc.append(model_mse(noise[i], r["e2"], r["m2"], n) / mse_star[n])
+                m1, _, c1 = mean_ci(r1)
+                mo, _, co = mean_ci(ro)
+                batch[str(n)] = {"ratio_1n": float(m1), "ratio_1n_ci": float(c1), "ratio_opt0": float(mo),
+                                 "ratio_opt0_ci": float(co), "offset_rms_sigma": float(np.mean(offn)),
+                                 "draws": batch_draws}
+            rec["private_batch"] = batch
+            out.append(rec)
+        log(f"  C d={d:5d} alpha={a:3.1f}: {time.time() - t0:5.1f} s")
+    return out
+
+
+def experiment_C_direct(seed, B, reps, log):
+    """Direct-simulation check of the offset model: d = 100, alpha = 2, n = 1e4."""
+    d, a, n = 100, 2.0, 10**4
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 4]))
+    sigma = zipf(d, a)
+    bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
+    p_lists = {(a, m): [1.0 / n, bycfg[(d, a)]["methods"][m]["opt"][str(n)]["p_opt"]] for m in METHODS}
+    offs = {f"{shape}{c}": {a: offset_vector(shape, c, sigma)} for shape in ("prop", "iso") for c in (0.1, 0.5)}
+    offs["exact"] = None
+    t0 = time.time()
+    sim = simulate_direct(d, n, p_lists, reps, rng, mu_offsets=offs)
+    out = []
+    for (aa, m, p, name), r in sim.items():
+        tm, tse, tci = mean_ci(r["total2"])
+        bm, bse, bci = mean_ci(r["bias2"])
+        out.append({"d": d, "alpha": a, "n": n, "method": m, "p": p, "offset": name, "reps": reps,
+                    "total_mean": float(tm), "total_ci": float(tci), "bias_mean": float(bm),
+                    "bias_ci": float(bci), "nclip_mean": float(np.mean(r["nclip"]))})
+    log(f"  C direct d={d} alpha={a} n={n:.0e}: {reps} reps, {time.time() - t0:5.1f} s")
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# D: standard deviations (and centre) from a public sample
+# --------------------------------------------------------------------------------------
+D_CONFIGS = [(d, a) for d in (10, 100) for a in (1.0, 2.0)]
+D_M = (100, 1000)
+
+
+def experiment_D(seed, B, rows_elems, draws, log):
+    ss = np.random.SeedSequence([seed, 5])
+    bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
+    out = []
+    for (d, a), child in zip(D_CONFIGS, ss.spawn(len(D_CONFIGS))):
+        t0 = time.time()
+        rng = np.random.default_rng(child)
+        N = max(2000, int(rows_elems // d))
+        Z = rng.standard_normal((N, d))
+        sigma = zipf(d, a)
+        plist = []  # (n, kind, method, p)
+        for n in (N_GRID[1], N_GRID[-1]):
+            for m in METHODS:
+                plist.append((n, "1/n", m, 1.0 / n))
+                plist.append((n, "opt", m, bycfg[(d, a)]["methods"][m]["opt"][str(n)]["p_opt"]))
+        known = {}
+        for (n, kind, m, p) in plist:
+            Ct, Cn = radii(sigma, p)
+            C = float(Ct if m == "alg3" else Cn)
+            noise = noise_error(m, sigma, C)
+            r = row_clip_moments(Z, method=m, C=C, sigma_data=sigma)
+            known[(n, kind, m)] = model_mse(noise, r["e2"], 0.0, n)
+        for msize in D_M:
+            acc = {(n, kind, m, v): [] for (n, kind, m, _) in plist for v in ("sigma", "sigma+mu")}
+            pcl = {k: [] for k in acc}
+            for _ in range(draws):
+                pub = rng.standard_normal((msize, d)) * sigma
+                s_hat = pub.std(axis=0, ddof=1)
+                mu_pub = pub.mean(axis=0)
+                ps = np.array(sorted({p for (_, _, _, p) in plist}))
+                Ct_h, Cn_h = radii(s_hat, ps)
+                for (n, kind, m, p) in plist:
+                    i = int(np.searchsorted(ps, p))
+                    C = float(Ct_h[i] if m == "alg3" else Cn_h[i])
+                    noise = noise_error(m, s_hat, C)
+                    for v, off in (("sigma", None), ("sigma+mu", mu_pub)):
+                        r = row_clip_moments(Z, method=m, C=C, sigma_data=sigma, sigma_mech=s_hat, offset=off)
+                        acc[(n, kind, m, v)].append(model_mse(noise, r["e2"], r["m2"], n) / known[(n, kind, m)])
+                        pcl[(n, kind, m, v)].append(r["pclip"] / p)
+            for (n, kind, m, v), ratios in acc.items():
+                rm, rse, rci = mean_ci(ratios)
+                out.append({"d": d, "alpha": a, "m": msize, "n": n, "p_kind": kind, "method": m, "variant": v,
+                            "ratio_mean": float(rm), "ratio_ci": float(rci),
+                            "ratio_q90": float(np.quantile(ratios, 0.9)),
+                            "pclip_ratio_median": float(np.median(pcl[(n, kind, m, v)])), "draws": draws})
+        log(f"  D d={d:5d} alpha={a:3.1f}: {time.time() - t0:5.1f} s")
+    return out
+
+
+def experiment_D_direct(seed, B, reps, log):
+    """Direct-simulation check of D: d = 10, alpha = 2, n = 1e4, m = 100, sigma from the sample."""
+    d, a, n, msize = 10, 2.0, 10**4, 100
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 6]))
+    sigma = zipf(d, a)
+    bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
+    t0 = time.time()
+    tot = {(m, k): [] for m in METHODS for k in ("known", "estimated")}
+    for _ in range(reps):
+        pub = rng.standard_normal((msize, d)) * sigma
+        s_hat = pub.std(axis=0, ddof=1)
+        X = rng.standard_normal((n, d)) * sigma
+        true = X.sum(axis=0)
+        for m in METHODS:
+            p = bycfg[(d, a)]["methods"][m]["opt"][str(n)]["p_opt"]
+            for k, s in (("known", sigma), ("estimated", s_hat)):
+                r = run_mechanism(m, X, sigma=s, mu_hat=np.zeros(d), p_clip=p, noise=True, rng=rng)
+                e = np.array(r.estimate) - true
+                tot[(m, k)].append(float(e @ e))
+    out = []
+    for m in METHODS:
+        known = np.array(tot[(m, "known")])
+        est = np.array(tot[(m, "estimated")])
+        km, _, kci = mean_ci(known)
+        em, _, eci = mean_ci(est)
+        out.append({"d": d, "alpha": a, "n": n, "m": msize, "method": m, "reps": reps,
+                    "known_mean": float(km), "known_ci": float(kci), "est_mean": float(em), "est_ci": float(eci),
+                    "ratio": float(em / km)})
+    log(f"  D direct d={d} alpha={a} n={n:.0e} m={msize}: {reps} reps, {time.time() - t0:5.1f} s")
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# P: the privacy check
+# --------------------------------------------------------------------------------------
+def worst_case_pair(d, alpha, n, rng, *, p_clip=None, far=10.0):
+    """Neighbouring datasets X ~ X' of Algorithm 3 whose clipped sums differ by 2 C.
+
+    n - 1 shared rows from the model, plus one row that lies far outside the clipping
+    ball on opposite sides of mu_hat: x = mu_hat + far C u / b and x' = mu_hat - far C u / b
+    with u a random unit vector of the transformed space.  Both are clipped to +-C u, so
+    the transformed clipped sums differ by exactly 2 C u: the sensitivity is attained.
+    """
+    sigma = zipf(d, alpha)
+    mu_hat = np.zeros(d)
+    b = scaling.gaussian_data_scaling(sigma)
+    Ct, _ = radii(sigma, 1.0 / n if p_clip is None else p_clip)
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    shared = rng.standard_normal((n - 1, d)) * sigma
+    row = mu_hat + far * float(Ct) * u / b
+    X = np.vstack([shared, row])
+    Xp = np.vstack([shared, 2.0 * mu_hat - row])
+    return sigma, mu_hat, X, Xp
+
+
+def privacy_loss(y, m, mp, s):
+    """L(y) = log p(y) / p'(y) for releases N(m, diag(s^2)) and N(mp, diag(s^2))."""
+    return np.sum(((y - mp) ** 2 - (y - m) ** 2) / (2.0 * s * s), axis=-1)
+
+
+def privacy_check(d, alpha, n, rng, *, n_mc=10**7, n_outputs=2000, eps_grid=None, p_clip=None,
+                  return_losses=False):
+    """Empirical delta(eps) of Algorithm 3 on a worst-case pair, from its actual outputs.
+
+    1. The two noise-free releases m = E[M(X)], m' = E[M(X')] and the noise scales s come
+       from egmlib.mechanisms.egm_gaussian_data (noise=False); the check confirms that the
+       transformed clipped sums differ by exactly 2 C.
+    2. n_outputs actual releases M(X) (noise=True): their privacy loss L = log p/p'
+       must be N(Delta^2/2, Delta^2) with Delta = ||(m - m') / s|| = 1 / sigma_opt.
+    3. L depends on the release only through its component along (m - m') / s^2, so
+       delta(eps) = E_P[(1 - e^(eps - L))_+] is estimated from n_mc one-dimensional draws
+       along that direction (plain Monte Carlo, and importance sampling shifted to
+       L = eps for a small standard error); the loss of the first 10^4 draws is also
+       computed from the full d-dimensional densities as a check of the reduction.
+
+    With return_losses the privacy losses of the actual releases (step 2) are returned
+    under "L_outputs" (an array; not JSON material).
+    """
+    sigma, mu_hat, X, Xp = worst_case_pair(d, alpha, n, rng, p_clip=p_clip)
+    kw = dict(sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, p_clip=1.0 / n if p_clip is None else p_clip)
+    r = mechanisms.egm_gaussian_data(X, rng=None, noise=False, **kw)
+    rp = mechanisms.egm_gaussian_data(Xp, rng=None, noise=False, **kw)
+    m, mp, s = np.array(r.clipped_sum), np.array(rp.clipped_sum), np.array(r.noise_std)
+    dT = np.array(r.transformed_sum) - np.array(rp.transformed_sum)
+    sens_rel_err = abs(float(np.linalg.norm(dT)) / (2.0 * r.C) - 1.0)
+    v = (m - mp) / s
+    Delta = float(np.linalg.norm(v))
+    # 2. actual releases
+    Y = np.array([mechanisms.egm_gaussian_data(X, rng=rng, noise=True, **kw).estimate for _ in range(n_outputs)])
+    L_out = privacy_loss(Y, m, mp, s)
+    z_out = (L_out - 0.5 * Delta**2) / Delta
+    ks = stats.kstest(z_out, "norm")
+    # 3. Monte Carlo along the difference
+    e1 = v / Delta
+    t0 = (EPS - 0.5 * Delta**2) / Delta
+    z = rng.standard_normal(n_mc)
+    L = Delta * z + 0.5 * Delta**2
+    yk = m + s * (z[:10**4, None] * e1[None, :])
+    red_err = float(np.max(np.abs(privacy_loss(yk, m, mp, s) - L[:10**4])))
+    f = -np.expm1(EPS - L)
+    f[f < 0] = 0.0
+    d_mc, se_mc = float(f.mean()), float(f.std(ddof=1) / math.sqrt(n_mc))
+    zs = rng.standard_normal(n_mc) + t0
+    Ls = Delta * zs + 0.5 * Delta**2
+    g = np.where(Ls > EPS, -np.expm1(EPS - Ls), 0.0) * np.exp(-t0 * zs + 0.5 * t0 * t0)
+    d_is, se_is = float(g.mean()), float(g.std(ddof=1) / math.sqrt(n_mc))
+    profile = float(calibration.privacy_profile(1.0 / Delta, eps=EPS))
+    out = {"d": d, "alpha": alpha, "n": n, "C": float(r.C), "sigma_opt": float(r.sigma_opt),
+           "n_clipped_X": int(r.n_clipped), "sens_rel_err": sens_rel_err, "Delta": Delta,
+           "Delta_times_sigma_opt": Delta * float(r.sigma_opt),
+           "outputs": n_outputs, "L_mean": float(L_out.mean()), "L_var": float(L_out.var(ddof=1)),
+           "L_mean_pred": 0.5 * Delta**2, "L_var_pred": Delta**2, "ks_stat": float(ks.statistic),
+           "ks_p": float(ks.pvalue), "reduction_err": red_err, "n_mc": n_mc,
+           "delta": DELTA, "eps": EPS, "delta_mc": d_mc, "delta_mc_se": se_mc, "delta_is": d_is,
+           "delta_is_se": se_is, "profile": profile}
+    # negative controls: the same pair released with too little noise
+    controls = {}
+    for name, factor in (("sensitivity C instead of 2C", 0.5), ("noise 2% too small", 0.98)):
+        Dl = Delta / factor
+        tl = (EPS - 0.5 * Dl**2) / Dl
+        zc = rng.standard_normal(n_mc) + tl
+        Lc = Dl * zc + 0.5 * Dl**2
+        gc = np.where(Lc > EPS, -np.expm1(EPS - Lc), 0.0) * np.exp(-tl * zc + 0.5 * tl * tl)
+        controls[name] = {"delta_is": float(gc.mean()), "delta_is_se": float(gc.std(ddof=1) / math.sqrt(n_mc)),
+                          "profile": float(calibration.privacy_profile(factor / Delta, eps=EPS))}
+    out["controls"] = controls
+    if eps_grid is not None:
+        curve = []
+        for e in eps_grid:
+            te = (e - 0.5 * Delta**2) / Delta
+            ze = rng.standard_normal(n_mc // 10) + te
+            Le = Delta * ze + 0.5 * Delta**2
+            ge = np.where(Le > e, -np.expm1(e - Le), 0.0) * np.exp(-te * ze + 0.5 * te * te)
+            curve.append({"eps": float(e), "delta_is": float(ge.mean()),
+                          "delta_is_se": float(ge.std(ddof=1) / math.sqrt(len(ge))),
+                          "profile": float(calibration.privacy_profile(1.0 / Delta, eps=float(e)))})
+        out["curve"] = curve
+    if return_losses:
+        out["L_outputs"] = L_out
+    return out
+
+
+def experiment_P(seed, n_mc, n_outputs, log):
+    ss = np.random.SeedSequence([seed, 7])
+    cfgs = [(d, a) for d in D_GRID for a in (1.0, 5.0)]
+    out = []
+    for (d, a), child in zip(cfgs, ss.spawn(len(cfgs))):
+        t0 = time.time()
+        res = privacy_check(d, a, 1000, np.random.default_rng(child), n_mc=n_mc, n_outputs=n_outputs)
+        out.append(res)
+        ok = res["delta_mc"] <= DELTA + 4 * res["delta_mc_se"] and res["delta_is"] <= DELTA + 4 * res["delta_is_se"]
+        log(f"  P d={d:5d} alpha={a:3.1f}: delta_mc={res['delta_mc']:.3e}+-{res['delta_mc_se']:.1e} "
+            f"delta_is={res['delta_is']:.5e}+-{res['delta_is_se']:.1e} ({'ok' if ok else 'EXCEEDS'}), "
+            f"{time.time() - t0:4.1f} s")
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# main
+# --------------------------------------------------------------------------------------
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, (np.floating, float)):
+        return None if not math.isfinite(float(x)) else float(x)
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    return x
+
+
+def stage_B(args, settings, log):
+    B = experiment_B(args.seed, settings["rows_elems_B"], P_GRID, log)
+    log("B: quadrature cross-check of the baseline's E||D||^2 (d = 10, 100)")
+    qc = []
+    for c in B["configs"]:
+        if c["d"] > 100 or (args.quick and c["d"] > 10):
+            continue
+        idx = [5, 11, 17, 22, 28]
+        ps = [P_GRID[i] for i in idx]
+        exact = quadrature_check(zipf(c["d"], c["alpha"]), ps)
+        model = [c["methods"]["base"]["e2"][i] for i in idx]
+        se = [c["methods"]["base"]["e2_se"][i] for i in idx]
+        qc.append({"d": c["d"], "alpha": c["alpha"], "p": ps, "quad": exact, "model": model, "model_se": se})
+    B["quadrature"] = qc
+    return {"B": B}
+
+
+def stage_B_direct(args, settings, log, B):
+    """Direct simulation of the whole p_C curve (every third grid point) for two configurations."""
+    curve = []
+    q = args.quick
+    for (d, a, n, reps) in ((10, 2.0, 10**3, 30 if q else 300), (100, 2.0, 10**4, 10 if q else 60)):
+        idx = list(range(0, len(P_GRID), 3))
+        p_lists = {(a, m): [P_GRID[i] for i in idx] for m in METHODS}
+        rng = np.random.default_rng(np.random.SeedSequence([args.seed, 8, d]))
+        t0 = time.time()
+        sim = simulate_direct(d, n, p_lists, reps, rng)
+        for (aa, m, p, _), r in sim.items():
+            tm, tse, tci = mean_ci(r["total2"])
+            bm, bse, bci = mean_ci(r["bias2"])
+            curve.append({"d": d, "alpha": a, "n": n, "method": m, "p": p, "reps": reps,
+                          "total_mean": float(tm), "total_ci": float(tci),
+                          "bias_mean": float(bm), "bias_ci": float(bci)})
+        log(f"  curve d={d} n={n:.0e}: {reps} reps, {time.time() - t0:5.1f} s")
+    return {"B_direct": curve}
+
+
+def stage_A(args, settings, log, B):
+    return {"A": experiment_A(args.seed, B, settings["budget_A"], settings["min_noise_draws"], log)}
+
+
+def stage_C(args, settings, log, B):
+    return {"C": experiment_C(args.seed, B, settings["rows_elems_CD"], settings["batch_draws"], log),
+            "C_direct": experiment_C_direct(args.seed, B, settings["reps_C_direct"], log)}
+
+
+def stage_D(args, settings, log, B):
+    return {"D": experiment_D(args.seed, B, settings["rows_elems_CD"], settings["draws_D"], log),
+            "D_direct": experiment_D_direct(args.seed, B, settings["reps_D_direct"], log)}
+
+
+def stage_P(args, settings, log, B):
+    return {"P": experiment_P(args.seed, settings["n_mc"], settings["n_outputs"], log)}
+
+
+STAGES = {"B": "p_C sweep of the per-row model", "B_direct": "direct simulation of the p_C curve",
+          "A": "direct simulation on the Figure 2 grid", "C": "wrong centre",
+          "D": "standard deviations from a public sample", "P": "privacy check"}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small smoke run (about a minute), separate output file")
+    ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--only", nargs="+", choices=[k for k in STAGES if k != "B"], default=None,
+                    help="rerun only these stages, reusing B and the other stages from the existing output file")
+    args = ap.parse_args(argv)
+    q = args.quick
+    if q:  # smoke run: the two smaller dimensions and sample sizes only
+        global D_GRID, N_GRID, C_CONFIGS
+        D_GRID, N_GRID = (10, 100), (10**3, 10**4)
+        C_CONFIGS = [(d, a) for d in D_GRID for a in (1.0, 2.0)]
+    out_path = args.out or RESULTS / ("beyond_report_quick.json" if q else "beyond_report.json")
+    t_start = time.time()
+
+    def log(msg):
+        print(f"[{time.time() - t_start:6.1f} s] {msg}", flush=True)
+
+    settings = {
+        "eps": EPS, "delta": DELTA, "seed": args.seed, "quick": q, "sigma_opt": sigma_opt(),
+        "rows_elems_B": 4e5 if q else 4e6, "budget_A": 2e6 if q else 2e7, "min_noise_draws": 50 if q else 400,
+        "rows_elems_CD": 2e5 if q else 5e5, "batch_draws": 3 if q else 8, "draws_D": 4 if q else 12,
+        "reps_C_direct": 10 if q else 100, "reps_D_direct": 10 if q else 100,
+        "n_mc": 10**6 if q else 10**7, "n_outputs": 300 if q else 2000,
+    }
+    if args.only:
+        results = json.loads(out_path.read_text())
+        if results["settings"] != settings:
+            raise SystemExit(f"--only: {out_path} was written with other settings; rerun everything")
+        stages = args.only
+    else:
+        results = {"settings": settings, "timings": {}}
+        stages = list(STAGES)
+    funcs = {"B": stage_B, "B_direct": stage_B_direct, "A": stage_A, "C": stage_C, "D": stage_D, "P": stage_P}
+    with memoised_isf() as memo:
+        for name in stages:
+            t = time.time()
+            log(f"{name}: {STAGES[name]}")
+            if name == "B":
+                results.update(stage_B(args, settings, log))
+            else:
+                results.update(funcs[name](args, settings, log, results["B"]))
+            results["timings"][name] = time.time() - t
+        results["isf_evaluations"] = memo.misses
+    if not args.only:
+        results["timings"]["total"] = time.time() - t_start
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(_jsonable(results), indent=1))
+    tmp.replace(out_path)
+    log(f"wrote {out_path}")
+    summary(results)
+    return 0
+
+
+def summary(res):
+    """Print the headline numbers."""
+    if "A" in res:
+        bycfg = {(c["d"], c["alpha"]): c for c in res["B"]["configs"]}
+        print("\nA: measured / predicted noise error at p = 1/n, and the clipping share of the total (model)")
+        print(f"{'d':>5} {'n':>8} {'alpha':>5} {'method':>6} {'noise meas/pred (95% CI)':>25} {'clip share':>11} {'reps':>5}")
+        for r in res["A"]:
+            if r["is_opt"]:
+                continue
+            m = bycfg[(r["d"], r["alpha"])]["methods"][r["method"]]["at_1n"][str(r["n"])]
+            print(f"{r['d']:5d} {r['n']:8.0e} {r['alpha']:5.1f} {r['method']:>6} "
+                  f"{r['noise_mean'] / r['noise_pred']:16.3f} +- {r['noise_ci'] / r['noise_pred']:.3f} "
+                  f"{m['bias'] / m['total']:11.1e} {r['reps']:5d}")
+    if "B" in res:
+        print("\nB: optimal p_C and the improvement of Algorithm 3 over the baseline")
+        print(f"{'d':>5} {'alpha':>5} {'n':>8} {'p*_alg3':>9} {'p*_base':>9} {'Fig. 2 (noise, 1/n)':>20} "
+              f"{'total, 1/n':>11} {'total, own p*':>14}")
+        for c in res["B"]["configs"]:
+            for n in N_GRID:
+                oa, ob = c["methods"]["alg3"]["opt"][str(n)], c["methods"]["base"]["opt"][str(n)]
+                a1, b1 = c["methods"]["alg3"]["at_1n"][str(n)], c["methods"]["base"]["at_1n"][str(n)]
+                print(f"{c['d']:5d} {c['alpha']:5.1f} {n:8.0e} {oa['p_opt']:9.2e} {ob['p_opt']:9.2e} "
+                      f"{c['fig2_improvement'][str(n)]:20.3f} {b1['total'] / a1['total']:11.3f} "
+                      f"{ob['total'] / oa['total']:14.3f}")
+    if "C" in res:
+        print("\nC: error with mu_hat = mu + 0.1 sigma relative to the optimum with the exact centre")
+        print(f"{'d':>5} {'alpha':>5} {'method':>6} {'n':>8} {'at 1/n':>9} {'at p*_0':>9} {'re-optimised':>13}")
+        for c in res["C"]:
+            for n in N_GRID:
+                v = c["offsets"]["prop"][0]["per_n"][str(n)]
+                print(f"{c['d']:5d} {c['alpha']:5.1f} {c['method']:>6} {n:8.0e} {v['ratio_1n']:9.3g} "
+                      f"{v['ratio_opt0']:9.3g} {v['ratio_reopt']:13.3g}")
+    if "P" in res:
+        print("\nP: empirical delta at eps = 1 (delta = 1e-6)")
+        for r in res["P"]:
+            print(f"  d={r['d']:5d} alpha={r['alpha']:3.1f}: MC {r['delta_mc']:.3e} +- {r['delta_mc_se']:.1e}, "
+                  f"IS {r['delta_is']:.6e} +- {r['delta_is_se']:.1e}, profile {r['profile']:.6e}")
+    print("\ntimings (s):", {k: round(v, 1) for k, v in res["timings"].items()})
+
+
+if __name__ == "__main__":
+    sys.exit(main())
