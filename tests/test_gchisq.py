@@ -105,6 +105,13 @@ def test_multiplicity_two_closed_form(v):
     assert np.max(rel(ref, P_GRID)) <= RTOL
     lsf = dist.logsf(x)
     assert np.max(np.abs(lsf - np.log(ref))) <= RTOL
+    # lower tail (contour left of the pole): F = 1 - sf at 60 digits
+    q = np.array([1e-12, 1e-6, 1e-2])
+    xl = dist.ppf(q)
+    with mpmath.workdps(60):
+        fref = np.array([float(1 - hypoexp_sf(v, xi)) for xi in xl])
+    assert np.max(rel(dist.cdf(xl), fref)) <= RTOL
+    assert np.max(rel(fref, q)) <= RTOL
 
 
 # ---------------------------------------------------------------------------
@@ -407,3 +414,39 @@ def test_extreme_tails_stay_finite_and_exact():
     dist = gchisq.WeightedChiSquare(s * s)
     lsf = dist.logsf(dist.mean() * np.array([2.0, 10.0, 30.0, 100.0]))
     assert np.all(np.isfinite(lsf)) and np.all(np.diff(lsf) < 0)
+
+
+def test_chi2comb_backend_wiring_with_stub(monkeypatch):
+    """The chi2comb code path, run against a stand-in module with chi2comb
+    0.1.0's API (ChiSquared(coef, ncent, dof); chi2comb_cdf(q, chi2s, gcoef,
+    lim, atol) -> (result, errno, info)) that answers with the exact CDF: the
+    backend must pass the weights, tolerance 1/n and the report's bisection
+    through unchanged, and warn on Davies' fault indicator."""
+    import sys
+    import types
+
+    calls = []
+
+    class ChiSquared:
+        def __init__(self, coef, ncent, dof):
+            self.coef, self.ncent, self.dof = float(coef), float(ncent), int(dof)
+
+    def chi2comb_cdf(q, chi2s, gcoef, lim=1000, atol=1e-9):
+        calls.append((len(chi2s), gcoef, lim, atol))
+        assert all(c.ncent == 0.0 and c.dof == 1 for c in chi2s)
+        w = np.array([c.coef for c in chi2s])
+        errno = 1 if q > 1e6 else 0
+        return float(gchisq.cdf(q, w)), errno, None
+
+    stub = types.ModuleType("chi2comb")
+    stub.ChiSquared, stub.chi2comb_cdf = ChiSquared, chi2comb_cdf
+    monkeypatch.setitem(sys.modules, "chi2comb", stub)
+    w = np.array([0.0, 1.0, 0.5, 0.25])
+    got = gchisq.isf(np.array([1e-2, 1e-3]), w, backend="chi2comb")
+    dist = gchisq.WeightedChiSquare(w)
+    for p, c in zip((1e-2, 1e-3), got):
+        assert c == c2c.bisect_report(lambda t: float(dist.cdf(t)), p)
+    assert {k[0] for k in calls} == {3}  # the zero weight is not passed on
+    assert {k[3] for k in calls} == {1e-2, 1e-3}  # absolute tolerance 1/n
+    with pytest.warns(RuntimeWarning, match="fault indicator 1"):
+        c2c.davies_cdf(w, atol=1e-3)(2e6)
