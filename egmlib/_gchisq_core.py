@@ -107,7 +107,7 @@ def rstar(s, x, k):
 def rstar_start(cum, z):
     """Saddlepoint start for the quantile: s with r*(s) = z; returns (s, x = K'(s)).
 
-    Newton in tau = -log(1 - 2 s) with dr/ds = s K''(s) / r, safeguarded by a
+    Newton in tau = -log(1 - 2 s) with the derivative of r*, safeguarded by a
     bracket (r* increases with s); started from the normal approximation
     s = z / sqrt(K''(0)).
     """
@@ -128,7 +128,14 @@ def rstar_start(cum, z):
         rr = np.sign(s) * np.sqrt(np.maximum(2.0 * (s * k[1] - k[0]), 0.0))
         with np.errstate(divide="ignore", invalid="ignore"):
             drds = np.where(np.abs(rr) > 1e-8, s * k[2] / rr, np.sqrt(k[2]))
-            new = tau - f / (drds * 0.5 * np.exp(-tau))
+            # derivative of r* = r + log(v / r) / r, v = s sqrt(K''):
+            # dr*/ds = dr/ds (1 - (1 + log(v / r)) / r^2) + (1/s + K'''/(2 K'')) / r
+            v = s * np.sqrt(k[2])
+            dstar = drds * (1.0 - (1.0 + np.log(v / rr)) / rr ** 2) \
+                + (1.0 / s + 0.5 * k[3] / k[2]) / rr
+            dstar = np.where(np.isfinite(dstar) & (dstar > 0) & (np.abs(rr) > 1e-3),
+                             dstar, drds)
+            new = tau - f / (dstar * 0.5 * np.exp(-tau))
         inside = (new > lo) & (new < hi) & np.isfinite(new)
         fb = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi),
                       np.where(np.isfinite(lo), tau + 2.0, tau - 2.0))
