@@ -21,13 +21,22 @@ Method (default ``backend="native"``, numpy and scipy only):
   parabola :math:`\Gamma` that crosses the real axis at the saddlepoint
   :math:`\hat s` (:math:`K'(\hat s) = x`, :math:`K = \log M`) and bends to the right,
   so that :math:`e^{-sx}` decays like a Gaussian; below the mean the same integral
-  with the crossing point left of 0 gives the lower tail;
+  with the crossing point left of 0 gives the lower tail; within half a standard
+  deviation of the mean the crossing point is moved away from the pole at 0;
+  the curvature of the parabola is chosen among multiples of the osculating
+  value of the steepest-descent path, rejecting those that pass close to the
+  branch cuts :math:`[1/(2 w_j), \infty)`;
 - the integral is evaluated with the trapezoidal rule, which converges
   geometrically for integrands analytic in a strip {cite}`trefethen2014`; the step
   and the number of nodes come from measured bounds of the integrand on the
   strip's edges, and every value carries an error estimate;
 - everything is in logarithms, with :math:`e^{K(c) - cx}` factored out, so that
   tail probabilities down to the underflow limit keep full relative accuracy;
+- the cost of a node does not grow with :math:`d`: the sorted weights are cut
+  into bins of relative width :math:`2^{1/4}`, each summed through power series
+  about its centre, the small weights through one series in the power sums
+  :math:`\sum_j w_j^k` (set-up :math:`O(48 d)` once per weight vector), with a
+  weight-by-weight fallback wherever a series would converge slowly;
 - quantiles: Halley's method on :math:`\log \Pr(Q > x) - \log p`, started from
   the saddlepoint approximation (Lugannani-Rice {cite}`lugannani1980`, in
   Barndorff-Nielsen's :math:`r^*` form), whose relative error stays bounded but
