@@ -186,6 +186,10 @@ class WeightedChiSquare:
         inf = np.isposinf(flat)
         lsf[low], lcdf[low] = 0.0, -np.inf
         lsf[inf], lcdf[inf] = -np.inf, 0.0
+        with np.errstate(over="ignore"):
+            # x / max(w) overflowing means a tail below exp(-1e307)
+            inf |= np.isposinf(flat / self._scale) & ~low
+        lsf[inf], lcdf[inf] = -np.inf, 0.0
         mid = ~(low | inf)
         if np.any(mid):
             xs = flat[mid] / self._scale
