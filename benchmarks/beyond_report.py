@@ -141,6 +141,8 @@ def radii(sigma, p):
 def noise_error(method, sigma, C):
     """Predicted E||eta||^2: eq. (24) for Algorithm 3, eq. (5) with ||Delta|| = 2 C_n for the baseline."""
     so = sigma_opt()
+    if float(C) == 0.0:  # radius 0: everything clipped to the centre, nothing to hide
+        return 0.0
     if method == "alg3":
         return scaling.algorithm3_noise_error(scaling.gaussian_data_scaling(sigma), C=float(C), sigma_opt=so)
     d = len(sigma)
@@ -307,7 +309,8 @@ def row_clip_moments(Z, *, method, C, sigma_data, sigma_mech=None, offset=None, 
             wd_parts.append((w * fac)[:, None] * U)  # -w D, per row
     g = np.mean(g_parts, axis=0)  # pair averages (or the rows themselves)
     h = np.mean(h_parts, axis=0)
-    out = {"e2": float(g.mean()), "e2_se": float(g.std(ddof=1) / math.sqrt(N)),
+    e2, e2_se = float(g.mean()), float(g.std(ddof=1) / math.sqrt(N))
+    out = {"e2": e2, "e2_se": e2_se,
            "pclip": float(h.mean()), "pclip_se": float(h.std(ddof=1) / math.sqrt(N)),
            "m2": 0.0, "m2_se": 0.0, "theta": theta}
     if offset is not None:
@@ -315,9 +318,9 @@ def row_clip_moments(Z, *, method, C, sigma_data, sigma_mech=None, offset=None, 
         s = A.sum(axis=0)
         mean = s / N
         m2 = (float(s @ s) - float(np.einsum("ij,ij->", A, A))) / (N * (N - 1.0))
-        cov_diag = A.var(axis=0, ddof=1) / N
+        proj = A @ mean  # ||mean||^2 moves with the projection of A on the mean (delta method)
         out["m2"] = m2
-        out["m2_se"] = float(2.0 * math.sqrt(max(float(np.sum(mean * mean * cov_diag)), 0.0)))
+        out["m2_se"] = float(2.0 * proj.std(ddof=1) / math.sqrt(N))
     return out
 
 
@@ -329,28 +332,47 @@ def model_mse(noise, e2, m2, n):
 # --------------------------------------------------------------------------------------
 # B: the p_C sweep (model) and its optimum
 # --------------------------------------------------------------------------------------
-def optimum_from_curve(p, noise, e2, n):
-    """Minimise noise(p) + n e2(p) over p: cubic splines in logit(p) of log noise and
-    log e2 through the grid values, evaluated on a fine grid.  Returns p*, the two parts
-    at p*, and whether p* sits at an end of the grid."""
+#: Radii below the grid's smallest (p_C = 1 - 1e-6), as fractions of it, down to C = 0
+#: (every row clipped to the centre: the data-free release n mu_hat).
+SMALL_RADII = (0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0.03, 0.02, 0.01, 0.005, 0.0)
+
+
+def optimum_from_curve(p, C, noise, e2, n, e2_se, small):
+    """Minimise noise + n e2 over the radius.
+
+    On the p_C grid: cubic splines in logit(p) of log noise, log e2 and log C through the
+    grid values, evaluated on a fine grid.  Below the grid (radii SMALL_RADII times the
+    smallest grid radius, where p_C is within 1e-6 of 1): the values themselves.  Returns
+    p* (None when the optimum lies below the grid), C*, the two parts at the optimum with
+    the Monte Carlo standard error of the clipping part, and flags."""
     x = logit(p)
     fn = interpolate.CubicSpline(x, np.log(noise))
+    fc = interpolate.CubicSpline(x, np.log(C))
     good = e2 > 0
     fe = interpolate.CubicSpline(x[good], np.log(e2[good]))
     xf = np.linspace(x[good][0], x[-1], 4001)
     nz, bz = np.exp(fn(xf)), np.exp(fe(xf))
     tot = nz + n * bz
     i = int(np.argmin(tot))
-    return {"p_opt": float(expit(xf[i])), "noise": float(nz[i]), "bias": float(n * bz[i]),
-            "total": float(tot[i]), "at_edge": bool(i == 0 or i == len(xf) - 1)}
+    rel = np.interp(xf[i], x[good], (np.asarray(e2_se)[good] / e2[good]))
+    out = {"p_opt": float(expit(xf[i])), "C_opt": float(np.exp(fc(xf[i]))), "noise": float(nz[i]),
+           "bias": float(n * bz[i]), "bias_se": float(rel * n * bz[i]), "total": float(tot[i]),
+           "at_edge": bool(i == 0 or i == len(xf) - 1), "below_grid": False}
+    st = np.array(small["noise"]) + n * np.array(small["e2"])
+    j = int(np.argmin(st))
+    if st[j] < out["total"]:
+        out.update({"p_opt": None, "C_opt": float(small["C"][j]), "noise": float(small["noise"][j]),
+                    "bias": float(n * small["e2"][j]), "bias_se": float(n * small["e2_se"][j]),
+                    "total": float(st[j]), "at_edge": j == len(st) - 1, "below_grid": True})
+    return out
 
 
 def experiment_B(seed, rows_elems, p_grid, log):
     """p_C sweep of the per-row model for every (d, alpha); optimum for every n."""
     ss = np.random.SeedSequence([seed, 2])
-    out = {"p_grid": p_grid.tolist(), "configs": []}
+    out = {"p_grid": p_grid.tolist(), "small_radii": list(SMALL_RADII), "configs": []}
     for d, child in zip(D_GRID, ss.spawn(len(D_GRID))):
-        N = max(2000, int(rows_elems // d))
+        N = max(10000, int(rows_elems // d))
         Z = np.random.default_rng(child).standard_normal((N, d))
         for alpha in ALPHA_GRID:
             t0 = time.time()
@@ -362,23 +384,31 @@ def experiment_B(seed, rows_elems, p_grid, log):
                 res = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs]
                 noise = np.array([noise_error(method, sigma, c) for c in Cs])
                 e2 = np.array([r["e2"] for r in res])
+                e2_se = np.array([r["e2_se"] for r in res])
+                Cs_small = [f * float(Cs[-1]) for f in SMALL_RADII]
+                res_s = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs_small]
+                small = {"C": Cs_small, "noise": [noise_error(method, sigma, c) for c in Cs_small],
+                         "e2": [r["e2"] for r in res_s], "e2_se": [r["e2_se"] for r in res_s]}
                 per_n, at_1n = {}, {}
                 for n in N_GRID:
-                    per_n[str(n)] = optimum_from_curve(p_grid, noise, e2, n)
+                    per_n[str(n)] = optimum_from_curve(p_grid, Cs, noise, e2, n, e2_se, small)
                     C1 = float(radii(sigma, 1.0 / n)[0 if method == "alg3" else 1])
                     r1 = row_clip_moments(Z, method=method, C=C1, sigma_data=sigma)
                     nz1 = noise_error(method, sigma, C1)
                     at_1n[str(n)] = {"C": C1, "noise": nz1, "bias": n * r1["e2"], "bias_se": n * r1["e2_se"],
                                      "total": nz1 + n * r1["e2"], "pclip": r1["pclip"]}
                 cfg["methods"][method] = {
-                    "C": Cs.tolist(), "noise": noise.tolist(), "e2": e2.tolist(),
-                    "e2_se": [r["e2_se"] for r in res], "pclip": [r["pclip"] for r in res],
-                    "pclip_se": [r["pclip_se"] for r in res], "opt": per_n, "at_1n": at_1n}
+                    "C": Cs.tolist(), "noise": noise.tolist(), "e2": e2.tolist(), "e2_se": e2_se.tolist(),
+                    "pclip": [r["pclip"] for r in res], "pclip_se": [r["pclip_se"] for r in res],
+                    "small": small, "opt": per_n, "at_1n": at_1n}
             cfg["fig2_improvement"] = {str(n): float(scaling.figure2_improvement(sigma, n=n)) for n in N_GRID}
             out["configs"].append(cfg)
+
+            def fmt(o):
+                return f"{o['p_opt']:.1e}" if o["p_opt"] is not None else f"C={o['C_opt']:.2g}"
             log(f"  B d={d:5d} alpha={alpha:3.1f}: {time.time() - t0:5.1f} s; " + ", ".join(
-                f"n={n:.0e} p*={cfg['methods']['alg3']['opt'][str(n)]['p_opt']:.1e}/"
-                f"{cfg['methods']['base']['opt'][str(n)]['p_opt']:.1e}" for n in N_GRID))
+                f"n={n:.0e} p*={fmt(cfg['methods']['alg3']['opt'][str(n)])}/"
+                f"{fmt(cfg['methods']['base']['opt'][str(n)])}" for n in N_GRID))
     return out
 
 
@@ -487,8 +517,11 @@ def experiment_A(seed, B, budget, min_noise_draws, log):
             for a in ALPHA_GRID:
                 for m in METHODS:
                     ps = [1.0 / n]
-                    if n * d < 10**9:  # the largest configuration: p = 1/n only
-                        ps.append(bycfg[(d, a)]["methods"][m]["opt"][str(n)]["p_opt"])
+                    o = bycfg[(d, a)]["methods"][m]["opt"][str(n)]
+                    # the largest configuration: p = 1/n only; optima below the grid
+                    # (p_C within 1e-6 of 1) are not run through the mechanisms
+                    if n * d < 10**9 and not o["below_grid"]:
+                        ps.append(o["p_opt"])
                     p_lists[(a, m)] = ps
             t0 = time.time()
             sim = simulate_direct(d, n, p_lists, reps, rng)
@@ -539,6 +572,7 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
     ss = np.random.SeedSequence([seed, 3])
     bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
     grid = P_GRID[::2]
+    grid = np.concatenate([grid[:-1], [P_GRID[-1]]])
     out = []
     for (d, a), child in zip(C_CONFIGS, ss.spawn(len(C_CONFIGS))):
         t0 = time.time()
@@ -549,19 +583,23 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
         tr = float(np.sum(sigma**2))
         for m in METHODS:
             opt = bycfg[(d, a)]["methods"][m]["opt"]
-            # p values: the grid, 1/n and p*_0(n) for every n
-            special = {("1/n", n): 1.0 / n for n in N_GRID}
-            special.update({("opt0", n): opt[str(n)]["p_opt"] for n in N_GRID})
-            ps = np.concatenate([grid, np.array(list(special.values()))])
-            Ct, Cn = radii(sigma, ps)
-            Cs = Ct if m == "alg3" else Cn
+            # radii: the grid, p_C = 1/n and the exact-centre optimum C*_0(n) for every n
+            Ct, Cn = radii(sigma, np.concatenate([grid, [1.0 / n for n in N_GRID]]))
+            special = {("1/n", n): float((Ct if m == "alg3" else Cn)[len(grid) + i]) for i, n in enumerate(N_GRID)}
+            special.update({("opt0", n): opt[str(n)]["C_opt"] for n in N_GRID})
+            Cs = np.concatenate([(Ct if m == "alg3" else Cn)[:len(grid)], list(special.values())])
             noise = np.array([noise_error(m, sigma, c) for c in Cs])
-            e2_0 = np.array([row_clip_moments(Z, method=m, C=c, sigma_data=sigma)["e2"] for c in Cs])
+            mom0 = [row_clip_moments(Z, method=m, C=c, sigma_data=sigma) for c in Cs]
+            e2_0 = np.array([r["e2"] for r in mom0])
+            e2_0se = np.array([r["e2_se"] for r in mom0])
             k_special = {key: len(grid) + i for i, key in enumerate(special)}
             mse_star = {n: float(noise[k_special[("opt0", n)]] + n * e2_0[k_special[("opt0", n)]]) for n in N_GRID}
             rec = {"d": d, "alpha": a, "method": m, "trace": tr, "mse_star": {str(n): mse_star[n] for n in N_GRID},
+                   "mse_star_se": {str(n): float(n * e2_0se[k_special[("opt0", n)]]) for n in N_GRID},
                    "mse_1n": {str(n): float(noise[k_special[("1/n", n)]] + n * e2_0[k_special[("1/n", n)]])
-                              for n in N_GRID}, "offsets": {}}
+                              for n in N_GRID},
+                   "mse_1n_se": {str(n): float(n * e2_0se[k_special[("1/n", n)]]) for n in N_GRID},
+                   "offsets": {}}
             for shape in ("prop", "iso"):
                 rows = []
                 for c in C_VALUES[1:]:
@@ -569,6 +607,8 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                     mom = [row_clip_moments(Z, method=m, C=cc, sigma_data=sigma, offset=off) for cc in Cs]
                     e2 = np.array([r["e2"] for r in mom])
                     m2 = np.array([r["m2"] for r in mom])
+                    e2se = np.array([r["e2_se"] for r in mom])
+                    m2se = np.array([r["m2_se"] for r in mom])
                     pcl = np.array([r["pclip"] for r in mom])
                     per_n = {}
                     for n in N_GRID:
@@ -579,6 +619,9 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                             "ratio_1n": float(tot[i1] / mse_star[n]), "ratio_opt0": float(tot[io] / mse_star[n]),
                             "ratio_reopt": float(tot[ig] / mse_star[n]), "p_reopt": float(grid[ig]),
                             "sys_share_opt0": float(n * (n - 1.0) * m2[io] / tot[io]),
+                            "mse_1n": float(tot[i1]), "mse_opt0": float(tot[io]),
+                            "mse_1n_se": float(math.hypot(n * e2se[i1], n * (n - 1.0) * m2se[i1])),
+                            "mse_opt0_se": float(math.hypot(n * e2se[io], n * (n - 1.0) * m2se[io])),
                             "pclip_1n": float(pcl[i1]), "pclip_opt0": float(pcl[io])}
                     rows.append({"c": c, "per_n": per_n})
                 rec["offsets"][shape] = rows
@@ -650,7 +693,10 @@ def experiment_D(seed, B, rows_elems, draws, log):
         for n in (N_GRID[1], N_GRID[-1]):
             for m in METHODS:
                 plist.append((n, "1/n", m, 1.0 / n))
-                plist.append((n, "opt", m, bycfg[(d, a)]["methods"][m]["opt"][str(n)]["p_opt"]))
+                o = bycfg[(d, a)]["methods"][m]["opt"][str(n)]
+                if o["below_grid"]:
+                    raise RuntimeError(f"D: optimum below the p_C grid for d={d}, alpha={a}, n={n}")
+                plist.append((n, "opt", m, o["p_opt"]))
         known = {}
         for (n, kind, m, p) in plist:
             Ct, Cn = radii(sigma, p)
@@ -862,10 +908,10 @@ def _jsonable(x):
 
 def stage_B(args, settings, log):
     B = experiment_B(args.seed, settings["rows_elems_B"], P_GRID, log)
-    log("B: quadrature cross-check of the baseline's E||D||^2 (d = 10, 100)")
+    log("B: quadrature cross-check of the baseline's E||D||^2")
     qc = []
     for c in B["configs"]:
-        if c["d"] > 100 or (args.quick and c["d"] > 10):
+        if args.quick and c["d"] > 10:
             continue
         idx = [5, 11, 17, 22, 28]
         ps = [P_GRID[i] for i in idx]
@@ -997,7 +1043,8 @@ def summary(res):
             for n in N_GRID:
                 oa, ob = c["methods"]["alg3"]["opt"][str(n)], c["methods"]["base"]["opt"][str(n)]
                 a1, b1 = c["methods"]["alg3"]["at_1n"][str(n)], c["methods"]["base"]["at_1n"][str(n)]
-                print(f"{c['d']:5d} {c['alpha']:5.1f} {n:8.0e} {oa['p_opt']:9.2e} {ob['p_opt']:9.2e} "
+                fp = lambda o: f"{o['p_opt']:9.2e}" if o["p_opt"] is not None else f"{'~1':>9}"
+                print(f"{c['d']:5d} {c['alpha']:5.1f} {n:8.0e} {fp(oa)} {fp(ob)} "
                       f"{c['fig2_improvement'][str(n)]:20.3f} {b1['total'] / a1['total']:11.3f} "
                       f"{ob['total'] / oa['total']:14.3f}")
     if "C" in res:
