@@ -50,20 +50,16 @@ from scipy import stats  # noqa: E402
 from egmlib import _gchisq_chi2comb as c2c  # noqa: E402
 from egmlib import _gchisq_core as core  # noqa: E402
 from egmlib import gchisq  # noqa: E402
+from egmlib._gchisq_reference import hypoexp_sf, mp_sf  # noqa: E402
+from egmlib.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N, zipf_sigmas as zipf  # noqa: E402
 
-ALPHA = [0.01, 0.1, 0.5, 1, 2, 5, 7.5, 10, 25, 50, 75, 100]
-FIG2_D = [10, 100, 1000]
-FIG2_N = [100, 1000, 10 ** 6]
+ALPHA = list(FIGURE2_ALPHA)
+FIG2_D = list(FIGURE2_D)
+FIG2_N = list(FIGURE2_N)
 QUICK = "--quick" in sys.argv
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def zipf(d, alpha):
-    """sigma_i = i^-alpha / sum_j j^-alpha (computed in logs; may underflow to 0)."""
-    i = np.arange(1, d + 1, dtype=float)
-    lw = -alpha * np.log(i)
-    s = np.exp(lw - lw.max())
-    return s / s.sum()
 
 
 def fig2_weights():
@@ -99,59 +95,8 @@ def header(title):
 # references
 # ---------------------------------------------------------------------------
 
-def mp_sf(w, x, dps=30):
-    """P(Q > x) by mpmath.quad of the inversion integral on a parabola through
-    the saddlepoint, every operation at `dps` digits (independent of the
-    double-precision engine: its own saddlepoint, logarithms and quadrature)."""
-    with mpmath.workdps(dps):
-        ws = [mpmath.mpf(float(t)) for t in w if t > 0]
-        xm = mpmath.mpf(float(x))
-
-        def K(s):
-            return -mpmath.fsum(mpmath.log(1 - 2 * wj * s) for wj in ws) / 2
-
-        def K1(s):
-            return mpmath.fsum(wj / (1 - 2 * wj * s) for wj in ws)
-
-        def K2(s):
-            return mpmath.fsum(2 * wj ** 2 / (1 - 2 * wj * s) ** 2 for wj in ws)
-
-        def K3(s):
-            return mpmath.fsum(8 * wj ** 3 / (1 - 2 * wj * s) ** 3 for wj in ws)
-
-        lo, hi = mpmath.mpf(0), 1 / (2 * max(ws))
-        for _ in range(120):
-            mid = (lo + hi) / 2
-            if K1(mid) < xm:
-                lo = mid
-            else:
-                hi = mid
-        c = (lo + hi) / 2
-        g = K3(c) / (6 * K2(c)) / 8
-        base = K(c) - c * xm
-        sig = 1 / mpmath.sqrt(K2(c))
-
-        def f(y):
-            s = c + 1j * y + g * y * y
-            return mpmath.re(mpmath.exp(K(s) - s * xm - base) * (1j + 2 * g * y) / (1j * s))
-
-        pts = [0] + [sig * 2 ** k for k in range(-2, 40, 2)] + [mpmath.inf]
-        return mpmath.exp(base) * mpmath.quad(f, pts) / mpmath.pi
 
 
-def hypoexp_sf(v, x, dps=60):
-    """P(sum_k v_k chi2_2 > x) = sum_k e^{-x/(2 v_k)} prod_{j != k} v_k / (v_k - v_j)."""
-    with mpmath.workdps(dps):
-        vs = [mpmath.mpf(float(t)) for t in v]
-        xm = mpmath.mpf(float(x))
-        tot = mpmath.mpf(0)
-        for k, vk in enumerate(vs):
-            term = mpmath.exp(-xm / (2 * vk))
-            for j, vj in enumerate(vs):
-                if j != k:
-                    term *= vk / (vk - vj)
-            tot += term
-        return tot
 
 
 def quantile_rel_err(dist, x, p, p_ref):

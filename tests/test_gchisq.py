@@ -20,18 +20,14 @@ import pytest
 from scipy import stats
 
 from egmlib import gchisq
+from egmlib._gchisq_reference import hypoexp_sf, mp_sf
+from egmlib.experiments import zipf_sigmas as zipf
 from egmlib import _gchisq_chi2comb as c2c
 
 RTOL = 1e-10
 P_GRID = np.array([1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 0.3, 0.5])
 
 
-def zipf(d, alpha):
-    """sigma_i = i^-alpha / sum_j j^-alpha, computed in logs (may underflow to 0)."""
-    i = np.arange(1, d + 1, dtype=float)
-    lw = -alpha * np.log(i)
-    s = np.exp(lw - lw.max())
-    return s / s.sum()
 
 
 def rel(a, b):
@@ -75,19 +71,6 @@ def test_equal_weights_lower_tail(d):
 # Closed form with mpmath: weights of multiplicity two (hypoexponential)
 # ---------------------------------------------------------------------------
 
-def hypoexp_sf(v, x, dps=60):
-    """P(sum_k v_k chi2_2 > x) = sum_k exp(-x / (2 v_k)) prod_{j != k} v_k / (v_k - v_j)."""
-    with mpmath.workdps(dps):
-        vs = [mpmath.mpf(float(t)) for t in v]
-        xm = mpmath.mpf(float(x))
-        tot = mpmath.mpf(0)
-        for k, vk in enumerate(vs):
-            term = mpmath.exp(-xm / (2 * vk))
-            for j, vj in enumerate(vs):
-                if j != k:
-                    term *= vk / (vk - vj)
-            tot += term
-        return tot
 
 
 @pytest.mark.parametrize("v", [
@@ -118,48 +101,6 @@ def test_multiplicity_two_closed_form(v):
 # Slow high-precision evaluation: the inversion integral with mpmath
 # ---------------------------------------------------------------------------
 
-def mp_sf(w, x, dps=25):
-    """P(Q > x) by mpmath.quad of (1/pi) int_0^inf Re[e^{K(s)-sx} s'(y) / (i s)] dy
-    on s(y) = c + i y + g y^2, c the saddlepoint, all arithmetic at dps digits."""
-    with mpmath.workdps(dps):
-        ws = [mpmath.mpf(float(t)) for t in w if t > 0]
-        xm = mpmath.mpf(float(x))
-
-        def K(s):
-            return -sum(mpmath.log(1 - 2 * wj * s) for wj in ws) / 2
-
-        def K1(s):
-            return sum(wj / (1 - 2 * wj * s) for wj in ws)
-
-        def K2(s):
-            return sum(2 * wj ** 2 / (1 - 2 * wj * s) ** 2 for wj in ws)
-
-        def K3(s):
-            return sum(8 * wj ** 3 / (1 - 2 * wj * s) ** 3 for wj in ws)
-
-        smax = 1 / (2 * max(ws))
-        # saddlepoint by bisection (K1 increasing), away from the pole at 0
-        lo, hi = mpmath.mpf(0), smax
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            if K1(mid) < xm:
-                lo = mid
-            else:
-                hi = mid
-        c = (lo + hi) / 2
-        assert c > 0, "reference is for the upper tail (x above the mean)"
-        g = K3(c) / (6 * K2(c))
-        base = K(c) - c * xm
-        sig = 1 / mpmath.sqrt(K2(c))
-
-        def f(y):
-            s = c + 1j * y + g * y * y
-            ds = 1j + 2 * g * y
-            return mpmath.re(mpmath.exp(K(s) - s * xm - base) * ds / (1j * s))
-
-        pts = [0] + [sig * 4 ** k for k in range(-1, 8)] + [mpmath.inf]
-        val = mpmath.quad(f, pts)
-        return mpmath.exp(base) * val / mpmath.pi
 
 
 SKEWED = [
@@ -178,7 +119,7 @@ def test_against_mpmath_contour(name, w):
     ps = np.array([1e-15, 1e-6, 0.1])
     x = dist.isf(ps)
     for pi, xi in zip(ps, x):
-        ref = mp_sf(w, xi)
+        ref = mp_sf(w, xi, dps=25)
         got = dist.sf(xi)
         assert abs(got / float(ref) - 1.0) <= RTOL, (name, pi, got, ref)
         # the quantile: relative error in x = relative error in P / (x |d log P/dx|)
