@@ -10,6 +10,10 @@
   clip to the radius C whose tail probability is p_clip, add isotropic noise of
   standard deviation 2 C sigma_opt in the transformed space, transform back;
   noise error eqs. (9) and (24).
+* :func:`clipped_gaussian_mechanism` -- the report's baseline for Algorithm 3
+  (Section 5, E_n): clip x_i - mu_hat to the radius C_n whose tail probability
+  under the model is p_clip, then Algorithm 1 with sensitivity 2 C_n; noise
+  error eq. (5) with ||Delta|| = 2 C_n.
 
 Neighbouring datasets differ in one row (substitution, Definition 2.1).  Every
 mechanism takes an explicit :class:`numpy.random.Generator` and returns a frozen
@@ -26,6 +30,7 @@ attacks on textbook Gaussian samplers are out of scope here).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -41,6 +46,7 @@ __all__ = [
     "gaussian_mechanism",
     "elliptical_gaussian_mechanism",
     "egm_gaussian_data",
+    "clipped_gaussian_mechanism",
 ]
 
 #: Elements (float64) per row chunk of Algorithm 3: 2**17 elements = 1 MiB, small
@@ -50,6 +56,12 @@ CHUNK_ELEMENTS = 2**17
 
 #: Tolerance on | ||b|| - 1 | for a caller-supplied scaling of Algorithm 2.
 B_NORM_TOL = 1e-9
+
+#: Radius cache: at most this many (p_clip, weights) pairs, each kept only when the
+#: weight vector has at most RADIUS_CACHE_MAX_D entries (so the cache holds at most
+#: 256 * 8192 * 8 bytes = 16 MiB of keys).
+RADIUS_CACHE_SIZE = 256
+RADIUS_CACHE_MAX_D = 8192
 
 
 # --------------------------------------------------------------------------- #
@@ -115,7 +127,9 @@ class EllipticalGaussianResult(_NoiseErrorMixin):
 
 @dataclass(frozen=True)
 class GaussianDataResult(_NoiseErrorMixin):
-    """Output of :func:`egm_gaussian_data` (Algorithm 3).
+    """Output of :func:`egm_gaussian_data` (Algorithm 3) and of
+    :func:`clipped_gaussian_mechanism` (the baseline, which is the same release
+    with b = 1: its "transformed" space is the original space centred at mu_hat).
 
     All vectors are in the original space except ``transformed_sum``.  Only
     ``estimate`` is private (and only when ``noise_added``).  ``clipped_sum``,
@@ -413,6 +427,92 @@ def _clipped_transformed_sum(X, *, mu, b, C, cols=None, chunk_rows=None):
     return T, n_clipped
 
 
+# --------------------------------------------------------------------------- #
+# the clipping radius (memoised)
+# --------------------------------------------------------------------------- #
+@functools.lru_cache(maxsize=RADIUS_CACHE_SIZE)
+def _cached_quantile(p: float, w_bytes: bytes) -> float:
+    return float(gchisq.isf(p, np.frombuffer(w_bytes, dtype=np.float64)))
+
+
+def _clipping_radius(p, w) -> float:
+    """sqrt(gchisq.isf(p, w)): the radius C with P(sum_j w_j Z_j^2 > C^2) = p.
+
+    Algorithms 3 and its baseline recompute their radius from the public inputs
+    (p_clip, sigma) on every call, and a simulation calls them thousands of times
+    with a few such pairs, so the quantile is memoised (least recently used, at
+    most RADIUS_CACHE_SIZE pairs).  The key is p and the exact bytes of the float64
+    weights, and gchisq.isf is a pure function, so the cache never changes a
+    result; weight vectors longer than RADIUS_CACHE_MAX_D are not cached.
+    """
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if w.shape[0] > RADIUS_CACHE_MAX_D:
+        return math.sqrt(float(gchisq.isf(p, w)))
+    return math.sqrt(_cached_quantile(float(p), w.tobytes()))
+
+
+def _check_clipping_inputs(X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows):
+    """The shared argument checks of Algorithm 3 and the clipped baseline."""
+    X = _check_data(X)
+    n, d = X.shape
+    sigma = _v.check_nonnegative_vector("sigma", sigma)
+    _check_length(sigma, d, "sigma")
+    mu_hat = _check_finite_vector(mu_hat, "mu_hat")
+    _check_length(mu_hat, d, "mu_hat")
+    eps = _v.check_positive_finite("eps", eps)
+    delta = _v.check_probability("delta", delta)
+    if p_clip is None:
+        if n < 2:
+            raise ValueError(
+                "p_clip must be in (0, 1); its default 1/n is 1 for n=1 rows (every row "
+                "clipped), pass p_clip explicitly"
+            )
+        p_clip = 1.0 / n
+    p_clip = _v.check_probability("p_clip", p_clip)
+    if not isinstance(noise, (bool, np.bool_)):
+        raise ValueError(f"noise must be True or False, got noise={noise!r}")
+    if noise:
+        rng = _v.check_rng(rng)
+    if chunk_rows is not None:
+        chunk_rows = _v.check_count("chunk_rows", chunk_rows)
+    return X, sigma, mu_hat, eps, delta, rng, p_clip, chunk_rows
+
+
+def _clipped_release(X, *, active, b, C, mu_hat, p_clip, eps, delta, rng, noise,
+                     chunk_rows) -> GaussianDataResult:
+    """sum_i clip_C((x_i - mu_hat) * b) / b + n mu_hat + eta / b, eta ~ N(0, (2 C sigma_opt)^2 I).
+
+    The common last steps of Algorithm 3 (b from Lemma 4.1) and of the baseline
+    (b = 1).  Only the coordinates in ``active`` are transformed, clipped and
+    noised; the others are released as n * mu_hat_j.
+    """
+    n, d = X.shape
+    b_act = b[active]
+    s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
+    s_t = 2.0 * C * s_opt  # = sigma_opt(eps, delta, sensitivity=2C)
+
+    cols = None if np.all(active) else np.flatnonzero(active)
+    T_act, n_clipped = _clipped_transformed_sum(
+        X, mu=mu_hat[active], b=b_act, C=C, cols=cols, chunk_rows=chunk_rows
+    )
+
+    clipped_sum = n * mu_hat  # inactive coordinates: n * mu_hat_j exactly
+    clipped_sum[active] += T_act / b_act
+    T = np.zeros(d)
+    T[active] = T_act
+    std = np.zeros(d)
+    std[active] = s_t / b_act
+    eta = np.zeros(d)
+    if noise:
+        eta[active] = _draw(rng, np.full(b_act.shape[0], s_t)) / b_act
+    return GaussianDataResult(
+        estimate=clipped_sum + eta, clipped_sum=clipped_sum, transformed_sum=T,
+        noise=eta, noise_std=std, b=b, C=C, p_clip=p_clip, n_clipped=n_clipped, n=n,
+        sigma_opt=s_opt, sensitivity=2.0 * C, transformed_noise_std=s_t,
+        eps=eps, delta=delta, noise_added=bool(noise),
+    )
+
+
 def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=True,
                       chunk_rows=None) -> GaussianDataResult:
     """Algorithm 3: the Elliptical Gaussian Mechanism for Gaussian data.
@@ -480,29 +580,8 @@ def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=T
     >>> r.n_clipped, bool(np.allclose(r.estimate, X.sum(axis=0)))
     (0, True)
     """
-    X = _check_data(X)
-    n, d = X.shape
-    sigma = _v.check_nonnegative_vector("sigma", sigma)
-    _check_length(sigma, d, "sigma")
-    mu_hat = _check_finite_vector(mu_hat, "mu_hat")
-    _check_length(mu_hat, d, "mu_hat")
-    eps = _v.check_positive_finite("eps", eps)
-    delta = _v.check_probability("delta", delta)
-    if p_clip is None:
-        if n < 2:
-            raise ValueError(
-                "p_clip must be in (0, 1); its default 1/n is 1 for n=1 rows (every row "
-                "clipped), pass p_clip explicitly"
-            )
-        p_clip = 1.0 / n
-    p_clip = _v.check_probability("p_clip", p_clip)
-    if not isinstance(noise, (bool, np.bool_)):
-        raise ValueError(f"noise must be True or False, got noise={noise!r}")
-    if noise:
-        rng = _v.check_rng(rng)
-    if chunk_rows is not None:
-        chunk_rows = _v.check_count("chunk_rows", chunk_rows)
-
+    X, sigma, mu_hat, eps, delta, rng, p_clip, chunk_rows = _check_clipping_inputs(
+        X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
     active = sigma > 0
     b = np.asarray(scaling.gaussian_data_scaling(sigma), dtype=np.float64)
     b_act = b[active]
@@ -511,27 +590,75 @@ def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=T
                          "where sigma > 0; cannot transform the data")
     rel = sigma[active] / np.max(sigma)  # scale-free: sum(sigma) may overflow
     w = rel / np.sum(rel)  # (b_j sigma_j)^2 = sigma_j / sum_i sigma_i, Lemma 4.1
-    C = math.sqrt(float(gchisq.isf(p_clip, w)))
-    s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
-    s_t = 2.0 * C * s_opt  # = sigma_opt(eps, delta, sensitivity=2C)
+    C = _clipping_radius(p_clip, w)
+    return _clipped_release(X, active=active, b=b, C=C, mu_hat=mu_hat, p_clip=p_clip, eps=eps,
+                            delta=delta, rng=rng, noise=noise, chunk_rows=chunk_rows)
 
-    cols = None if np.all(active) else np.flatnonzero(active)
-    T_act, n_clipped = _clipped_transformed_sum(
-        X, mu=mu_hat[active], b=b_act, C=C, cols=cols, chunk_rows=chunk_rows
-    )
 
-    clipped_sum = n * mu_hat  # inactive coordinates: n * mu_hat_j exactly
-    clipped_sum[active] += T_act / b_act
-    T = np.zeros(d)
-    T[active] = T_act
-    std = np.zeros(d)
-    std[active] = s_t / b_act
-    eta = np.zeros(d)
-    if noise:
-        eta[active] = _draw(rng, np.full(b_act.shape[0], s_t)) / b_act
-    return GaussianDataResult(
-        estimate=clipped_sum + eta, clipped_sum=clipped_sum, transformed_sum=T,
-        noise=eta, noise_std=std, b=b, C=C, p_clip=p_clip, n_clipped=n_clipped, n=n,
-        sigma_opt=s_opt, sensitivity=2.0 * C, transformed_noise_std=s_t,
-        eps=eps, delta=delta, noise_added=bool(noise),
-    )
+def clipped_gaussian_mechanism(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=True,
+                               chunk_rows=None) -> GaussianDataResult:
+    """The report's baseline for Algorithm 3: clip in the original space, then Algorithm 1.
+
+    Section 5 compares Algorithm 3 with "the most natural thing to do if one were
+    to use the Gaussian Mechanism" (Section 6): clip at the same probability
+    without the transformation and add isotropic noise.  Concretely:
+
+    1. C_n = sqrt(gchisq.isf(p_clip, sigma^2)): if x ~ N(mu_hat, diag(sigma^2)),
+       P(||x - mu_hat|| > C_n) = p_clip (Section 5's C_n at p_clip = 1/n).
+    2. T = sum_i min(1, C_n / ||x_i - mu_hat||) (x_i - mu_hat); substituting one
+       row moves T by at most 2 C_n, so Delta(T) = 2 C_n.
+    3. Release T + n mu_hat + eta, eta ~ N(0, (2 C_n sigma_opt)^2 I_d): Algorithm 1
+       with sensitivity 2 C_n (Theorem 2), then post-processing (Lemma 2.1).
+
+    This is :func:`egm_gaussian_data` with b = 1 (same clipping code, same
+    result type; ``transformed_sum`` is T, ``b`` is all ones).  Its expected
+    noise error is eq. (5) with ||Delta|| = 2 C_n, i.e. d (2 C_n sigma_opt)^2:
+    Section 5's E_n, which the report writes without the factor d (see the
+    errata).  Every coordinate is clipped and noised, also those with
+    sigma_j = 0 (they add nothing to C_n^2); all-zero sigma is an error.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d)
+        Data, one row per individual; any array-like, including np.memmap.
+    sigma : array_like, shape (d,), finite, >= 0, at least one > 0
+        Standard deviations of the coordinates (public); they set C_n only.
+    mu_hat : array_like, shape (d,), finite
+        Centre of the clipping ball (public).
+    eps : float, finite and > 0
+    delta : float in (0, 1)
+    rng : numpy.random.Generator
+        Not used (may be None) when ``noise=False``.
+    p_clip : float in (0, 1), optional
+        Probability that a row drawn from the model is clipped; default 1 / n
+        (needs n >= 2).
+    noise : bool
+        False returns the clipped sum without noise (not private).
+    chunk_rows : int >= 1, optional
+        Rows per chunk (default: about 2**17 elements per chunk).
+
+    Returns
+    -------
+    GaussianDataResult
+        With ``b`` all ones, ``C`` = C_n and ``noise_std`` = 2 C_n sigma_opt in
+        every coordinate.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.array([[1.0, 2.0], [1.5, 2.5], [9.0, 2.0]])
+    >>> r = clipped_gaussian_mechanism(X, sigma=[1.0, 1.0], mu_hat=[1.0, 2.0], eps=1.0,
+    ...                                delta=1e-6, rng=None, p_clip=0.01, noise=False)
+    >>> r.n_clipped, round(r.C, 6)    # C^2 = -2 ln 0.01 for chi^2_2
+    (1, 3.034854)
+    >>> bool(np.allclose(r.estimate, [1.0 + 1.5 + 1.0 + r.C, 2.0 + 2.5 + 2.0]))
+    True
+    """
+    X, sigma, mu_hat, eps, delta, rng, p_clip, chunk_rows = _check_clipping_inputs(
+        X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
+    d = X.shape[1]
+    smax = float(np.max(sigma))
+    C = smax * _clipping_radius(p_clip, (sigma / smax) ** 2)  # no underflow of tiny sigma^2
+    return _clipped_release(X, active=np.ones(d, dtype=bool), b=np.ones(d), C=C, mu_hat=mu_hat,
+                            p_clip=p_clip, eps=eps, delta=delta, rng=rng, noise=noise,
+                            chunk_rows=chunk_rows)

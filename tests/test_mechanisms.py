@@ -10,7 +10,11 @@ What is checked, and why it could fail:
 - the fraction of clipped rows for data from the model agrees with p_clip
   within 5 binomial standard deviations;
 - zero standard deviations, validation rules, determinism, chunking, memmaps,
-  overflow-prone rows.
+  overflow-prone rows;
+- the clipped baseline (clipped_gaussian_mechanism): exactness, sensitivity 2 C_n
+  attained and never exceeded, Monte Carlo noise error d (2 C_n sigma_opt)^2
+  (eq. (5), Section 5's E_n), C_n against Section 5's threshold, validation;
+- the radius cache returns gchisq.isf's value exactly and is keyed on the weights.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from egmlib import calibration, scaling
+from egmlib import calibration, gchisq, mechanisms, scaling
 from egmlib.experiments import zipf_sigmas
 from egmlib.mechanisms import (
     _clipped_transformed_sum,
+    _clipping_radius,
+    clipped_gaussian_mechanism,
     egm_gaussian_data,
     elliptical_gaussian_mechanism,
     gaussian_mechanism,
@@ -421,39 +427,41 @@ def _call(which, **over):
         return elliptical_gaussian_mechanism(kw.pop("X", _X), **kw)
     kw = dict(sigma=np.ones(3), mu_hat=np.zeros(3), eps=EPS, delta=DELTA, rng=_RNG)
     kw.update(over)
-    return egm_gaussian_data(kw.pop("X", _X), **kw)
+    mech = egm_gaussian_data if which == 3 else clipped_gaussian_mechanism
+    return mech(kw.pop("X", _X), **kw)
 
 
 @HYP
-@given(which=st.sampled_from([1, 2, 3]), eps=_bad_eps)
+@given(which=st.sampled_from([1, 2, 3, 4]), eps=_bad_eps)
 def test_rejects_bad_eps(which, eps):
     with pytest.raises(ValueError, match=r"eps must be finite and > 0"):
         _call(which, eps=eps)
 
 
 @HYP
-@given(which=st.sampled_from([1, 2, 3]), delta=_bad_prob)
+@given(which=st.sampled_from([1, 2, 3, 4]), delta=_bad_prob)
 def test_rejects_bad_delta(which, delta):
     with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\)"):
         _call(which, delta=delta)
 
 
 @HYP
-@given(p=_bad_prob)
-def test_rejects_bad_p_clip(p):
+@given(which=st.sampled_from([3, 4]), p=_bad_prob)
+def test_rejects_bad_p_clip(which, p):
     with pytest.raises(ValueError, match=r"p_clip must lie in the open interval \(0, 1\)"):
-        _call(3, p_clip=p)
+        _call(which, p_clip=p)
 
 
-def test_default_p_clip_needs_two_rows():
+@pytest.mark.parametrize("which", [3, 4])
+def test_default_p_clip_needs_two_rows(which):
     with pytest.raises(ValueError, match="p_clip"):
-        _call(3, X=np.zeros((1, 3)))
-    r = _call(3, X=np.zeros((1, 3)), p_clip=0.5)  # explicit p_clip is fine for n = 1
+        _call(which, X=np.zeros((1, 3)))
+    r = _call(which, X=np.zeros((1, 3)), p_clip=0.5)  # explicit p_clip is fine for n = 1
     assert r.n == 1
 
 
 @HYP
-@given(which=st.sampled_from([1, 2, 3]), s=_bad_eps)
+@given(which=st.sampled_from([1, 2, 3, 4]), s=_bad_eps)
 def test_rejects_bad_sensitivity_or_vectors(which, s):
     """sensitivity (Alg. 1) must be finite > 0; Delta (Alg. 2) and sigma (Alg. 3) must be
     finite and >= 0 entrywise: a non-positive or non-finite entry is rejected unless it is 0."""
@@ -470,7 +478,7 @@ def test_rejects_bad_sensitivity_or_vectors(which, s):
 
 
 @HYP
-@given(which=st.sampled_from([2, 3]), d=st.integers(1, 6).filter(lambda k: k != 3))
+@given(which=st.sampled_from([2, 3, 4]), d=st.integers(1, 6).filter(lambda k: k != 3))
 def test_rejects_vector_length_mismatch(which, d):
     if which == 2:
         with pytest.raises(ValueError, match="Delta must have length d=3"):
@@ -480,22 +488,23 @@ def test_rejects_vector_length_mismatch(which, d):
             _call(2, b=b)
     else:
         with pytest.raises(ValueError, match="sigma must have length d=3"):
-            _call(3, sigma=np.ones(d))
+            _call(which, sigma=np.ones(d))
         with pytest.raises(ValueError, match="mu_hat must have length d=3"):
-            _call(3, mu_hat=np.zeros(d))
+            _call(which, mu_hat=np.zeros(d))
 
 
 @HYP
-@given(bad=st.sampled_from([math.nan, math.inf, -math.inf]), j=st.integers(0, 2))
-def test_rejects_nonfinite_mu_hat(bad, j):
+@given(which=st.sampled_from([3, 4]), bad=st.sampled_from([math.nan, math.inf, -math.inf]),
+       j=st.integers(0, 2))
+def test_rejects_nonfinite_mu_hat(which, bad, j):
     mu = np.zeros(3)
     mu[j] = bad
     with pytest.raises(ValueError, match="mu_hat must be finite"):
-        _call(3, mu_hat=mu)
+        _call(which, mu_hat=mu)
 
 
 @HYP
-@given(which=st.sampled_from([1, 2, 3]), shape=st.sampled_from([(), (5,), (2, 3, 1), (0, 3), (3, 0)]))
+@given(which=st.sampled_from([1, 2, 3, 4]), shape=st.sampled_from([(), (5,), (2, 3, 1), (0, 3), (3, 0)]))
 def test_rejects_bad_data_shape(which, shape):
     X = np.zeros(shape)
     with pytest.raises(ValueError, match=r"X must (be a 2-D array|have n >= 1|have d >= 1)"):
@@ -503,7 +512,7 @@ def test_rejects_bad_data_shape(which, shape):
 
 
 @HYP
-@given(which=st.sampled_from([1, 2, 3]), bad=st.sampled_from([math.nan, math.inf, -math.inf]),
+@given(which=st.sampled_from([1, 2, 3, 4]), bad=st.sampled_from([math.nan, math.inf, -math.inf]),
        i=st.integers(0, 49), j=st.integers(0, 2), chunk=st.integers(1, 20),
        zero_col=st.booleans())
 def test_rejects_nonfinite_data(which, bad, i, j, chunk, zero_col):
@@ -511,7 +520,7 @@ def test_rejects_nonfinite_data(which, bad, i, j, chunk, zero_col):
     X = np.random.default_rng(i).normal(size=(50, 3))
     X[i, j] = bad
     extra = {}
-    if which == 3:
+    if which >= 3:
         extra = dict(chunk_rows=chunk, sigma=np.array([1.0, 0.0, 1.0]) if zero_col else np.ones(3))
     with pytest.raises(ValueError, match="X must be finite"):
         _call(which, X=X, **extra)
@@ -539,21 +548,24 @@ def test_rejects_bad_b(scale, j):
 
 
 def test_rejects_bad_rng_and_flags():
-    for which in (1, 2, 3):
+    for which in (1, 2, 3, 4):
         with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
             _call(which, rng=42)
-    with pytest.raises(ValueError, match="noise must be True or False"):
-        _call(3, noise="yes")
-    for c in (0, -3, 1.5):
-        with pytest.raises(ValueError, match="chunk_rows must be an integer >= 1"):
-            _call(3, chunk_rows=c)
-    _call(3, rng=None, noise=False)  # no rng needed without noise
+    for which in (3, 4):
+        with pytest.raises(ValueError, match="noise must be True or False"):
+            _call(which, noise="yes")
+        for c in (0, -3, 1.5):
+            with pytest.raises(ValueError, match="chunk_rows must be an integer >= 1"):
+                _call(which, chunk_rows=c)
+        _call(which, rng=None, noise=False)  # no rng needed without noise
+    with pytest.raises(ValueError, match="sigma must have at least one entry > 0"):
+        _call(4, sigma=np.zeros(3))
 
 
 # --------------------------------------------------------------------------- #
 # determinism, input types, chunking, results
 # --------------------------------------------------------------------------- #
-@pytest.mark.parametrize("which", [1, 2, 3])
+@pytest.mark.parametrize("which", [1, 2, 3, 4])
 def test_same_seed_same_output(which):
     a = _call(which, rng=np.random.default_rng(123))
     b = _call(which, rng=np.random.default_rng(123))
@@ -600,3 +612,165 @@ def test_input_not_modified():
     egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(X, _X)
     assert np.all(sigma == 1) and np.all(mu == 0)
+
+
+# --------------------------------------------------------------------------- #
+# the baseline: clipping in the original space, then Algorithm 1
+# --------------------------------------------------------------------------- #
+@HYP
+@given(n=st.integers(1, 40), d=st.integers(1, 12), seed=st.integers(0, 2**32 - 1),
+       chunk=st.one_of(st.none(), st.integers(1, 50)), n_zero=st.integers(0, 3))
+def test_baseline_no_clipping_no_noise_is_exact_sum(n, d, seed, chunk, n_zero):
+    """Rows inside the ball of radius C_n around mu_hat and noise=False: the release is
+    sum_i x_i, for any chunking and with zero sigmas (which only shrink C_n)."""
+    rng = np.random.default_rng(seed)
+    sigma = rng.uniform(0.1, 3.0, d)
+    sigma[: min(n_zero, d - 1)] = 0.0
+    mu_hat = rng.uniform(-1e3, 1e3, d)
+    u = rng.standard_normal((n, d))
+    u *= (0.9 * np.min(sigma[sigma > 0]) * rng.random((n, 1))) / np.linalg.norm(u, axis=1, keepdims=True)
+    X = mu_hat + u  # ||x_i - mu_hat|| < 0.9 min sigma <= C_n (C_n^2 >= sigma_max^2 chi2_1 quantile)
+    r = clipped_gaussian_mechanism(X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=None,
+                                   p_clip=1e-9, noise=False, chunk_rows=chunk)
+    assert r.C > np.max(sigma) * 6.0  # sigma_max^2 Z^2 > 36 sigma_max^2 has probability 2e-9
+    assert r.n_clipped == 0 and not r.noise_added and np.all(r.noise == 0)
+    np.testing.assert_array_equal(r.b, np.ones(d))
+    np.testing.assert_array_equal(r.estimate, r.clipped_sum)
+    _assert_sum_close(r.estimate, X)
+    _assert_sum_close(r.transformed_sum + n * mu_hat, X)
+
+
+def test_baseline_radius_is_section5_threshold():
+    """C_n^2 is Section 5's threshold (scaling.clipping_thresholds, weights sigma_j^2),
+    and P(||x - mu|| > C_n) = p_clip exactly by gchisq.sf; C_n does not depend on the data."""
+    sigma = zipf_sigmas(50, 1.3)
+    for p in (1e-6, 1e-3, 0.4):
+        r = clipped_gaussian_mechanism(np.zeros((3, 50)), sigma=sigma, mu_hat=np.zeros(50), eps=EPS,
+                                       delta=DELTA, rng=None, p_clip=p, noise=False)
+        cn2, _ = scaling.clipping_thresholds(sigma, p=p)
+        np.testing.assert_allclose(r.C**2, cn2, rtol=1e-13)
+        smax = sigma.max()
+        np.testing.assert_allclose(gchisq.sf((r.C / smax) ** 2, (sigma / smax) ** 2), p, rtol=1e-9)
+        assert r.sensitivity == 2 * r.C
+        np.testing.assert_allclose(r.noise_std, 2 * r.C * calibration.sigma_opt(eps=EPS, delta=DELTA),
+                                   rtol=1e-14)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=_neighbours(), chunk=st.one_of(st.none(), st.integers(1, 3)))
+def test_baseline_substituting_one_row_moves_sum_by_at_most_2Cn(data, chunk):
+    """Delta = 2 C_n: for any two datasets that differ in one row (far rows up to 1e300,
+    rows at mu_hat, rows along one axis) the clipped sums differ by at most 2 C_n."""
+    X, X2, sigma, mu_hat = data
+    kw = dict(sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=None, p_clip=0.01,
+              noise=False, chunk_rows=chunk)
+    r1 = clipped_gaussian_mechanism(X, **kw)
+    r2 = clipped_gaussian_mechanism(X2, **kw)
+    assert r1.C == r2.C
+    for r in (r1, r2):
+        assert np.all(np.isfinite(r.transformed_sum)) and np.all(np.isfinite(r.estimate))
+    n = X.shape[0]
+    gap = np.linalg.norm(r1.transformed_sum - r2.transformed_sum)
+    assert gap <= 2 * r1.C * (1 + 1e-12) + 4 * n * r1.C * 1e-15
+
+
+@pytest.mark.parametrize("far", [10.0, 1e6, 1e300])
+def test_baseline_sensitivity_2Cn_is_attained(far):
+    """An adversarial substitution: the last row moves from mu_hat + far C_n u to
+    mu_hat - far C_n u (u a random unit vector); both are clipped to +-C_n u, so the
+    release moves by exactly 2 C_n, and the noise is calibrated to that sensitivity."""
+    rng = np.random.default_rng(50)
+    d, n = 7, 200
+    sigma = zipf_sigmas(d, 1.0)
+    mu = rng.normal(size=d)
+    C = clipped_gaussian_mechanism(np.zeros((2, d)), sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA,
+                                   rng=None, p_clip=1e-3, noise=False).C
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    X = _model_data(rng, n, sigma, mu)
+    X2 = X.copy()
+    X[-1] = mu + far * C * u if far < 1e300 else far * u
+    X2[-1] = mu - far * C * u if far < 1e300 else -far * u
+    kw = dict(sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=None, p_clip=1e-3, noise=False)
+    r1, r2 = clipped_gaussian_mechanism(X, **kw), clipped_gaussian_mechanism(X2, **kw)
+    gap = r1.clipped_sum - r2.clipped_sum
+    assert abs(np.linalg.norm(gap) - 2 * C) <= 1e-10 * C
+    np.testing.assert_allclose(gap / np.linalg.norm(gap), u, atol=1e-9)
+    assert r1.sensitivity == 2 * C
+    np.testing.assert_allclose(r1.noise_std, calibration.sigma_opt(eps=EPS, delta=DELTA, sensitivity=2 * C),
+                               rtol=1e-12)
+
+
+def test_mc_error_baseline_eq5():
+    """The baseline's noise error, R = 2000 runs, d = 15, data never clipped: mean
+    ||estimate - sum||^2 vs d (2 C_n sigma_opt)^2 (eq. (5) with ||Delta|| = 2 C_n;
+    Section 5's E_n with the factor d) within 5 exact SE (about 8 % here); at
+    p_clip = 1/n this is scaling.figure2_errors' E_n."""
+    rng = np.random.default_rng(51)
+    d, n, R = 15, 60, 2000
+    sigma = zipf_sigmas(d, 1.5)
+    mu = rng.normal(size=d)
+    X = _model_data(rng, n, sigma, mu) * 0.1 + 0.9 * mu  # well inside the ball
+    exact = X.sum(axis=0)
+    errs = np.empty(R)
+    for t in range(R):
+        r = clipped_gaussian_mechanism(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
+        assert r.n_clipped == 0
+        errs[t] = np.sum((r.estimate - exact) ** 2)
+    s_opt = calibration.sigma_opt(eps=EPS, delta=DELTA)
+    formula = d * (2 * r.C * s_opt) ** 2
+    np.testing.assert_allclose(r.expected_noise_error, formula, rtol=1e-12)
+    np.testing.assert_allclose(
+        formula, scaling.gaussian_mechanism_error(np.full(d, 2 * r.C / math.sqrt(d)), sigma_opt=s_opt), rtol=1e-12)
+    E_n, _ = scaling.figure2_errors(sigma, n=n, sigma_opt=s_opt)
+    np.testing.assert_allclose(formula, E_n, rtol=1e-9)
+    _mc_check(errs, r.noise_std)
+
+
+def test_baseline_fraction_clipped_matches_p_clip():
+    """n = 2e5 rows from the model: n_clipped ~ Bin(n, p_clip) within 5 SD; an
+    independent count of the rows with ||x_i - mu_hat|| > C_n agrees exactly."""
+    rng = np.random.default_rng(52)
+    n, d, p = 200_000, 12, 0.01
+    sigma = _zipf(d, 1.0)
+    mu = rng.normal(size=d)
+    X = _model_data(rng, n, sigma, mu)
+    r = clipped_gaussian_mechanism(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=p)
+    assert abs(r.n_clipped - n * p) <= 5 * math.sqrt(n * p * (1 - p))
+    assert r.n_clipped == int(np.count_nonzero(np.linalg.norm(X - mu, axis=1) > r.C))
+
+
+def test_baseline_is_algorithm3_clipping_with_b_one():
+    """With equal sigmas Lemma 4.1's b is constant, so Algorithm 3 and the baseline clip
+    the same rows and release the same vector in the original space (up to rounding)."""
+    rng = np.random.default_rng(53)
+    d, n = 5, 400
+    sigma = np.full(d, 2.0)
+    X = _model_data(rng, n, sigma, np.zeros(d))
+    kw = dict(sigma=sigma, mu_hat=np.zeros(d), eps=EPS, delta=DELTA, p_clip=0.05)
+    a = egm_gaussian_data(X, rng=np.random.default_rng(1), **kw)
+    b = clipped_gaussian_mechanism(X, rng=np.random.default_rng(1), **kw)
+    assert a.n_clipped == b.n_clipped > 0
+    np.testing.assert_allclose(a.clipped_sum, b.clipped_sum, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(a.estimate, b.estimate, rtol=1e-12, atol=1e-10)
+
+
+# --------------------------------------------------------------------------- #
+# the radius cache
+# --------------------------------------------------------------------------- #
+def test_radius_cache_is_exact_and_keyed_on_the_weights():
+    """_clipping_radius returns sqrt(gchisq.isf) bit for bit, on a hit as on a miss;
+    a caller mutating its weight array afterwards gets the new radius, not a stale one."""
+    w = np.array([0.5, 0.3, 0.2])
+    expected = math.sqrt(float(gchisq.isf(0.01, w)))
+    assert _clipping_radius(0.01, w) == expected
+    assert _clipping_radius(0.01, w.copy()) == expected  # a hit
+    w[0] = 0.1
+    assert _clipping_radius(0.01, w) == math.sqrt(float(gchisq.isf(0.01, w))) != expected
+    assert _clipping_radius(0.02, w) == math.sqrt(float(gchisq.isf(0.02, w)))
+    info = mechanisms._cached_quantile.cache_info()
+    assert info.maxsize == mechanisms.RADIUS_CACHE_SIZE and info.hits >= 1
+    big = np.full(mechanisms.RADIUS_CACHE_MAX_D + 1, 1.0)
+    before = mechanisms._cached_quantile.cache_info().currsize
+    assert _clipping_radius(0.5, big) == math.sqrt(float(gchisq.isf(0.5, big)))
+    assert mechanisms._cached_quantile.cache_info().currsize == before  # long weights: not cached
