@@ -1,0 +1,254 @@
+"""Tests of egmlib.clipping_error: the error of a clipped noisy sum and the best p_C.
+
+What is checked, and why it could fail:
+- the radii: P(clip) of the model row is p exactly (gchisq.sf), for both methods;
+- the importance-sampling model: its clipping probability matches the exact p_C
+  within 5 SE from p = 1e-8 to 0.9 (a wrong tilt or likelihood ratio shifts it),
+  with small relative SE at tiny p (the point of the tilt), and tilted = untilted;
+- the baseline's E||D||^2: model vs the quadrature of gchisq.sf within 5 SE, and
+  the quadrature vs an independent integral over the chi density (equal sigmas);
+- the centre term: ||E D||^2 is exactly 0 at zero offset (antithetic pairs) and,
+  with an offset, the whole decomposition noise + n E||D||^2 + n (n-1) ||E D||^2
+  agrees with a direct simulation through both mechanisms within 5 SE;
+- the optimum over p_C on a curve whose minimiser is known in closed form, and the
+  branch below the grid;
+- mean_ci against scipy's t interval; validation of every public function.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from egmlib import calibration, gchisq
+from egmlib.clipping_error import (
+    baseline_clip_moment_exact,
+    clipping_radii,
+    expected_error,
+    mean_ci,
+    noise_error,
+    optimal_clipping,
+    row_clip_moments,
+    simulate_errors,
+)
+from egmlib.experiments import zipf_sigmas
+
+EPS, DELTA = 1.0, 1e-6
+S_OPT = calibration.sigma_opt(eps=EPS, delta=DELTA)
+
+
+@pytest.fixture(scope="module")
+def Z():
+    return np.random.default_rng(100).standard_normal((40_000, 8))
+
+
+# --------------------------------------------------------------------------- #
+# radii and noise
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("p", [1e-9, 1e-3, 0.5])
+def test_radii_have_exact_tail_probability(p):
+    sigma = zipf_sigmas(8, 1.5)
+    Ct, Cn = clipping_radii(sigma, p=p)
+    w_t = sigma / sigma.sum()
+    smax = sigma.max()
+    np.testing.assert_allclose(gchisq.sf(Ct**2, w_t), p, rtol=1e-9)
+    np.testing.assert_allclose(gchisq.sf((Cn / smax) ** 2, (sigma / smax) ** 2), p, rtol=1e-9)
+    Ct_a, Cn_a = clipping_radii(sigma, p=[p, 0.7])  # vectorised
+    assert Ct_a[0] == Ct and Cn_a[0] == Cn
+
+
+def test_noise_error_is_eq24_and_eq5():
+    sigma = zipf_sigmas(8, 1.5)
+    C = 1.7
+    np.testing.assert_allclose(noise_error("alg3", sigma=sigma, C=C, sigma_opt=S_OPT),
+                               (2 * C * S_OPT * sigma.sum()) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(noise_error("base", sigma=sigma, C=C, sigma_opt=S_OPT),
+                               8 * (2 * C * S_OPT) ** 2, rtol=1e-12)
+    assert noise_error("base", sigma=sigma, C=0.0, sigma_opt=S_OPT) == 0.0
+
+
+# --------------------------------------------------------------------------- #
+# the per-row model
+# --------------------------------------------------------------------------- #
+@pytest.mark.parametrize("method", ["alg3", "base"])
+def test_model_clipping_probability_matches_exact_p(Z, method):
+    """P(||u|| > C) from the model, with the exact radius at p: within 5 SE of p, and
+    with relative SE below 5% even at p = 1e-8 (exponential tilting)."""
+    sigma = zipf_sigmas(8, 2.0)
+    for p in (1e-8, 1e-4, 0.05, 0.5, 0.9):
+        Ct, Cn = clipping_radii(sigma, p=p)
+        r = row_clip_moments(Z, method=method, C=float(Ct if method == "alg3" else Cn), sigma_data=sigma)
+        assert abs(r.pclip - p) <= 5 * r.pclip_se, (p, r.pclip, r.pclip_se)
+        if p <= 0.05:
+            assert r.theta > 0 and r.pclip_se < 0.05 * p
+        assert r.m2 == 0.0 and r.m2_se == 0.0  # exact centre: no centre term
+
+
+def test_tilt_does_not_change_the_estimate(Z):
+    """Tilted and plain Monte Carlo estimate the same E||D||^2 (p = 0.01)."""
+    sigma = zipf_sigmas(8, 1.0)
+    C = float(clipping_radii(sigma, p=0.01)[0])
+    a = row_clip_moments(Z, method="alg3", C=C, sigma_data=sigma)
+    b = row_clip_moments(Z, method="alg3", C=C, sigma_data=sigma, tilt=False)
+    assert a.theta > 0 and b.theta == 0
+    assert abs(a.e2 - b.e2) <= 5 * math.hypot(a.e2_se, b.e2_se)
+    assert a.e2_se < b.e2_se  # the point of the tilt
+
+
+def test_baseline_moment_model_vs_quadrature(Z):
+    """Baseline E||D||^2 = E (R - C_n)_+^2: importance sampling vs the exact integral of
+    gchisq.sf, within 5 SE, from p = 1e-7 to 0.5."""
+    sigma = zipf_sigmas(8, 1.0)
+    ps = [1e-7, 1e-4, 1e-2, 0.5]
+    exact = baseline_clip_moment_exact(sigma, p=ps)
+    for p, e in zip(ps, exact):
+        Cn = float(clipping_radii(sigma, p=p)[1])
+        r = row_clip_moments(Z, method="base", C=Cn, sigma_data=sigma)
+        assert abs(r.e2 - e) <= 5 * r.e2_se, (p, r.e2, e, r.e2_se)
+    assert baseline_clip_moment_exact(sigma, p=1e-4) == exact[1]
+
+
+@pytest.mark.parametrize("d", [2, 5])
+def test_quadrature_vs_chi_density(d):
+    """Equal sigmas: R / sigma ~ chi_d, so E (R - C)_+^2 = int_C (r - C)^2 f(r) dr with
+    scipy's chi density (no gchisq involved)."""
+    s = 0.7
+    for p in (1e-6, 0.1):
+        C = s * stats.chi(d).isf(p)
+        ref, _ = integrate.quad(lambda r: (r - C) ** 2 * stats.chi(d, scale=s).pdf(r), C, np.inf,
+                                epsabs=0, epsrel=1e-12)
+        np.testing.assert_allclose(baseline_clip_moment_exact(np.full(d, s), p=p), ref, rtol=1e-9)
+
+
+def test_antithetic_pairs_give_zero_centre_term_at_zero_offset(Z):
+    sigma = zipf_sigmas(8, 1.0)
+    r = row_clip_moments(Z, method="alg3", C=0.5, sigma_data=sigma, offset=np.zeros(8))
+    assert r.m2 == 0.0 or abs(r.m2) < 1e-30
+    r2 = row_clip_moments(Z, method="alg3", C=0.5, sigma_data=sigma, offset=0.1 * sigma)
+    assert r2.m2 > 10 * r2.m2_se > 0
+
+
+@pytest.mark.parametrize("method", ["alg3", "base"])
+def test_decomposition_vs_direct_simulation(Z, method):
+    """Model noise + n E||D||^2 + n(n-1)||E D||^2 vs the mean squared error of the
+    mechanisms themselves on 400 datasets (d = 8, n = 100, p_C = 0.3, centre off by
+    0.3 sigma_j, so all three terms matter), within 5 combined SE."""
+    d, n, p, reps = 8, 100, 0.3, 400
+    sigma = zipf_sigmas(d, 1.0)
+    off = 0.3 * sigma
+    Ct, Cn = clipping_radii(sigma, p=p)
+    C = float(Ct if method == "alg3" else Cn)
+    mom = row_clip_moments(Z, method=method, C=C, sigma_data=sigma, offset=off)
+    noise = noise_error(method, sigma=sigma, C=C, sigma_opt=S_OPT)
+    model = expected_error(noise, e2=mom.e2, m2=mom.m2, n=n)
+    assert n * (n - 1) * mom.m2 > 0.03 * model  # the centre term is not negligible
+    (sim,) = simulate_errors(n, sigmas={"s": sigma}, runs=[("s", method, p, off)], reps=reps,
+                             rng=np.random.default_rng(101), eps=EPS, delta=DELTA)
+    np.testing.assert_allclose(sim.bias2, np.sum(sim.bias_vec**2, axis=1), rtol=1e-12)
+    m, se, _ = mean_ci(sim.total2)
+    model_se = math.hypot(n * mom.e2_se, n * (n - 1) * mom.m2_se)
+    assert abs(m - model) <= 5 * math.hypot(se, model_se), (m, model, se, model_se)
+    mb, seb, _ = mean_ci(sim.bias2)  # the clipping part alone
+    assert abs(mb - (n * mom.e2 + n * (n - 1) * mom.m2)) <= 5 * math.hypot(seb, model_se)
+    mn, sen, _ = mean_ci(sim.noise2)  # and the noise part: eq. (24) / (5)
+    assert abs(mn - noise) <= 5 * sen
+
+
+def test_simulate_errors_streaming_and_exact_centre():
+    """Datasets streamed in blocks give the same clipping error as in one block when
+    nothing is clipped (up to rounding), and the clipped-row counts agree with p."""
+    sigma = zipf_sigmas(4, 1.0)
+    runs = [("s", "alg3", 1e-12, None), ("s", "base", 0.5, None)]
+    kw = dict(sigmas={"s": sigma}, runs=runs, reps=3, eps=EPS, delta=DELTA)
+    one = simulate_errors(1000, rng=np.random.default_rng(5), **kw)
+    blocks = simulate_errors(1000, rng=np.random.default_rng(5), chunk_elems=400, **kw)
+    assert np.all(one[0].bias2 < 1e-20) and np.all(blocks[0].bias2 < 1e-20)
+    assert np.all(one[0].n_clipped == 0)
+    assert np.all(np.abs(one[1].n_clipped - 500) < 5 * math.sqrt(250))
+    assert np.all(np.abs(blocks[1].n_clipped - 500) < 5 * math.sqrt(250))
+
+
+# --------------------------------------------------------------------------- #
+# the optimum over p_C
+# --------------------------------------------------------------------------- #
+def test_optimal_clipping_finds_closed_form_minimum():
+    """noise = A e^{-x}, n e2 = B e^{x} in x = logit(p): the minimum is at
+    x* = ln(A/B)/2 with total 2 sqrt(AB); log-linear curves are splined exactly."""
+    p = np.linspace(0.02, 0.98, 25)
+    x = np.log(p) - np.log1p(-p)
+    A, B, n = 3.0, 0.5, 100
+    noise, e2 = A * np.exp(-x), B * np.exp(x) / n
+    o = optimal_clipping(p, C=np.exp(-x / 2), noise=noise, e2=e2, e2_se=0.01 * e2, n=n)
+    xs = 0.5 * math.log(A / B)
+    assert abs(math.log(o.p_opt / (1 - o.p_opt)) - xs) < 2e-3
+    np.testing.assert_allclose(o.total, 2 * math.sqrt(A * B), rtol=1e-6)
+    np.testing.assert_allclose(o.C_opt, math.exp(-xs / 2), rtol=2e-3)
+    np.testing.assert_allclose(o.bias_se, 0.01 * o.bias, rtol=1e-9)
+    assert not o.below_grid and not o.at_edge
+    below = {"C": [0.01, 0.0], "noise": [0.0, 0.0], "e2": [1.0 / n, 1.5 / n], "e2_se": [0.0, 0.0]}
+    ob = optimal_clipping(p, C=np.exp(-x / 2), noise=noise, e2=e2, e2_se=0.01 * e2, n=n, below=below)
+    assert ob.below_grid and ob.p_opt is None and ob.C_opt == 0.01 and ob.total == 1.0
+
+
+# --------------------------------------------------------------------------- #
+# helpers and validation
+# --------------------------------------------------------------------------- #
+def test_mean_ci_matches_scipy():
+    x = np.random.default_rng(7).normal(size=25)
+    m, se, ci = mean_ci(x)
+    lo, hi = stats.t.interval(0.95, 24, loc=x.mean(), scale=stats.sem(x))
+    np.testing.assert_allclose([m - ci, m + ci], [lo, hi], rtol=1e-12)
+    m1, se1, ci1 = mean_ci([2.5])
+    assert m1 == 2.5 and se1 == np.inf and ci1 == np.inf
+
+
+def test_expected_error_and_validation():
+    assert expected_error(np.array([1.0, 2.0]), e2=0.5, m2=0.0, n=4).tolist() == [3.0, 4.0]
+    with pytest.raises(ValueError, match="n must be an integer >= 1"):
+        expected_error(1.0, e2=0.5, m2=0.0, n=0)
+    with pytest.raises(ValueError, match="e2 must be >= 0"):
+        expected_error(1.0, e2=-0.5, m2=0.0, n=3)
+    with pytest.raises(ValueError, match="noise must be finite"):
+        expected_error(math.nan, e2=0.5, m2=0.0, n=3)
+
+
+def test_validation_messages(Z):
+    s = np.ones(8)
+    with pytest.raises(ValueError, match=r"method must be one of \['alg3', 'base'\]"):
+        row_clip_moments(Z, method="gauss", C=1.0, sigma_data=s)
+    with pytest.raises(ValueError, match="Z must be 2-dimensional"):
+        row_clip_moments(Z[0], method="base", C=1.0, sigma_data=s)
+    with pytest.raises(ValueError, match="C must be finite and >= 0"):
+        row_clip_moments(Z, method="base", C=-1.0, sigma_data=s)
+    with pytest.raises(ValueError, match="sigma_data must have length d=8"):
+        row_clip_moments(Z, method="base", C=1.0, sigma_data=np.ones(3))
+    with pytest.raises(ValueError, match="sigma_mech must be > 0 entrywise"):
+        row_clip_moments(Z, method="alg3", C=1.0, sigma_data=s, sigma_mech=np.r_[0.0, np.ones(7)])
+    with pytest.raises(ValueError, match="offset must be finite"):
+        row_clip_moments(Z, method="base", C=1.0, sigma_data=s, offset=np.full(8, np.inf))
+    with pytest.raises(ValueError, match="tilt must be True or False"):
+        row_clip_moments(Z, method="base", C=1.0, sigma_data=s, tilt="yes")
+    with pytest.raises(ValueError, match="sigma_opt must be finite and > 0"):
+        noise_error("base", sigma=s, C=1.0, sigma_opt=0.0)
+    with pytest.raises(ValueError, match=r"p must lie in the open interval \(0, 1\)"):
+        baseline_clip_moment_exact(s, p=1.0)
+    with pytest.raises(ValueError, match="p must be a strictly increasing"):
+        optimal_clipping([0.5, 0.4, 0.6, 0.7], C=np.ones(4), noise=np.ones(4), e2=np.ones(4),
+                         e2_se=np.ones(4), n=10)
+    with pytest.raises(ValueError, match="p and noise must have the same shape"):
+        optimal_clipping([0.1, 0.2, 0.3, 0.4], C=np.ones(4), noise=np.ones(3), e2=np.ones(4),
+                         e2_se=np.ones(4), n=10)
+    with pytest.raises(ValueError, match="sigma_key 'x' is not a key of sigmas"):
+        simulate_errors(10, sigmas={"s": s}, runs=[("x", "base", 0.1, None)], reps=1,
+                        rng=np.random.default_rng(0), eps=EPS, delta=DELTA)
+    with pytest.raises(ValueError, match=r"runs\[0\] p_clip must lie in the open interval"):
+        simulate_errors(10, sigmas={"s": s}, runs=[("s", "base", 1.5, None)], reps=1,
+                        rng=np.random.default_rng(0), eps=EPS, delta=DELTA)
+    with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
+        simulate_errors(10, sigmas={"s": s}, runs=[("s", "base", 0.5, None)], reps=1, rng=1,
+                        eps=EPS, delta=DELTA)
+    with pytest.raises(ValueError, match="x must be finite"):
+        mean_ci([1.0, math.nan])
