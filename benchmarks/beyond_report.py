@@ -17,7 +17,7 @@ which chapters/07_beyond_the_report.ipynb loads.  Run from the repository root:
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
 
 A  direct simulation through the mechanisms (egmlib.mechanisms.egm_gaussian_data and
-   the baseline below) for the Figure 2 grid d in {10, 100, 1000}, n in {1e3, ..., 1e6},
+   the baseline egmlib.mechanisms.clipped_gaussian_mechanism) for the Figure 2 grid d in {10, 100, 1000}, n in {1e3, ..., 1e6},
    alpha in {0.5, 1, 2, 5}, at p_C = 1/n and at each method's optimal p_C: the squared
    error split into noise and clipping error, means with 95% confidence intervals;
 B  the p_C sweep: total error = exact noise error + n E||D||^2, where D is the clipping
@@ -33,9 +33,10 @@ P  the privacy check: worst-case neighbouring datasets of Algorithm 3, the priva
    delta at eps against delta and the Balle-Wang profile (also a negative control).
 
 Everything is seeded (numpy Generators spawned from one SeedSequence per experiment).
-The radius C depends only on (p_C, sigma); the sweeps call the mechanisms tens of
-thousands of times with the same few (p_C, sigma), so gchisq.isf is memoised for the
-duration of the run (see ``memoised_isf``); results are identical with or without it.
+The library code lives in egmlib: the two mechanisms in egmlib.mechanisms (which
+memoise their radius), the per-row error model, its optimum over p_C and the direct
+simulation in egmlib.clipping_error, the privacy check in egmlib.privacy_audit.  This
+script only runs the experiments and writes their results.
 """
 
 from __future__ import annotations
@@ -48,20 +49,28 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
-import contextlib
+import dataclasses
 import functools
 import json
 import math
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import interpolate, optimize, stats
 
-import egmlib.gchisq
-from egmlib import calibration, experiments, gchisq, mechanisms, scaling
+from egmlib import calibration, experiments, privacy_audit, scaling
+from egmlib.clipping_error import (
+    MECHANISMS,
+    clipping_radii,
+    expected_error,
+    mean_ci,
+    noise_error as _noise_error,
+    optimal_clipping,
+    row_clip_moments,
+    simulate_errors,
+)
+from egmlib.clipping_error import baseline_clip_moment_exact
 
 EPS = 1.0
 DELTA = 1e-6
@@ -95,238 +104,20 @@ def sigma_opt() -> float:
     return float(calibration.sigma_opt(eps=EPS, delta=DELTA))
 
 
-class _MemoIsf:
-    """gchisq.isf with a cache keyed by (p, weights); a pure function, so exact."""
-
-    def __init__(self, isf):
-        self.isf = isf
-        self.cache = {}
-        self.misses = 0
-
-    def __call__(self, p, w, *, backend="native"):
-        if np.ndim(p) != 0:
-            return self.isf(p, w, backend=backend)
-        wa = np.ascontiguousarray(w, dtype=np.float64)
-        key = (float(p), backend, wa.shape, wa.tobytes())
-        hit = self.cache.get(key)
-        if hit is None:
-            self.misses += 1
-            hit = self.cache[key] = self.isf(p, w, backend=backend)
-        return hit
-
-
-@contextlib.contextmanager
-def memoised_isf():
-    """Memoise egmlib.gchisq.isf (used by the mechanisms for the radius C) in a block."""
-    original = egmlib.gchisq.isf
-    memo = _MemoIsf(original)
-    egmlib.gchisq.isf = memo
-    try:
-        yield memo
-    finally:
-        egmlib.gchisq.isf = original
-
-
 def radii(sigma, p):
-    """Clipping radii (C_t, C_n) at tail probability p (scalar or array).
-
-    C_t: Algorithm 3's radius in the transformed space (weights sigma_j / sum sigma);
-    C_n: the baseline's radius in the original space (weights sigma_j^2).  Both are the
-    exact gchisq quantiles of egmlib.scaling.clipping_thresholds (Section 5).
-    """
-    cn2, ct2 = scaling.clipping_thresholds(sigma, p=p)
-    return np.sqrt(ct2), np.sqrt(cn2)
+    """Clipping radii (C_t, C_n) at tail probability p (egmlib.clipping_error.clipping_radii)."""
+    return clipping_radii(sigma, p=p)
 
 
 def noise_error(method, sigma, C):
-    """Predicted E||eta||^2: eq. (24) for Algorithm 3, eq. (5) with ||Delta|| = 2 C_n for the baseline."""
-    so = sigma_opt()
-    if float(C) == 0.0:  # radius 0: everything clipped to the centre, nothing to hide
-        return 0.0
-    if method == "alg3":
-        return scaling.algorithm3_noise_error(scaling.gaussian_data_scaling(sigma), C=float(C), sigma_opt=so)
-    d = len(sigma)
-    return scaling.gaussian_mechanism_error(np.full(d, 2.0 * float(C) / math.sqrt(d)), sigma_opt=so)
-
-
-def mean_ci(x, axis=0):
-    """Mean, standard error and half-width of a two-sided 95% Student-t interval."""
-    x = np.asarray(x, dtype=float)
-    r = x.shape[axis]
-    m = x.mean(axis=axis)
-    if r < 2:
-        return m, np.full_like(m, np.nan), np.full_like(m, np.nan)
-    se = x.std(axis=axis, ddof=1) / math.sqrt(r)
-    return m, se, stats.t.ppf(0.975, r - 1) * se
-
-
-def logit(p):
-    p = np.asarray(p, dtype=float)
-    return np.log(p) - np.log1p(-p)
-
-
-def expit(x):
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
-
-
-# --------------------------------------------------------------------------------------
-# the baseline mechanism (not in egmlib.mechanisms at the time of writing)
-# --------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ClippedGaussianResult:
-    """Output of :func:`clipped_gaussian_mechanism`; fields as egmlib's GaussianDataResult."""
-
-    estimate: np.ndarray  #: clipped_sum + noise (private when noise_added)
-    clipped_sum: np.ndarray  #: sum_i clip_{C}(x_i - mu_hat) + n mu_hat (not private)
-    noise: np.ndarray  #: the Gaussian noise added (not private)
-    noise_std: np.ndarray  #: 2 C sigma_opt in every coordinate
-    C: float  #: clipping radius in the original space
-    p_clip: float
-    n_clipped: int
-    n: int
-    sigma_opt: float
-    sensitivity: float  #: 2 C
-    noise_added: bool
-
-
-def clipped_gaussian_mechanism(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=True,
-                               chunk_rows=None) -> ClippedGaussianResult:
-    """The report's baseline (Section 5, E_n): clip in the original space, Algorithm 1.
-
-    C_n^2 is the upper p_clip quantile of ||x - mu||^2 = sum_j sigma_j^2 Z_j^2
-    (gchisq.isf); every x_i - mu_hat is clipped to the ball of radius C_n, so the
-    clipped sum has l2 sensitivity 2 C_n under substitution, and Algorithm 1
-    (egmlib.mechanisms.gaussian_mechanism with sensitivity 2 C_n, Theorem 2) adds
-    N(0, (2 C_n sigma_opt)^2 I).  Expected noise error d (2 C_n sigma_opt)^2: eq. (5)
-    with ||Delta|| = 2 C_n.  Built from egmlib pieces; the clipping step is the same
-    operation as in Algorithm 3 with b = 1.
-    """
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got X.ndim={X.ndim}")
-    n, d = X.shape
-    sigma = np.asarray(sigma, dtype=float)
-    mu_hat = np.asarray(mu_hat, dtype=float)
-    if sigma.shape != (d,) or mu_hat.shape != (d,):
-        raise ValueError(f"sigma and mu_hat must have length d={d}")
-    if p_clip is None:
-        p_clip = 1.0 / n
-    smax = float(sigma.max())
-    C = smax * math.sqrt(float(egmlib.gchisq.isf(p_clip, (sigma / smax) ** 2)))
-    if chunk_rows is None:
-        chunk_rows = max(1, 2**20 // d)
-    T = np.zeros(d)
-    n_clipped = 0
-    for start in range(0, n, chunk_rows):
-        Y = np.subtract(X[start:start + chunk_rows], mu_hat, dtype=np.float64)
-        norm = np.sqrt(np.einsum("ij,ij->i", Y, Y))
-        clipped = norm > C
-        scale = np.ones_like(norm)
-        np.divide(C, norm, out=scale, where=clipped)
-        n_clipped += int(np.count_nonzero(clipped))
-        T += scale @ Y
-    clipped_sum = T + n * mu_hat
-    if noise:
-        r = mechanisms.gaussian_mechanism(clipped_sum[None, :], eps=eps, delta=delta,
-                                          sensitivity=2.0 * C, rng=rng)
-        eta, std, so = np.array(r.noise), np.array(r.noise_std), r.sigma_opt
-    else:
-        so = float(calibration.sigma_opt(eps=eps, delta=delta))
-        eta, std = np.zeros(d), np.full(d, 2.0 * C * so)
-    return ClippedGaussianResult(
-        estimate=clipped_sum + eta, clipped_sum=clipped_sum, noise=eta, noise_std=std, C=C,
-        p_clip=float(p_clip), n_clipped=n_clipped, n=n, sigma_opt=so, sensitivity=2.0 * C,
-        noise_added=bool(noise))
+    """Predicted E||eta||^2 at eps, delta: eq. (24) (Algorithm 3) or eq. (5) with ||Delta|| = 2 C_n."""
+    return _noise_error(method, sigma=sigma, C=C, sigma_opt=sigma_opt())
 
 
 def run_mechanism(method, X, *, sigma, mu_hat, p_clip, noise, rng=None):
-    """Algorithm 3 (egmlib) or the baseline on X with the common keyword arguments."""
-    f = mechanisms.egm_gaussian_data if method == "alg3" else clipped_gaussian_mechanism
-    return f(X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=rng, p_clip=p_clip, noise=noise)
-
-
-# --------------------------------------------------------------------------------------
-# the per-row model of the clipping error
-# --------------------------------------------------------------------------------------
-def row_clip_moments(Z, *, method, C, sigma_data, sigma_mech=None, offset=None, tilt=True):
-    """Moments of the clipping loss of ONE row, D = clip(x) - x, by importance sampling.
-
-    Row model: x = mu + sigma_data * z; the mechanism centres at mu_hat = mu + offset and
-    clips u = (x - mu_hat) * b to radius C, with b = Lemma 4.1's scaling of sigma_mech
-    (Algorithm 3) or b = 1 (baseline), so D = -(1 - C/||u||)_+ (x - mu_hat).  For n
-    i.i.d. rows the clipping error B = sum_i D_i of the released sum satisfies
-
-        E||B||^2 = n E||D||^2 + n (n - 1) ||E D||^2,             (exact)
-
-    and E D = 0 when offset is None (the law of x - mu_hat is symmetric).
-
-    Sampling: u_j ~ N(m_j / a_j, v_j / a_j), a_j = 1 - 2 theta v_j (v_j, m_j the variance
-    and mean of u_j), i.e. the law of u tilted by exp(theta ||u||^2), with likelihood ratio
-    exp(-theta ||u||^2) prod_j a_j^(-1/2) exp(theta m_j^2 / a_j); theta >= 0 puts the tilted
-    mean of ||u||^2 at C^2 (theta = 0 when the untilted mean is already above C^2).  Z
-    (N x d standard normals) is shared across calls (common random numbers).  With an
-    offset every z is paired with -z (antithetic pairs): at offset 0 the pair's D cancel
-    exactly, so the estimate of E D has a variance that vanishes with the offset, which
-    keeps n (n - 1) ||E D||^2 usable up to n = 10^6.
-
-    Returns a dict: e2 = E||D||^2, e2_se, m2 = ||E D||^2 (unbiased U-statistic over the
-    pairs; 0 by symmetry without offset), m2_se (delta method), pclip = P(||u|| > C),
-    pclip_se and theta.
-    """
-    N, d = Z.shape
-    sigma_data = np.asarray(sigma_data, dtype=float)
-    sigma_mech = sigma_data if sigma_mech is None else np.asarray(sigma_mech, dtype=float)
-    b = scaling.gaussian_data_scaling(sigma_mech) if method == "alg3" else np.ones(d)
-    v = (sigma_data * b) ** 2
-    m = np.zeros(d) if offset is None else -np.asarray(offset, dtype=float) * b
-    C2 = float(C) ** 2
-    theta = 0.0
-    if tilt and float(np.sum(v + m * m)) < C2:
-        vmax = float(v.max())
-
-        def excess(t):
-            a = 1.0 - 2.0 * t * v
-            return float(np.sum(v / a + (m / a) ** 2)) - C2
-
-        hi = 0.5 / vmax * (1.0 - 1e-12)
-        theta = optimize.brentq(excess, 0.0, hi, xtol=1e-14 / vmax, rtol=1e-12) if excess(hi) > 0 else hi
-    a = 1.0 - 2.0 * theta * v
-    const = float(np.sum(-0.5 * np.log(a) + theta * m * m / a))
-    signs = (1.0,) if offset is None else (1.0, -1.0)
-    g_parts, h_parts, wd_parts, wd2_parts = [], [], [], []
-    for sgn in signs:
-        U = Z * (sgn * np.sqrt(v / a))
-        U += m / a
-        q = np.einsum("ij,ij->i", U, U)
-        w = np.exp(-theta * q + const)
-        r = np.sqrt(q)
-        fac = np.where(r > C, 1.0 - C / np.maximum(r, 1e-300), 0.0)
-        U /= b  # now x - mu_hat in the original space
-        y2 = np.einsum("ij,ij->i", U, U)
-        g_parts.append(w * fac * fac * y2)
-        h_parts.append(w * (r > C))
-        if offset is not None:
-            wd_parts.append((w * fac)[:, None] * U)  # -w D, per row
-    g = np.mean(g_parts, axis=0)  # pair averages (or the rows themselves)
-    h = np.mean(h_parts, axis=0)
-    e2, e2_se = float(g.mean()), float(g.std(ddof=1) / math.sqrt(N))
-    out = {"e2": e2, "e2_se": e2_se,
-           "pclip": float(h.mean()), "pclip_se": float(h.std(ddof=1) / math.sqrt(N)),
-           "m2": 0.0, "m2_se": 0.0, "theta": theta}
-    if offset is not None:
-        A = 0.5 * (wd_parts[0] + wd_parts[1])  # i.i.d. pair averages, E A = -E D
-        s = A.sum(axis=0)
-        mean = s / N
-        m2 = (float(s @ s) - float(np.einsum("ij,ij->", A, A))) / (N * (N - 1.0))
-        proj = A @ mean  # ||mean||^2 moves with the projection of A on the mean (delta method)
-        out["m2"] = m2
-        out["m2_se"] = float(2.0 * proj.std(ddof=1) / math.sqrt(N))
-    return out
-
-
-def model_mse(noise, e2, m2, n):
-    """Total expected squared error: noise + n E||D||^2 + n (n - 1) ||E D||^2."""
-    return noise + n * e2 + n * (n - 1.0) * m2
+    """Algorithm 3 or the baseline (egmlib.mechanisms) on X at eps, delta."""
+    return MECHANISMS[method](X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=rng, p_clip=p_clip,
+                              noise=noise)
 
 
 # --------------------------------------------------------------------------------------
@@ -335,36 +126,6 @@ def model_mse(noise, e2, m2, n):
 #: Radii below the grid's smallest (p_C = 1 - 1e-6), as fractions of it, down to C = 0
 #: (every row clipped to the centre: the data-free release n mu_hat).
 SMALL_RADII = (0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0.03, 0.02, 0.01, 0.005, 0.0)
-
-
-def optimum_from_curve(p, C, noise, e2, n, e2_se, small):
-    """Minimise noise + n e2 over the radius.
-
-    On the p_C grid: cubic splines in logit(p) of log noise, log e2 and log C through the
-    grid values, evaluated on a fine grid.  Below the grid (radii SMALL_RADII times the
-    smallest grid radius, where p_C is within 1e-6 of 1): the values themselves.  Returns
-    p* (None when the optimum lies below the grid), C*, the two parts at the optimum with
-    the Monte Carlo standard error of the clipping part, and flags."""
-    x = logit(p)
-    fn = interpolate.CubicSpline(x, np.log(noise))
-    fc = interpolate.CubicSpline(x, np.log(C))
-    good = e2 > 0
-    fe = interpolate.CubicSpline(x[good], np.log(e2[good]))
-    xf = np.linspace(x[good][0], x[-1], 4001)
-    nz, bz = np.exp(fn(xf)), np.exp(fe(xf))
-    tot = nz + n * bz
-    i = int(np.argmin(tot))
-    rel = np.interp(xf[i], x[good], (np.asarray(e2_se)[good] / e2[good]))
-    out = {"p_opt": float(expit(xf[i])), "C_opt": float(np.exp(fc(xf[i]))), "noise": float(nz[i]),
-           "bias": float(n * bz[i]), "bias_se": float(rel * n * bz[i]), "total": float(tot[i]),
-           "at_edge": bool(i == 0 or i == len(xf) - 1), "below_grid": False}
-    st = np.array(small["noise"]) + n * np.array(small["e2"])
-    j = int(np.argmin(st))
-    if st[j] < out["total"]:
-        out.update({"p_opt": None, "C_opt": float(small["C"][j]), "noise": float(small["noise"][j]),
-                    "bias": float(n * small["e2"][j]), "bias_se": float(n * small["e2_se"][j]),
-                    "total": float(st[j]), "at_edge": j == len(st) - 1, "below_grid": True})
-    return out
 
 
 def experiment_B(seed, rows_elems, p_grid, log):
@@ -383,23 +144,24 @@ def experiment_B(seed, rows_elems, p_grid, log):
             for method, Cs in (("alg3", Ct), ("base", Cn)):
                 res = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs]
                 noise = np.array([noise_error(method, sigma, c) for c in Cs])
-                e2 = np.array([r["e2"] for r in res])
-                e2_se = np.array([r["e2_se"] for r in res])
+                e2 = np.array([r.e2 for r in res])
+                e2_se = np.array([r.e2_se for r in res])
                 Cs_small = [f * float(Cs[-1]) for f in SMALL_RADII]
                 res_s = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs_small]
                 small = {"C": Cs_small, "noise": [noise_error(method, sigma, c) for c in Cs_small],
-                         "e2": [r["e2"] for r in res_s], "e2_se": [r["e2_se"] for r in res_s]}
+                         "e2": [r.e2 for r in res_s], "e2_se": [r.e2_se for r in res_s]}
                 per_n, at_1n = {}, {}
                 for n in N_GRID:
-                    per_n[str(n)] = optimum_from_curve(p_grid, Cs, noise, e2, n, e2_se, small)
+                    per_n[str(n)] = dataclasses.asdict(
+                        optimal_clipping(p_grid, C=Cs, noise=noise, e2=e2, e2_se=e2_se, n=n, below=small))
                     C1 = float(radii(sigma, 1.0 / n)[0 if method == "alg3" else 1])
                     r1 = row_clip_moments(Z, method=method, C=C1, sigma_data=sigma)
                     nz1 = noise_error(method, sigma, C1)
-                    at_1n[str(n)] = {"C": C1, "noise": nz1, "bias": n * r1["e2"], "bias_se": n * r1["e2_se"],
-                                     "total": nz1 + n * r1["e2"], "pclip": r1["pclip"]}
+                    at_1n[str(n)] = {"C": C1, "noise": nz1, "bias": n * r1.e2, "bias_se": n * r1.e2_se,
+                                     "total": nz1 + n * r1.e2, "pclip": r1.pclip}
                 cfg["methods"][method] = {
                     "C": Cs.tolist(), "noise": noise.tolist(), "e2": e2.tolist(), "e2_se": e2_se.tolist(),
-                    "pclip": [r["pclip"] for r in res], "pclip_se": [r["pclip_se"] for r in res],
+                    "pclip": [r.pclip for r in res], "pclip_se": [r.pclip_se for r in res],
                     "small": small, "opt": per_n, "at_1n": at_1n}
             cfg["fig2_improvement"] = {str(n): float(scaling.figure2_improvement(sigma, n=n)) for n in N_GRID}
             out["configs"].append(cfg)
@@ -412,75 +174,24 @@ def experiment_B(seed, rows_elems, p_grid, log):
     return out
 
 
-def quadrature_check(sigma, p_values, nodes=64):
-    """Baseline E||D||^2 = E (R - C)_+^2 = int_C^inf 2 (r - C) P(R > r) dr by Gauss-Legendre
-    quadrature on gchisq.sf (R^2 = sum_j sigma_j^2 Z_j^2): an analytic cross-check of the
-    importance-sampling model.  The range C .. C + 12 sigma_max holds all but e^-72 of the mass."""
-    smax = float(np.max(sigma))
-    dist = gchisq.WeightedChiSquare((np.asarray(sigma) / smax) ** 2)
-    xg, wg = np.polynomial.legendre.leggauss(nodes)
-    out = []
-    for p in p_values:
-        C = smax * math.sqrt(float(dist.isf(p)))
-        L = 12.0 * smax
-        r = C + 0.5 * L * (xg + 1.0)
-        out.append(float(0.5 * L * np.sum(wg * 2.0 * (r - C) * dist.sf((r / smax) ** 2))))
-    return out
-
-
 # --------------------------------------------------------------------------------------
 # A: direct simulation through the mechanisms
 # --------------------------------------------------------------------------------------
-def simulate_direct(d, n, p_lists, reps, rng, *, mu_offsets=None, chunk_elems=2**24):
-    """Run both mechanisms on R datasets of n rows x ~ N(0, diag(sigma_alpha^2)).
+def simulate_direct(d, n, p_lists, reps, rng, *, mu_offsets=None):
+    """Both mechanisms on reps datasets of n rows x ~ N(0, diag(sigma_alpha^2)), through
+    egmlib.clipping_error.simulate_errors (all alphas share the standard normals).
 
     p_lists: {(alpha, method): [p, ...]}; mu_offsets: {name: {alpha: offset vector}}
-    (default: only the exact centre mu_hat = mu = 0).  All alphas share the standard
-    normals (x = z * sigma_alpha).  Datasets larger than chunk_elems are streamed in row
-    chunks: with p_clip given explicitly, the noise-free release of Algorithm 3 (and of
-    the baseline) is additive over row blocks, so the sum of the blocks' clipped sums is
-    the clipped sum of the whole dataset.  The noise comes from the call on the first
-    block (it does not depend on the data).  Returns per-rep arrays of ||B||^2, ||eta||^2,
-    ||B + eta||^2, the bias vectors' sums and the number of rows clipped.
+    (default: only the exact centre mu_hat = mu = 0).  Returns {(alpha, method, p, name):
+    SimulatedErrors}.
     """
     if mu_offsets is None:
         mu_offsets = {"exact": None}
     keys = [(a, m, p, name) for (a, m), ps in p_lists.items() for p in ps for name in mu_offsets]
-    res = {k: {"bias2": [], "noise2": [], "total2": [], "nclip": [], "bias_vec": []} for k in keys}
-    alphas = sorted({a for a, _ in p_lists})
-    rows = max(1, min(n, chunk_elems // d))
-    for _ in range(reps):
-        acc = {k: np.zeros(d) for k in keys}
-        ncl = {k: 0 for k in keys}
-        eta = {}
-        true = {a: np.zeros(d) for a in alphas}
-        for start in range(0, n, rows):
-            Z = rng.standard_normal((min(rows, n - start), d))
-            for a in alphas:
-                sigma = zipf(d, a)
-                X = Z * sigma
-                true[a] += X.sum(axis=0)
-                for (aa, m, p, name) in keys:
-                    if aa != a:
-                        continue
-                    off = mu_offsets[name]
-                    mu_hat = np.zeros(d) if off is None else off[a]
-                    first = start == 0
-                    r = run_mechanism(m, X, sigma=sigma, mu_hat=mu_hat, p_clip=p, noise=first,
-                                      rng=rng if first else None)
-                    acc[(aa, m, p, name)] += r.clipped_sum
-                    ncl[(aa, m, p, name)] += r.n_clipped
-                    if first:
-                        eta[(aa, m, p, name)] = np.array(r.noise)
-        for k in keys:
-            B = acc[k] - true[k[0]]
-            e = eta[k]
-            res[k]["bias2"].append(float(B @ B))
-            res[k]["noise2"].append(float(e @ e))
-            res[k]["total2"].append(float((B + e) @ (B + e)))
-            res[k]["nclip"].append(ncl[k])
-            res[k]["bias_vec"].append(B)
-    return res
+    sigmas = {a: zipf(d, a) for a in sorted({a for a, _ in p_lists})}
+    runs = [(a, m, p, None if mu_offsets[name] is None else mu_offsets[name][a]) for (a, m, p, name) in keys]
+    sim = simulate_errors(n, sigmas=sigmas, runs=runs, reps=reps, rng=rng, eps=EPS, delta=DELTA)
+    return dict(zip(keys, sim))
 
 
 def extra_noise_draws(method, sigma, p, k, rng):
@@ -532,17 +243,17 @@ def experiment_A(seed, B, budget, min_noise_draws, log):
                 C = float(Ct if m == "alg3" else Cn)
                 noise_pred = noise_error(m, sigma, C)
                 extra = extra_noise_draws(m, sigma, p, max(0, min_noise_draws - reps), rng)
-                noise_all = r["noise2"] + extra
+                noise_all = r.noise2.tolist() + extra
                 nm, nse, nci = mean_ci(noise_all)
-                bm, bse, bci = mean_ci(r["bias2"])
-                tm, tse, tci = mean_ci(r["total2"])
+                bm, bse, bci = mean_ci(r.bias2)
+                tm, tse, tci = mean_ci(r.total2)
                 out.append({
                     "d": d, "n": n, "alpha": a, "method": m, "p": p, "is_opt": p != 1.0 / n,
                     "reps": reps, "noise_draws": len(noise_all), "C": C,
                     "noise_pred": noise_pred, "noise_mean": float(nm), "noise_se": float(nse), "noise_ci": float(nci),
                     "bias_mean": float(bm), "bias_se": float(bse), "bias_ci": float(bci),
                     "total_mean": float(tm), "total_se": float(tse), "total_ci": float(tci),
-                    "nclip_mean": float(np.mean(r["nclip"])), "trace_n": float(n * np.sum(sigma**2)),
+                    "nclip_mean": float(np.mean(r.n_clipped)), "trace_n": float(n * np.sum(sigma**2)),
                 })
             log(f"  A d={d:5d} n={n:.0e}: {reps:3d} reps, {t_sim:6.1f} s")
     return out
@@ -590,8 +301,8 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
             Cs = np.concatenate([(Ct if m == "alg3" else Cn)[:len(grid)], list(special.values())])
             noise = np.array([noise_error(m, sigma, c) for c in Cs])
             mom0 = [row_clip_moments(Z, method=m, C=c, sigma_data=sigma) for c in Cs]
-            e2_0 = np.array([r["e2"] for r in mom0])
-            e2_0se = np.array([r["e2_se"] for r in mom0])
+            e2_0 = np.array([r.e2 for r in mom0])
+            e2_0se = np.array([r.e2_se for r in mom0])
             k_special = {key: len(grid) + i for i, key in enumerate(special)}
             mse_star = {n: float(noise[k_special[("opt0", n)]] + n * e2_0[k_special[("opt0", n)]]) for n in N_GRID}
             rec = {"d": d, "alpha": a, "method": m, "trace": tr, "mse_star": {str(n): mse_star[n] for n in N_GRID},
@@ -605,11 +316,11 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                 for c in C_VALUES[1:]:
                     off = offset_vector(shape, c, sigma)
                     mom = [row_clip_moments(Z, method=m, C=cc, sigma_data=sigma, offset=off) for cc in Cs]
-                    e2 = np.array([r["e2"] for r in mom])
-                    m2 = np.array([r["m2"] for r in mom])
-                    e2se = np.array([r["e2_se"] for r in mom])
-                    m2se = np.array([r["m2_se"] for r in mom])
-                    pcl = np.array([r["pclip"] for r in mom])
+                    e2 = np.array([r.e2 for r in mom])
+                    m2 = np.array([r.m2 for r in mom])
+                    e2se = np.array([r.e2_se for r in mom])
+                    m2se = np.array([r.m2_se for r in mom])
+                    pcl = np.array([r.pclip for r in mom])
                     per_n = {}
                     for n in N_GRID:
                         tot = noise + n * e2 + n * (n - 1.0) * m2
@@ -638,7 +349,7 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                     offn.append(float(np.sqrt(np.mean((off / sigma) ** 2))))
                     for i, acc in ((i1, r1), (io, ro)):
                         r = row_clip_moments(Z, method=m, C=Cs[i], sigma_data=sigma, offset=off)
-                        acc.append(model_mse(noise[i], r["e2"], r["m2"], n) / mse_star[n])
+                        acc.append(expected_error(noise[i], e2=r.e2, m2=r.m2, n=n) / mse_star[n])
                 m1, _, c1 = mean_ci(r1)
                 mo, _, co = mean_ci(ro)
                 batch[str(n)] = {"ratio_1n": float(m1), "ratio_1n_ci": float(c1), "ratio_opt0": float(mo),
@@ -663,11 +374,11 @@ def experiment_C_direct(seed, B, reps, log):
     sim = simulate_direct(d, n, p_lists, reps, rng, mu_offsets=offs)
     out = []
     for (aa, m, p, name), r in sim.items():
-        tm, tse, tci = mean_ci(r["total2"])
-        bm, bse, bci = mean_ci(r["bias2"])
+        tm, tse, tci = mean_ci(r.total2)
+        bm, bse, bci = mean_ci(r.bias2)
         out.append({"d": d, "alpha": a, "n": n, "method": m, "p": p, "offset": name, "reps": reps,
                     "total_mean": float(tm), "total_ci": float(tci), "bias_mean": float(bm),
-                    "bias_ci": float(bci), "nclip_mean": float(np.mean(r["nclip"]))})
+                    "bias_ci": float(bci), "nclip_mean": float(np.mean(r.n_clipped))})
     log(f"  C direct d={d} alpha={a} n={n:.0e}: {reps} reps, {time.time() - t0:5.1f} s")
     return out
 
@@ -703,7 +414,7 @@ def experiment_D(seed, B, rows_elems, draws, log):
             C = float(Ct if m == "alg3" else Cn)
             noise = noise_error(m, sigma, C)
             r = row_clip_moments(Z, method=m, C=C, sigma_data=sigma)
-            known[(n, kind, m)] = model_mse(noise, r["e2"], 0.0, n)
+            known[(n, kind, m)] = expected_error(noise, e2=r.e2, m2=0.0, n=n)
         for msize in D_M:
             acc = {(n, kind, m, v): [] for (n, kind, m, _) in plist for v in ("sigma", "sigma+mu")}
             pcl = {k: [] for k in acc}
@@ -719,8 +430,8 @@ def experiment_D(seed, B, rows_elems, draws, log):
                     noise = noise_error(m, s_hat, C)
                     for v, off in (("sigma", None), ("sigma+mu", mu_pub)):
                         r = row_clip_moments(Z, method=m, C=C, sigma_data=sigma, sigma_mech=s_hat, offset=off)
-                        acc[(n, kind, m, v)].append(model_mse(noise, r["e2"], r["m2"], n) / known[(n, kind, m)])
-                        pcl[(n, kind, m, v)].append(r["pclip"] / p)
+                        acc[(n, kind, m, v)].append(expected_error(noise, e2=r.e2, m2=r.m2, n=n) / known[(n, kind, m)])
+                        pcl[(n, kind, m, v)].append(r.pclip / p)
             for (n, kind, m, v), ratios in acc.items():
                 rm, rse, rci = mean_ci(ratios)
                 out.append({"d": d, "alpha": a, "m": msize, "n": n, "p_kind": kind, "method": m, "variant": v,
@@ -766,121 +477,15 @@ def experiment_D_direct(seed, B, reps, log):
 # --------------------------------------------------------------------------------------
 # P: the privacy check
 # --------------------------------------------------------------------------------------
-def worst_case_pair(d, alpha, n, rng, *, p_clip=None, far=10.0):
-    """Neighbouring datasets X ~ X' of Algorithm 3 whose clipped sums differ by 2 C.
-
-    n - 1 shared rows from the model, plus one row that lies far outside the clipping
-    ball on opposite sides of mu_hat: x = mu_hat + far C u / b and x' = mu_hat - far C u / b
-    with u a random unit vector of the transformed space.  Both are clipped to +-C u, so
-    the transformed clipped sums differ by exactly 2 C u: the sensitivity is attained.
-    """
-    sigma = zipf(d, alpha)
-    mu_hat = np.zeros(d)
-    b = scaling.gaussian_data_scaling(sigma)
-    Ct, _ = radii(sigma, 1.0 / n if p_clip is None else p_clip)
-    u = rng.standard_normal(d)
-    u /= np.linalg.norm(u)
-    shared = rng.standard_normal((n - 1, d)) * sigma
-    row = mu_hat + far * float(Ct) * u / b
-    X = np.vstack([shared, row])
-    Xp = np.vstack([shared, 2.0 * mu_hat - row])
-    return sigma, mu_hat, X, Xp
-
-
-def privacy_loss(y, m, mp, s):
-    """L(y) = log p(y) / p'(y) for releases N(m, diag(s^2)) and N(mp, diag(s^2))."""
-    return np.sum(((y - mp) ** 2 - (y - m) ** 2) / (2.0 * s * s), axis=-1)
-
-
-def privacy_check(d, alpha, n, rng, *, n_mc=10**7, n_outputs=2000, eps_grid=None, p_clip=None,
-                  return_losses=False):
-    """Empirical delta(eps) of Algorithm 3 on a worst-case pair, from its actual outputs.
-
-    1. The two noise-free releases m = E[M(X)], m' = E[M(X')] and the noise scales s come
-       from egmlib.mechanisms.egm_gaussian_data (noise=False); the check confirms that the
-       transformed clipped sums differ by exactly 2 C.
-    2. n_outputs actual releases M(X) (noise=True): their privacy loss L = log p/p'
-       must be N(Delta^2/2, Delta^2) with Delta = ||(m - m') / s|| = 1 / sigma_opt.
-    3. L depends on the release only through its component along (m - m') / s^2, so
-       delta(eps) = E_P[(1 - e^(eps - L))_+] is estimated from n_mc one-dimensional draws
-       along that direction (plain Monte Carlo, and importance sampling shifted to
-       L = eps for a small standard error); the loss of the first 10^4 draws is also
-       computed from the full d-dimensional densities as a check of the reduction.
-
-    With return_losses the privacy losses of the actual releases (step 2) are returned
-    under "L_outputs" (an array; not JSON material).
-    """
-    sigma, mu_hat, X, Xp = worst_case_pair(d, alpha, n, rng, p_clip=p_clip)
-    kw = dict(sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, p_clip=1.0 / n if p_clip is None else p_clip)
-    r = mechanisms.egm_gaussian_data(X, rng=None, noise=False, **kw)
-    rp = mechanisms.egm_gaussian_data(Xp, rng=None, noise=False, **kw)
-    m, mp, s = np.array(r.clipped_sum), np.array(rp.clipped_sum), np.array(r.noise_std)
-    dT = np.array(r.transformed_sum) - np.array(rp.transformed_sum)
-    sens_rel_err = abs(float(np.linalg.norm(dT)) / (2.0 * r.C) - 1.0)
-    v = (m - mp) / s
-    Delta = float(np.linalg.norm(v))
-    # 2. actual releases
-    Y = np.array([mechanisms.egm_gaussian_data(X, rng=rng, noise=True, **kw).estimate for _ in range(n_outputs)])
-    L_out = privacy_loss(Y, m, mp, s)
-    z_out = (L_out - 0.5 * Delta**2) / Delta
-    ks = stats.kstest(z_out, "norm")
-    # 3. Monte Carlo along the difference
-    e1 = v / Delta
-    t0 = (EPS - 0.5 * Delta**2) / Delta
-    z = rng.standard_normal(n_mc)
-    L = Delta * z + 0.5 * Delta**2
-    yk = m + s * (z[:10**4, None] * e1[None, :])
-    red_err = float(np.max(np.abs(privacy_loss(yk, m, mp, s) - L[:10**4])))
-    f = -np.expm1(EPS - L)
-    f[f < 0] = 0.0
-    d_mc, se_mc = float(f.mean()), float(f.std(ddof=1) / math.sqrt(n_mc))
-    zs = rng.standard_normal(n_mc) + t0
-    Ls = Delta * zs + 0.5 * Delta**2
-    g = np.where(Ls > EPS, -np.expm1(EPS - Ls), 0.0) * np.exp(-t0 * zs + 0.5 * t0 * t0)
-    d_is, se_is = float(g.mean()), float(g.std(ddof=1) / math.sqrt(n_mc))
-    profile = float(calibration.privacy_profile(1.0 / Delta, eps=EPS))
-    out = {"d": d, "alpha": alpha, "n": n, "C": float(r.C), "sigma_opt": float(r.sigma_opt),
-           "n_clipped_X": int(r.n_clipped), "sens_rel_err": sens_rel_err, "Delta": Delta,
-           "Delta_times_sigma_opt": Delta * float(r.sigma_opt),
-           "outputs": n_outputs, "L_mean": float(L_out.mean()), "L_var": float(L_out.var(ddof=1)),
-           "L_mean_pred": 0.5 * Delta**2, "L_var_pred": Delta**2, "ks_stat": float(ks.statistic),
-           "ks_p": float(ks.pvalue), "reduction_err": red_err, "n_mc": n_mc,
-           "delta": DELTA, "eps": EPS, "delta_mc": d_mc, "delta_mc_se": se_mc, "delta_is": d_is,
-           "delta_is_se": se_is, "profile": profile}
-    # negative controls: the same pair released with too little noise
-    controls = {}
-    for name, factor in (("sensitivity C instead of 2C", 0.5), ("noise 2% too small", 0.98)):
-        Dl = Delta / factor
-        tl = (EPS - 0.5 * Dl**2) / Dl
-        zc = rng.standard_normal(n_mc) + tl
-        Lc = Dl * zc + 0.5 * Dl**2
-        gc = np.where(Lc > EPS, -np.expm1(EPS - Lc), 0.0) * np.exp(-tl * zc + 0.5 * tl * tl)
-        controls[name] = {"delta_is": float(gc.mean()), "delta_is_se": float(gc.std(ddof=1) / math.sqrt(n_mc)),
-                          "profile": float(calibration.privacy_profile(factor / Delta, eps=EPS))}
-    out["controls"] = controls
-    if eps_grid is not None:
-        curve = []
-        for e in eps_grid:
-            te = (e - 0.5 * Delta**2) / Delta
-            ze = rng.standard_normal(n_mc // 10) + te
-            Le = Delta * ze + 0.5 * Delta**2
-            ge = np.where(Le > e, -np.expm1(e - Le), 0.0) * np.exp(-te * ze + 0.5 * te * te)
-            curve.append({"eps": float(e), "delta_is": float(ge.mean()),
-                          "delta_is_se": float(ge.std(ddof=1) / math.sqrt(len(ge))),
-                          "profile": float(calibration.privacy_profile(1.0 / Delta, eps=float(e)))})
-        out["curve"] = curve
-    if return_losses:
-        out["L_outputs"] = L_out
-    return out
-
-
 def experiment_P(seed, n_mc, n_outputs, log):
     ss = np.random.SeedSequence([seed, 7])
     cfgs = [(d, a) for d in D_GRID for a in (1.0, 5.0)]
     out = []
     for (d, a), child in zip(cfgs, ss.spawn(len(cfgs))):
         t0 = time.time()
-        res = privacy_check(d, a, 1000, np.random.default_rng(child), n_mc=n_mc, n_outputs=n_outputs)
+        check = privacy_audit.privacy_check(zipf(d, a), n=1000, eps=EPS, delta=DELTA,
+                                            rng=np.random.default_rng(child), n_mc=n_mc, n_outputs=n_outputs)
+        res = {"d": d, "alpha": a, **check.as_dict()}
         out.append(res)
         ok = res["delta_mc"] <= DELTA + 4 * res["delta_mc_se"] and res["delta_is"] <= DELTA + 4 * res["delta_is_se"]
         log(f"  P d={d:5d} alpha={a:3.1f}: delta_mc={res['delta_mc']:.3e}+-{res['delta_mc_se']:.1e} "
@@ -915,7 +520,7 @@ def stage_B(args, settings, log):
             continue
         idx = [5, 11, 17, 22, 28]
         ps = [P_GRID[i] for i in idx]
-        exact = quadrature_check(zipf(c["d"], c["alpha"]), ps)
+        exact = baseline_clip_moment_exact(zipf(c["d"], c["alpha"]), p=ps).tolist()
         model = [c["methods"]["base"]["e2"][i] for i in idx]
         se = [c["methods"]["base"]["e2_se"][i] for i in idx]
         qc.append({"d": c["d"], "alpha": c["alpha"], "p": ps, "quad": exact, "model": model, "model_se": se})
@@ -934,8 +539,8 @@ def stage_B_direct(args, settings, log, B):
         t0 = time.time()
         sim = simulate_direct(d, n, p_lists, reps, rng)
         for (aa, m, p, _), r in sim.items():
-            tm, tse, tci = mean_ci(r["total2"])
-            bm, bse, bci = mean_ci(r["bias2"])
+            tm, tse, tci = mean_ci(r.total2)
+            bm, bse, bci = mean_ci(r.bias2)
             curve.append({"d": d, "alpha": a, "n": n, "method": m, "p": p, "reps": reps,
                           "total_mean": float(tm), "total_ci": float(tci),
                           "bias_mean": float(bm), "bias_ci": float(bci)})
@@ -1001,16 +606,14 @@ def main(argv=None):
         results = {"settings": settings, "timings": {}}
         stages = list(STAGES)
     funcs = {"B": stage_B, "B_direct": stage_B_direct, "A": stage_A, "C": stage_C, "D": stage_D, "P": stage_P}
-    with memoised_isf() as memo:
-        for name in stages:
-            t = time.time()
-            log(f"{name}: {STAGES[name]}")
-            if name == "B":
-                results.update(stage_B(args, settings, log))
-            else:
-                results.update(funcs[name](args, settings, log, results["B"]))
-            results["timings"][name] = time.time() - t
-        results["isf_evaluations"] = memo.misses
+    for name in stages:
+        t = time.time()
+        log(f"{name}: {STAGES[name]}")
+        if name == "B":
+            results.update(stage_B(args, settings, log))
+        else:
+            results.update(funcs[name](args, settings, log, results["B"]))
+        results["timings"][name] = time.time() - t
     if not args.only:
         results["timings"]["total"] = time.time() - t_start
     RESULTS.mkdir(parents=True, exist_ok=True)
