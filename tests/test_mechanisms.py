@@ -774,3 +774,21 @@ def test_radius_cache_is_exact_and_keyed_on_the_weights():
     before = mechanisms._cached_quantile.cache_info().currsize
     assert _clipping_radius(0.5, big) == math.sqrt(float(gchisq.isf(0.5, big)))
     assert mechanisms._cached_quantile.cache_info().currsize == before  # long weights: not cached
+
+
+def test_clipped_sum_adds_rows_in_order_without_blas():
+    """Within a chunk T is the sequential sum of the clipped rows, bit for bit (an einsum
+    loop, not a BLAS gemv whose summation order depends on the number of threads)."""
+    rng = np.random.default_rng(60)
+    n, d = 500, 7
+    mu, b = rng.normal(size=d), rng.uniform(0.5, 2.0, d)
+    X = mu + rng.standard_normal((n, d)) * 3
+    C = 4.0
+    T, k = _clipped_transformed_sum(X, mu=mu, b=b, C=C, chunk_rows=n)
+    ref = np.zeros(d)
+    for x in X:
+        y = (x - mu) * b
+        norm = math.sqrt(float(np.einsum("i,i->", y, y)))
+        ref = ref + (C / norm if norm > C else 1.0) * y
+    assert k > 0
+    np.testing.assert_array_equal(T, ref)
