@@ -43,8 +43,10 @@ from __future__ import annotations
 
 import os
 
-# Single-threaded BLAS: the mechanisms' chunked matrix-vector products are 10-20x
-# slower when OpenBLAS spreads small products over threads on a busy 2-core machine.
+# Single-threaded BLAS for the error model's small products (egmlib.clipping_error,
+# e.g. A @ mean): faster on a busy 2-core machine, and the summation order, hence the
+# results file bit for bit, does not depend on the core count.  (The mechanisms
+# themselves use no BLAS.)
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
