@@ -49,7 +49,7 @@ __all__ = [
     "clipped_gaussian_mechanism",
 ]
 
-#: Elements (float64) per row chunk of Algorithms 3 and its baseline: 2**17 elements
+#: Elements (float64) per row chunk of Algorithm 3 and its baseline: 2**17 elements
 #: = 1 MiB, small enough to stay in cache for the four passes made over each chunk
 #: (measured: 4x faster than 8 MiB chunks here).  No pass calls BLAS: the row norms
 #: and the weighted row sum are numpy einsum loops, so the result does not depend on
@@ -442,7 +442,7 @@ def _cached_quantile(p: float, w_bytes: bytes) -> float:
 def _clipping_radius(p, w) -> float:
     """sqrt(gchisq.isf(p, w)): the radius C with P(sum_j w_j Z_j^2 > C^2) = p.
 
-    Algorithms 3 and its baseline recompute their radius from the public inputs
+    Algorithm 3 and its baseline recompute their radius from the public inputs
     (p_clip, sigma) on every call, and a simulation calls them thousands of times
     with a few such pairs, so the quantile is memoised (least recently used, at
     most RADIUS_CACHE_SIZE pairs).  The key is p and the exact bytes of the float64
