@@ -64,6 +64,7 @@ import numpy as np
 from egmlib import calibration, experiments, privacy_audit, scaling
 from egmlib.clipping_error import (
     MECHANISMS,
+    baseline_clip_moment_exact,
     clipping_radii,
     expected_error,
     mean_ci,
@@ -72,7 +73,6 @@ from egmlib.clipping_error import (
     row_clip_moments,
     simulate_errors,
 )
-from egmlib.clipping_error import baseline_clip_moment_exact
 
 EPS = 1.0
 DELTA = 1e-6
