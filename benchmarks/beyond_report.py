@@ -106,11 +106,6 @@ def sigma_opt() -> float:
     return float(calibration.sigma_opt(eps=EPS, delta=DELTA))
 
 
-def radii(sigma, p):
-    """Clipping radii (C_t, C_n) at tail probability p (egmlib.clipping_error.clipping_radii)."""
-    return clipping_radii(sigma, p=p)
-
-
 def noise_error(method, sigma, C):
     """Predicted E||eta||^2 at eps, delta: eq. (24) (Algorithm 3) or eq. (5) with ||Delta|| = 2 C_n."""
     return _noise_error(method, sigma=sigma, C=C, sigma_opt=sigma_opt())
@@ -140,7 +135,7 @@ def experiment_B(seed, rows_elems, p_grid, log):
         for alpha in ALPHA_GRID:
             t0 = time.time()
             sigma = zipf(d, alpha)
-            Ct, Cn = radii(sigma, p_grid)
+            Ct, Cn = clipping_radii(sigma, p=p_grid)
             cfg = {"d": d, "alpha": alpha, "rows": N, "trace": float(np.sum(sigma**2)),
                    "fig2_improvement": None, "methods": {}}
             for method, Cs in (("alg3", Ct), ("base", Cn)):
@@ -156,7 +151,7 @@ def experiment_B(seed, rows_elems, p_grid, log):
                 for n in N_GRID:
                     per_n[str(n)] = dataclasses.asdict(
                         optimal_clipping(p_grid, C=Cs, noise=noise, e2=e2, e2_se=e2_se, n=n, below=small))
-                    C1 = float(radii(sigma, 1.0 / n)[0 if method == "alg3" else 1])
+                    C1 = float(clipping_radii(sigma, p=1.0 / n)[0 if method == "alg3" else 1])
                     r1 = row_clip_moments(Z, method=method, C=C1, sigma_data=sigma)
                     nz1 = noise_error(method, sigma, C1)
                     at_1n[str(n)] = {"C": C1, "noise": nz1, "bias": n * r1.e2, "bias_se": n * r1.e2_se,
@@ -241,7 +236,7 @@ def experiment_A(seed, B, budget, min_noise_draws, log):
             t_sim = time.time() - t0
             for (a, m, p, _), r in sim.items():
                 sigma = zipf(d, a)
-                Ct, Cn = radii(sigma, p)
+                Ct, Cn = clipping_radii(sigma, p=p)
                 C = float(Ct if m == "alg3" else Cn)
                 noise_pred = noise_error(m, sigma, C)
                 extra = extra_noise_draws(m, sigma, p, max(0, min_noise_draws - reps), rng)
@@ -297,7 +292,7 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
         for m in METHODS:
             opt = bycfg[(d, a)]["methods"][m]["opt"]
             # radii: the grid, p_C = 1/n and the exact-centre optimum C*_0(n) for every n
-            Ct, Cn = radii(sigma, np.concatenate([grid, [1.0 / n for n in N_GRID]]))
+            Ct, Cn = clipping_radii(sigma, p=np.concatenate([grid, [1.0 / n for n in N_GRID]]))
             special = {("1/n", n): float((Ct if m == "alg3" else Cn)[len(grid) + i]) for i, n in enumerate(N_GRID)}
             special.update({("opt0", n): opt[str(n)]["C_opt"] for n in N_GRID})
             Cs = np.concatenate([(Ct if m == "alg3" else Cn)[:len(grid)], list(special.values())])
@@ -412,7 +407,7 @@ def experiment_D(seed, B, rows_elems, draws, log):
                 plist.append((n, "opt", m, o["p_opt"]))
         known = {}
         for (n, kind, m, p) in plist:
-            Ct, Cn = radii(sigma, p)
+            Ct, Cn = clipping_radii(sigma, p=p)
             C = float(Ct if m == "alg3" else Cn)
             noise = noise_error(m, sigma, C)
             r = row_clip_moments(Z, method=m, C=C, sigma_data=sigma)
@@ -425,7 +420,7 @@ def experiment_D(seed, B, rows_elems, draws, log):
                 s_hat = pub.std(axis=0, ddof=1)
                 mu_pub = pub.mean(axis=0)
                 ps = np.array(sorted({p for (_, _, _, p) in plist}))
-                Ct_h, Cn_h = radii(s_hat, ps)
+                Ct_h, Cn_h = clipping_radii(s_hat, p=ps)
                 for (n, kind, m, p) in plist:
                     i = int(np.searchsorted(ps, p))
                     C = float(Ct_h[i] if m == "alg3" else Cn_h[i])
