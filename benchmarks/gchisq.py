@@ -47,10 +47,10 @@ import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 from scipy import stats  # noqa: E402
 
-from egmlib import _gchisq_chi2comb as c2c  # noqa: E402
-from egmlib import _gchisq_core as core  # noqa: E402
+from egmlib.gchisq import _chi2comb as c2c  # noqa: E402
+from egmlib.gchisq import _core as core  # noqa: E402
 from egmlib import gchisq  # noqa: E402
-from egmlib._gchisq_reference import hypoexp_sf, mp_sf  # noqa: E402
+from egmlib.gchisq._reference import hypoexp_sf, mp_sf  # noqa: E402
 from egmlib.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N, zipf_sigmas as zipf  # noqa: E402
 
 ALPHA = list(FIGURE2_ALPHA)

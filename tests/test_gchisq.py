@@ -20,9 +20,9 @@ import pytest
 from scipy import stats
 
 from egmlib import gchisq
-from egmlib._gchisq_reference import hypoexp_sf, mp_sf
+from egmlib.gchisq._reference import hypoexp_sf, mp_sf
 from egmlib.experiments import zipf_sigmas as zipf
-from egmlib import _gchisq_chi2comb as c2c
+from egmlib.gchisq import _chi2comb as c2c
 
 RTOL = 1e-10
 P_GRID = np.array([1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 0.3, 0.5])

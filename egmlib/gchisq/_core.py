@@ -30,7 +30,7 @@ import math
 import numpy as np
 from scipy import special
 
-from ._gchisq_cumulants import Cumulants  # noqa: F401  (re-exported)
+from ._cumulants import Cumulants  # noqa: F401  (re-exported)
 
 _EPS = np.finfo(float).eps
 #: Relative accuracy the quadrature is designed for (far below the 1e-10

@@ -72,7 +72,7 @@ import warnings
 
 import numpy as np
 
-from . import _gchisq_core as _core
+from . import _core
 
 __all__ = [
     "WeightedChiSquare",
@@ -333,11 +333,11 @@ def isf(p, w, *, backend="native"):
     if backend == "native":
         return WeightedChiSquare(w).isf(p)
     if backend == "chi2comb":
-        from . import _gchisq_chi2comb
+        from . import _chi2comb
 
         arr = _validate_weights(w)
         pp = _validate_p(p)
-        return _out(_gchisq_chi2comb.isf_report(pp.ravel(), arr), pp.shape)
+        return _out(_chi2comb.isf_report(pp.ravel(), arr), pp.shape)
     raise ValueError(f"backend must be 'native' or 'chi2comb', got backend={backend!r}")
 
 
