@@ -1,60 +1,98 @@
-"""Shared argument checks for egmlib.
+"""Argument checks shared by every public function of egmlib.
 
-Every public function of egmlib validates its inputs with these helpers, so that bad
-input fails early with a :class:`ValueError` whose message names the argument, the rule
-it broke and the value it got, e.g. ``"eps must be finite and > 0, got eps=-1.0"``.
-Nothing here uses ``assert`` (which disappears under ``python -O``).
+One rule for the whole library:
 
-Scalars are returned as Python ``float``; vectors as fresh one-dimensional ``float64``
-arrays, so callers may modify the result without touching the caller's data.
+* a wrong **type** raises :class:`TypeError`: a bool, a string, ``None``, a complex
+  number or an arbitrary object where a real number belongs, an array of such entries
+  where a real array belongs, a method name that is not a string, a random generator
+  that is not a :class:`numpy.random.Generator`;
+* a wrong **value** of the right type raises :class:`ValueError`: NaN, an infinity,
+  a number out of range, an empty, ragged or wrongly shaped array, a vector of the
+  wrong length, a name that is not one of the allowed ones, and a result that
+  overflows the float64 range (see :func:`check_finite_result`).
+
+Every message names the argument, the rule it broke and the value it got, e.g.
+``"eps must be finite and > 0, got eps=-1.0"``.  Nothing here uses ``assert``
+(which disappears under ``python -O``).
+
+Scalars come back as Python ``float``/``int``/``bool``; arrays as fresh ``float64``
+arrays (callers may modify them without touching the caller's data), except
+:func:`check_data_matrix`, which keeps a data matrix (possibly a large
+:class:`numpy.memmap`) as it is.
 """
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "check_real",
     "check_positive_finite",
     "check_nonnegative_finite",
     "check_probability",
-    "check_probability_array",
     "check_count",
+    "check_bool",
+    "check_choice",
+    "check_rng",
+    "check_callable",
+    "check_mapping",
+    "as_real_array",
+    "check_finite_array",
+    "check_finite_vector",
     "check_nonnegative_vector",
     "check_positive_vector",
+    "check_scaling_vector",
+    "check_probability_array",
+    "check_length",
     "check_same_shape",
-    "check_rng",
+    "check_data_matrix",
+    "check_finite_result",
 ]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: dtype kinds accepted as real numbers (signed, unsigned integers and floats).
+_REAL_KINDS = "iuf"
 
 
 def _fmt(value: Any) -> str:
     """Short, stable representation of a bad value for an error message."""
-    try:
-        arr = np.asarray(value)
-    except Exception:  # pragma: no cover - exotic objects
-        return repr(value)
-    if arr.ndim == 0:
-        return repr(value.item() if isinstance(value, np.generic) else value)
-    return f"array of shape {arr.shape}"
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return repr(value.item())
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of length {len(value)}"
+    text = repr(value)
+    return text if len(text) <= 60 else f"an object of type {type(value).__name__}"
 
 
+def _type_error(name: str, rule: str, value: Any) -> TypeError:
+    return TypeError(f"{name} must be {rule}, got {name}={_fmt(value)} (type {type(value).__name__})")
+
+
+# ----------------------------------------------------------------------------------------
+# scalars
+# ----------------------------------------------------------------------------------------
 def check_real(name: str, value: Any) -> float:
-    """Return ``value`` as a Python float; reject bools, non-numbers and arrays.
+    """Return ``value`` as a Python float; TypeError for anything that is not a real scalar.
 
-    NaN and infinities pass here; the more specific checks reject them.
+    Bools, strings, ``None``, complex numbers and arrays with more than zero dimensions
+    are type errors.  NaN and infinities pass here; the more specific checks reject them.
     """
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a real number, got {name}={value!r} (a bool)")
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
+    if isinstance(value, (bool, np.bool_)):
+        raise _type_error(name, "a real number (not a bool)", value)
     if not isinstance(value, numbers.Real):
-        raise ValueError(
-            f"{name} must be a real scalar, got {name}={_fmt(value)} "
-            f"(type {type(value).__name__})"
-        )
+        raise _type_error(name, "a real number", value)
     return float(value)
 
 
@@ -82,75 +120,196 @@ def check_probability(name: str, value: Any) -> float:
     return x
 
 
-def check_probability_array(name: str, value: Any) -> np.ndarray:
-    """Return ``value`` as a float array (any shape) with every entry in ``(0, 1)``."""
-    if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be real, got {name}={value!r} (a bool)")
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an array of real numbers: {exc}") from None
-    bad = ~((arr > 0.0) & (arr < 1.0))  # also catches NaN
-    if np.any(bad):
-        first = arr[bad].flat[0]
-        raise ValueError(
-            f"{name} must lie in the open interval (0, 1) entrywise, "
-            f"got {name} containing {first!r}"
-        )
-    return arr
+def check_count(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int in ``[minimum, maximum]``.
 
-
-def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
-    """Return ``value`` as an int, requiring an integral value ``>= minimum``.
-
-    Integral floats such as ``1e6`` are accepted (the report writes ``n = 10^6``).
+    Integral floats such as ``1e6`` are accepted (the report writes ``n = 10^6``); a
+    non-integral or non-finite float is a ValueError, a non-number a TypeError.
     """
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be an integer, got {name}={value!r} (a bool)")
+        raise _type_error(name, "an integer (not a bool)", value)
     if isinstance(value, numbers.Integral):
         n = int(value)
-    elif isinstance(value, numbers.Real) and np.isfinite(value) and float(value).is_integer():
-        n = int(value)
+    elif isinstance(value, numbers.Real):
+        x = float(value)
+        if not (np.isfinite(x) and x.is_integer()):
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={x!r}")
+        n = int(x)
     else:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={_fmt(value)}")
+        raise _type_error(name, "an integer", value)
     if n < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={n}")
+    if maximum is not None and n > maximum:
+        raise ValueError(f"{name} must be an integer <= {maximum}, got {name}={n}")
     return n
 
 
-def check_nonnegative_vector(name: str, arr: Any, *, allow_all_zero: bool = False) -> np.ndarray:
-    """Return ``arr`` as a non-empty 1-D float64 array of finite entries ``>= 0``.
+def check_bool(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool; only ``True`` and ``False`` (also numpy's) are accepted."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise _type_error(name, "True or False", value)
 
-    Unless ``allow_all_zero`` is true, at least one entry must be ``> 0``.
+
+def check_choice(name: str, value: Any, choices: Collection[str]) -> str:
+    """Return ``value`` if it is one of the strings ``choices``."""
+    if not isinstance(value, str):
+        raise _type_error(name, f"one of the strings {sorted(choices)}", value)
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {sorted(choices)}, got {name}={value!r}")
+    return value
+
+
+def check_rng(name: str, value: Any) -> np.random.Generator:
+    """Require an explicit :class:`numpy.random.Generator` (no global state, no seeds)."""
+    if not isinstance(value, np.random.Generator):
+        raise TypeError(
+            f"{name} must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed), "
+            f"got {name} of type {type(value).__name__}"
+        )
+    return value
+
+
+def check_callable(name: str, value: Any) -> Callable[..., Any]:
+    """Require a callable."""
+    if not callable(value):
+        raise _type_error(name, "callable", value)
+    return value
+
+
+def check_mapping(name: str, value: Any, *, keys: Collection[str] | None = None) -> Mapping[Any, Any]:
+    """Require a non-empty mapping, with at least ``keys`` when given."""
+    if not isinstance(value, Mapping):
+        raise _type_error(name, "a mapping", value)
+    if not value:
+        raise ValueError(f"{name} must be a non-empty mapping, got an empty one")
+    if keys is not None:
+        missing = [k for k in keys if k not in value]
+        if missing:
+            raise ValueError(f"{name} must have the keys {list(keys)}, got {name} without {missing}")
+    return value
+
+
+# ----------------------------------------------------------------------------------------
+# arrays
+# ----------------------------------------------------------------------------------------
+def _as_numeric(name: str, value: Any) -> np.ndarray:
+    """``np.asarray(value)`` with a real dtype, or the right exception.
+
+    Ragged nested sequences are a ValueError (a shape error); strings, bools, complex
+    numbers, ``None`` and other objects are TypeErrors.  Nothing is coerced: a list of
+    numeric strings is not an array of numbers.
     """
-    if isinstance(arr, (bool, np.bool_)):
-        raise ValueError(f"{name} must be a vector of reals, got {name}={arr!r}")
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        raise _type_error(name, "an array of real numbers", value)
     try:
-        a = np.array(arr, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a vector of real numbers: {exc}") from None
-    if a.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {a.shape}")
-    if a.size == 0:
-        raise ValueError(f"{name} must have at least one entry, got an empty vector")
-    finite = np.isfinite(a)
-    if not np.all(finite):
-        j = int(np.flatnonzero(~finite)[0])
-        raise ValueError(f"{name} must be finite, got {name}[{j}]={float(a[j])!r}")
+        arr = np.asarray(value)
+    except ValueError as exc:  # numpy 2: inhomogeneous (ragged) nesting
+        raise ValueError(
+            f"{name} must be a rectangular array of real numbers (rows of equal length), "
+            f"got a ragged sequence: {exc}"
+        ) from None
+    except TypeError as exc:
+        raise TypeError(f"{name} must be an array of real numbers: {exc}") from None
+    kind = arr.dtype.kind
+    if kind == "b":
+        raise TypeError(f"{name} must hold real numbers, got booleans (dtype {arr.dtype})")
+    if kind not in _REAL_KINDS:
+        what = {"U": "strings", "S": "bytes", "c": "complex numbers", "O": "objects"}.get(kind, "non-numbers")
+        raise TypeError(f"{name} must hold real numbers, got {what} (dtype {arr.dtype})")
+    return arr
+
+
+def as_real_array(name: str, value: Any, *, ndim: int | None = None, nonempty: bool = True) -> FloatArray:
+    """``value`` as a fresh float64 array; type and shape checked, entries not.
+
+    ``ndim`` (when given) is the required number of dimensions; ``nonempty`` requires at
+    least one entry.
+    """
+    arr = _as_numeric(name, value)
+    if ndim is not None and arr.ndim != ndim:
+        rule = {0: "a scalar", 1: "one-dimensional", 2: "two-dimensional"}.get(ndim, f"{ndim}-dimensional")
+        raise ValueError(f"{name} must be {rule}, got {name} of shape {arr.shape}")
+    if nonempty and arr.size == 0:
+        raise ValueError(f"{name} must have at least one entry, got {name} of shape {arr.shape}")
+    return np.array(arr, dtype=np.float64)
+
+
+def _first_bad(name: str, a: np.ndarray, bad: np.ndarray) -> str:
+    idx = np.unravel_index(int(np.flatnonzero(bad)[0]), a.shape)
+    where = ", ".join(str(int(i)) for i in idx)
+    return f"{name}[{where}]={float(a[idx])!r}" if a.ndim else f"{name}={float(a)!r}"
+
+
+def check_finite_array(name: str, value: Any, *, ndim: int | None = None, nonempty: bool = True) -> FloatArray:
+    """A fresh float64 array with finite entries (any shape unless ``ndim`` is given)."""
+    a = as_real_array(name, value, ndim=ndim, nonempty=nonempty)
+    bad = ~np.isfinite(a)
+    if np.any(bad):
+        raise ValueError(f"{name} must be finite, got {_first_bad(name, a, bad)}")
+    return a
+
+
+def check_length(name: str, v: np.ndarray, *, length: int, of: str = "") -> None:
+    """Require ``v.shape == (length,)``; ``of`` says what the length counts."""
+    if v.shape != (length,):
+        what = f" ({of})" if of else ""
+        raise ValueError(f"{name} must have length d={length}{what}, got {name} of shape {v.shape}")
+
+
+def check_finite_vector(name: str, value: Any, *, length: int | None = None, of: str = "") -> FloatArray:
+    """A fresh non-empty 1-D float64 array of finite entries (of ``length`` when given)."""
+    a = check_finite_array(name, value, ndim=1)
+    if length is not None:
+        check_length(name, a, length=length, of=of)
+    return a
+
+
+def check_nonnegative_vector(
+    name: str, value: Any, *, length: int | None = None, of: str = "", allow_all_zero: bool = False
+) -> FloatArray:
+    """A fresh non-empty 1-D float64 array of finite entries ``>= 0``.
+
+    Unless ``allow_all_zero``, at least one entry must be ``> 0``.
+    """
+    a = check_finite_vector(name, value, length=length, of=of)
     if np.any(a < 0.0):
-        j = int(np.flatnonzero(a < 0.0)[0])
-        raise ValueError(f"{name} must be >= 0 entrywise, got {name}[{j}]={float(a[j])!r}")
+        raise ValueError(f"{name} must be >= 0 entrywise, got {_first_bad(name, a, a < 0.0)}")
     if not allow_all_zero and not np.any(a > 0.0):
         raise ValueError(f"{name} must have at least one entry > 0, got all zeros")
     return a
 
 
-def check_positive_vector(name: str, arr: Any) -> np.ndarray:
-    """Return ``arr`` as a non-empty 1-D float64 array of finite entries ``> 0``."""
-    a = check_nonnegative_vector(name, arr)
+def check_positive_vector(name: str, value: Any, *, length: int | None = None, of: str = "") -> FloatArray:
+    """A fresh non-empty 1-D float64 array of finite entries ``> 0``."""
+    a = check_nonnegative_vector(name, value, length=length, of=of)
     if np.any(a == 0.0):
-        j = int(np.flatnonzero(a == 0.0)[0])
-        raise ValueError(f"{name} must be > 0 entrywise, got {name}[{j}]=0.0")
+        raise ValueError(f"{name} must be > 0 entrywise, got {_first_bad(name, a, a == 0.0)}")
+    return a
+
+
+def check_scaling_vector(name: str, value: Any, *, length: int | None = None, of: str = "") -> FloatArray:
+    """A fresh non-empty 1-D float64 array with entries in ``[0, inf]`` (a scaling b).
+
+    ``+inf`` is allowed: Lemma 4.1's scaling is infinite where a standard deviation is 0.
+    """
+    a = as_real_array(name, value, ndim=1)
+    bad = np.isnan(a) | (a < 0.0)
+    if np.any(bad):
+        raise ValueError(f"{name} must be >= 0 entrywise (inf allowed), got {_first_bad(name, a, bad)}")
+    if length is not None:
+        check_length(name, a, length=length, of=of)
+    return a
+
+
+def check_probability_array(name: str, value: Any) -> FloatArray:
+    """A fresh float64 array (any shape, 0-d for a scalar) with every entry in ``(0, 1)``."""
+    a = as_real_array(name, value)
+    bad = ~((a > 0.0) & (a < 1.0))  # also catches NaN
+    if np.any(bad):
+        raise ValueError(f"{name} must lie in the open interval (0, 1) entrywise, got {_first_bad(name, a, bad)}")
     return a
 
 
@@ -164,11 +323,35 @@ def check_same_shape(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> 
         )
 
 
-def check_rng(rng: Any, name: str = "rng") -> np.random.Generator:
-    """Require an explicit :class:`numpy.random.Generator` (no global state, no seeds)."""
-    if not isinstance(rng, np.random.Generator):
+def check_data_matrix(name: str, value: Any) -> np.ndarray:
+    """A data matrix of shape (n, d), n, d >= 1, of integers or floats.
+
+    An :class:`numpy.ndarray` (including a :class:`numpy.memmap`) is returned as it is,
+    without a copy; its entries are checked for finiteness by the caller, chunk by chunk.
+    Boolean data is a TypeError (convert 0/1 data with ``X.astype(float)``).
+    """
+    arr = value if isinstance(value, np.ndarray) else _as_numeric(name, value)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in _REAL_KINDS:
+        _as_numeric(name, arr)  # raises the TypeError naming the dtype
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array of shape (n, d), got {name} of shape {arr.shape}")
+    n, d = arr.shape
+    if n < 1 or d < 1:
+        raise ValueError(f"{name} must have n >= 1 rows and d >= 1 columns, got {name} of shape {arr.shape}")
+    return arr
+
+
+def check_finite_result(value: Any, *, what: str, inputs: str) -> None:
+    """Raise ValueError when a computed ``value`` is not finite (an overflow of float64).
+
+    ``what`` names the quantity, ``inputs`` the arguments whose size caused it, so that
+    the message says which argument to rescale.
+    """
+    a = np.asarray(value, dtype=np.float64)
+    bad = ~np.isfinite(a)
+    if np.any(bad):
+        first = float(a.flat[int(np.flatnonzero(bad)[0])])
         raise ValueError(
-            f"{name} must be a numpy.random.Generator, e.g. numpy.random.default_rng(seed), "
-            f"got {name} of type {type(rng).__name__}"
+            f"{what} overflows the float64 range (got {first!r}): {inputs} too large in "
+            "magnitude; rescale the data"
         )
-    return rng

@@ -35,9 +35,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import (
     check_count,
+    check_finite_result,
     check_nonnegative_finite,
     check_nonnegative_vector,
     check_positive_finite,
@@ -57,7 +59,7 @@ __all__ = [
 ]
 
 
-def _power_sums(s: np.ndarray) -> tuple[float, float, float]:
+def _power_sums(s: NDArray[np.float64]) -> tuple[float, float, float]:
     """(sigma_*, sum (sigma/sigma_*)^2, sum (sigma/sigma_*)^4)."""
     smax = float(s.max())
     w = s / smax
@@ -65,7 +67,7 @@ def _power_sums(s: np.ndarray) -> tuple[float, float, float]:
     return smax, float(np.sum(w2)), float(np.sum(w2 * w2))
 
 
-def bernstein_t_max(sigma) -> float:
+def bernstein_t_max(sigma: ArrayLike) -> float:
     r"""Largest admissible :math:`t` in Lemma 4.2: :math:`\sqrt{2\sum_j\sigma_j^4}/(6\sigma_*^2)`.
 
     Scale-free; equals :math:`\sqrt{2d}/6` for :math:`d` equal standard deviations.
@@ -80,7 +82,7 @@ def bernstein_t_max(sigma) -> float:
     return math.sqrt(2.0 * p4) / 6.0
 
 
-def bernstein_threshold(sigma, *, t: float) -> float:
+def bernstein_threshold(sigma: ArrayLike, *, t: float) -> float:
     r"""Lemma 4.2's threshold :math:`x_t = t\sqrt{8\sum_j\sigma_j^4} + \sum_j\sigma_j^2`.
 
     Defined for every :math:`t \ge 0`; the tail bound :math:`e^{-t^2}` holds only for
@@ -94,10 +96,12 @@ def bernstein_threshold(sigma, *, t: float) -> float:
     s = check_nonnegative_vector("sigma", sigma)
     t = check_nonnegative_finite("t", t)
     smax, p2, p4 = _power_sums(s)
-    return smax * smax * (t * math.sqrt(8.0 * p4) + p2)
+    out = smax * smax * (t * math.sqrt(8.0 * p4) + p2)
+    check_finite_result(out, what="the threshold x_t", inputs="sigma or t")
+    return out
 
 
-def bernstein_tail_bound(sigma, *, t: float) -> float:
+def bernstein_tail_bound(sigma: ArrayLike, *, t: float) -> float:
     r"""Lemma 4.2's bound :math:`e^{-t^2}` on :math:`\Pr[\sum_j X_j^2\ge x_t]`.
 
     Raises
@@ -123,12 +127,20 @@ def bernstein_tail_bound(sigma, *, t: float) -> float:
 
 
 def bernstein_t_for_probability(p: float) -> float:
-    r""":math:`t` with :math:`e^{-t^2} = p`, i.e. :math:`\sqrt{\ln(1/p)}` (:math:`\sqrt{\ln n}` for p = 1/n)."""
+    r""":math:`t` with :math:`e^{-t^2} = p` in Lemma 4.2, i.e. :math:`\sqrt{\ln(1/p)}`.
+
+    For :math:`p = 1/n` this is the :math:`t = \sqrt{\ln n}` of Theorem 4's proof.
+
+    Examples
+    --------
+    >>> round(bernstein_t_for_probability(math.exp(-4.0)), 12)
+    2.0
+    """
     p = check_probability("p", p)
     return math.sqrt(-math.log(p))
 
 
-def transformed_ct2_bound(sigma, *, n) -> float:
+def transformed_ct2_bound(sigma: ArrayLike, *, n: int) -> float:
     r"""Lemma 4.2's bound on :math:`C_t^2` in the proof of Theorem 4.
 
     :math:`\sqrt{8\ln n\sum_j\sigma_j^2}/\sum_j\sigma_j + 1`: the threshold :math:`x_t` at
@@ -141,15 +153,10 @@ def transformed_ct2_bound(sigma, *, n) -> float:
     3.145966026289
     """
     s = check_nonnegative_vector("sigma", sigma)
-    ln_n = _check_n_log(n)
+    ln_n = math.log(check_count("n", n, minimum=2))
     smax, p2, _ = _power_sums(s)
     p1 = float(np.sum(s / smax))
     return math.sqrt(8.0 * ln_n * p2) / p1 + 1.0
-
-
-def _check_n_log(n) -> float:
-    """ln n for the number of points n, an integer >= 2 (integral floats such as 1e6 pass)."""
-    return math.log(check_count("n", n, minimum=2))
 
 
 @dataclass(frozen=True)
@@ -157,14 +164,13 @@ class Theorem4Condition:
     r"""Theorem 4's condition :math:`\ln n \le \sum_j\sigma_j^2/(18\sigma_*^2)`.
 
     ``holds`` is ``lhs <= rhs`` with ``lhs`` :math:`=\ln n` and ``rhs``
-    :math:`=\sum_j\sigma_j^2/(18\sigma_*^2)`; ``n_max`` :math:`=e^{\text{rhs}}` is the
-    largest number of points for which the theorem applies (``inf`` if it overflows).
+    :math:`=\sum_j\sigma_j^2/(18\sigma_*^2)`, the logarithm of the largest number of
+    points for which the theorem applies.
     """
 
     holds: bool
     lhs: float
     rhs: float
-    n_max: float
 
 
 @dataclass(frozen=True)
@@ -183,7 +189,7 @@ class Theorem4Result:
     ct2_bound: float
 
 
-def theorem4_condition(sigma, *, n) -> Theorem4Condition:
+def theorem4_condition(sigma: ArrayLike, *, n: int) -> Theorem4Condition:
     r"""Check Theorem 4's condition :math:`\ln n \le \sum_j\sigma_j^2/(18\sigma_*^2)`.
 
     Equivalent to :math:`t=\sqrt{\ln n}` being admissible in Lemma 4.2 for the transformed
@@ -198,14 +204,13 @@ def theorem4_condition(sigma, *, n) -> Theorem4Condition:
     (True, 4.6052, 5.5556)
     """
     s = check_nonnegative_vector("sigma", sigma)
-    ln_n = _check_n_log(n)
+    ln_n = math.log(check_count("n", n, minimum=2))
     _, p2, _ = _power_sums(s)
     rhs = p2 / 18.0
-    n_max = math.exp(rhs) if rhs < 709.0 else math.inf
-    return Theorem4Condition(holds=bool(ln_n <= rhs), lhs=ln_n, rhs=rhs, n_max=n_max)
+    return Theorem4Condition(holds=bool(ln_n <= rhs), lhs=ln_n, rhs=rhs)
 
 
-def theorem4_bound(sigma, *, n, sigma_opt: float = 1.0) -> Theorem4Result:
+def theorem4_bound(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> Theorem4Result:
     r"""Theorem 4: upper bound on Algorithm 3's expected noise error with Lemma 4.1's b.
 
     :math:`4\sigma_{opt}^2\sum_j\sigma_j\bigl(\sqrt{8\ln n\sum_j\sigma_j^2}+\sum_j\sigma_j\bigr)`,
@@ -222,7 +227,7 @@ def theorem4_bound(sigma, *, n, sigma_opt: float = 1.0) -> Theorem4Result:
     True
     """
     s = check_nonnegative_vector("sigma", sigma)
-    ln_n = _check_n_log(n)
+    ln_n = math.log(check_count("n", n, minimum=2))
     so = check_positive_finite("sigma_opt", sigma_opt)
     cond = theorem4_condition(s, n=n)
     smax, p2, _ = _power_sums(s)
@@ -232,4 +237,5 @@ def theorem4_bound(sigma, *, n, sigma_opt: float = 1.0) -> Theorem4Result:
     if cond.holds:
         # 4 so^2 (sum s) (sqrt(8 ln n sum s^2) + sum s), in units of smax^2
         bound = 4.0 * so * so * smax * smax * p1 * (math.sqrt(8.0 * ln_n * p2) + p1)
+        check_finite_result(bound, what="Theorem 4's bound", inputs="sigma or sigma_opt")
     return Theorem4Result(holds=cond.holds, lhs=cond.lhs, rhs=cond.rhs, bound=bound, ct2_bound=ct2)

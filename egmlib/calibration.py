@@ -51,10 +51,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 from scipy.special import erfcx, ndtr, ndtri
 
 from egmlib._validation import (
+    as_real_array,
+    check_finite_result,
     check_positive_finite,
     check_probability,
 )
@@ -113,7 +116,9 @@ def sigma_classical(*, eps: float, delta: float, sensitivity: float = 1.0) -> fl
             "use egmlib.calibration.sigma_opt (Theorem 2, analytic calibration), "
             "which is exact for every eps > 0"
         )
-    return sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
+    out = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
+    check_finite_result(out, what="sigma", inputs="sensitivity or 1/eps")
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -232,24 +237,23 @@ def _log_profile_scalar(sigma: float, eps: float) -> float:
     return _logdelta_u(_u_of_sigma(sigma, eps), eps)[0]
 
 
-def _check_sigma_array(sigma) -> np.ndarray:
-    if isinstance(sigma, (bool, np.bool_)):
-        raise ValueError(f"sigma must be real, got sigma={sigma!r} (a bool)")
-    try:
-        s = np.asarray(sigma, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"sigma must be real: {exc}") from None
-    bad = ~(s > 0.0)
-    if np.any(bad) or np.any(np.isnan(s)):
-        first = s[bad | np.isnan(s)].flat[0]
+def _check_sigma_array(sigma: ArrayLike) -> NDArray[np.float64]:
+    """sigma as a float array (any shape) with entries in (0, inf]."""
+    s = as_real_array("sigma", sigma)
+    bad = ~(s > 0.0)  # also catches NaN
+    if np.any(bad):
+        first = s[bad].flat[0]
         raise ValueError(f"sigma must be > 0 (inf allowed), got sigma={float(first)!r}")
     return s
 
 
-def log_privacy_profile(sigma, *, eps: float, sensitivity: float = 1.0):
-    r"""Natural log of :func:`privacy_profile`; finite far below the float range of delta.
+def log_privacy_profile(
+    sigma: ArrayLike, *, eps: float, sensitivity: float = 1.0
+) -> float | NDArray[np.float64]:
+    r"""Natural log of :func:`privacy_profile` (eq. (2)); finite far below the float range of delta.
 
-    Vectorised over ``sigma``; returns a float for scalar input.
+    Vectorised over ``sigma``; returns a float for scalar input.  ``sigma = inf`` (no
+    privacy loss at all) gives ``-inf``, the logarithm of a profile that is exactly 0.
 
     Examples
     --------
@@ -263,7 +267,7 @@ def log_privacy_profile(sigma, *, eps: float, sensitivity: float = 1.0):
     return float(out) if out.ndim == 0 else out
 
 
-def privacy_profile(sigma, *, eps: float, sensitivity: float = 1.0):
+def privacy_profile(sigma: ArrayLike, *, eps: float, sensitivity: float = 1.0) -> float | NDArray[np.float64]:
     r"""Privacy profile of the Gaussian mechanism (Balle and Wang 2018, Thm 8; eq. (2)).
 
     .. math::
@@ -353,7 +357,9 @@ def sigma_opt(*, eps: float, delta: float, sensitivity: float = 1.0) -> float:
     eps = check_positive_finite("eps", eps)
     delta = check_probability("delta", delta)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    return sensitivity * _sigma_opt_unit(eps, delta)
+    out = sensitivity * _sigma_opt_unit(eps, delta)
+    check_finite_result(out, what="sigma_opt", inputs="sensitivity (or 1/eps)")
+    return out
 
 
 def eps_from_sigma(sigma: float, *, delta: float, sensitivity: float = 1.0) -> float:
@@ -373,6 +379,11 @@ def eps_from_sigma(sigma: float, *, delta: float, sensitivity: float = 1.0) -> f
     delta = check_probability("delta", delta)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     s = sigma / sensitivity
+    if s == 0.0:
+        raise ValueError(
+            f"sigma / sensitivity underflows to 0 (sigma={sigma!r}, sensitivity={sensitivity!r}): "
+            "no finite eps makes so little noise private"
+        )
     target = math.log(delta)
     # eps -> 0: delta -> 2 Phi(1/(2s)) - 1 = erf(1/(2 sqrt(2) s))
     if math.erf(0.5 / (_SQRT2 * s)) <= delta:
@@ -380,10 +391,13 @@ def eps_from_sigma(sigma: float, *, delta: float, sensitivity: float = 1.0) -> f
     lo, hi = 0.0, 1.0
     while _log_profile_scalar(s, hi) > target:
         lo, hi = hi, 2.0 * hi
-    f = lambda e: (  # noqa: E731
-        math.log(math.erf(0.5 / (_SQRT2 * s))) if e == 0.0 else _log_profile_scalar(s, e)
-    ) - target
-    return brentq(f, lo, hi, xtol=1e-300, rtol=1e-15)
+    def f(e: float) -> float:
+        log_d = math.log(math.erf(0.5 / (_SQRT2 * s))) if e == 0.0 else _log_profile_scalar(s, e)
+        return log_d - target
+
+    out = float(brentq(f, lo, hi, xtol=1e-300, rtol=1e-15))
+    check_finite_result(out, what="eps", inputs="1/sigma or sensitivity")
+    return out
 
 
 # ----------------------------------------------------------------------------------------
@@ -401,7 +415,9 @@ def sigma_from_rho(rho: float, *, sensitivity: float = 1.0) -> float:
     """
     rho = check_positive_finite("rho", rho)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    return sensitivity / math.sqrt(rho)
+    out = sensitivity / math.sqrt(rho)
+    check_finite_result(out, what="sigma", inputs="sensitivity or 1/rho")
+    return out
 
 
 def rho_to_eps(rho: float, *, delta: float) -> float:
@@ -423,7 +439,11 @@ def rho_to_eps(rho: float, *, delta: float) -> float:
     """
     rho = check_positive_finite("rho", rho)
     delta = check_probability("delta", delta)
-    return 0.5 * rho + math.sqrt(2.0 * rho * math.log(1.0 / delta))
+    L = math.log(1.0 / delta)
+    root = math.sqrt(2.0 * rho * L) if rho < 1e300 else math.sqrt(rho) * math.sqrt(2.0 * L)
+    out = 0.5 * rho + root
+    check_finite_result(out, what="eps", inputs="rho")
+    return out
 
 
 def eps_to_rho(eps: float, *, delta: float) -> float:
@@ -441,4 +461,7 @@ def eps_to_rho(eps: float, *, delta: float) -> float:
     eps = check_positive_finite("eps", eps)
     delta = check_probability("delta", delta)
     L = math.log(1.0 / delta)
-    return 2.0 * eps * eps / (math.sqrt(L + eps) + math.sqrt(L)) ** 2
+    den = (math.sqrt(L + eps) + math.sqrt(L)) ** 2
+    out = 2.0 * eps * eps / den if eps < 1e150 else 2.0 * eps * (eps / den)
+    check_finite_result(out, what="rho", inputs="eps")
+    return out

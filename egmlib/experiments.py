@@ -1,30 +1,45 @@
-r"""The report's empirical setup (Section 5): Zipf standard deviations and Figure 2.
+r"""The report's empirical setup (Section 5): Zipf standard deviations, the clipping radii
+:math:`C_n` and :math:`C_t`, the two errors of Figure 2 and its grid.
 
 The report draws no data: a hypothetical data set is described by its standard
 deviations :math:`\sigma_i = i^{-\alpha}/\sum_{j\le d} j^{-\alpha}` (a normalised Zipf law,
 :math:`\sum_i\sigma_i = 1`), the dimension :math:`d` and the number of points :math:`n`
 (clipping probability :math:`1/n`).  Figure 2 plots the improvement
 :math:`\mathcal E_n/\mathcal E_t` of Algorithm 3 over the clipped Gaussian mechanism
-(:func:`egmlib.scaling.figure2_errors`) on the grid
-``FIGURE2_D x FIGURE2_N x FIGURE2_ALPHA``.
+(:func:`figure2_errors`) on the grid ``FIGURE2_D x FIGURE2_N x FIGURE2_ALPHA``.  The
+radii are exact quantiles of generalized chi-square laws (:func:`egmlib.gchisq.isf`),
+not bounds; the closed forms they enter live in :mod:`egmlib.scaling`.
 """
 
 from __future__ import annotations
 
 import csv
+import functools
 import math
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import check_count, check_nonnegative_finite
+from egmlib import gchisq
+from egmlib import _validation as _v
 
 __all__ = [
     "FIGURE2_D",
     "FIGURE2_N",
     "FIGURE2_ALPHA",
     "PUBLISHED_FIGURE2_PATH",
+    "ClippingRadii",
+    "Figure2Errors",
+    "Figure2Table",
     "zipf_sigmas",
+    "clipping_radii",
+    "figure2_errors",
+    "figure2_improvement",
     "load_published_figure2",
     "figure2_grid",
 ]
@@ -42,7 +57,30 @@ PUBLISHED_FIGURE2_PATH = Path(__file__).resolve().parent.parent / "data" / "repo
 _D_MAX = 10**7
 
 
-def zipf_sigmas(d: int, alpha: float) -> np.ndarray:
+def _alpha_positional_until_gchisq_migrates(
+    func: Callable[..., NDArray[np.float64]],
+) -> Callable[..., NDArray[np.float64]]:
+    """Accept ``zipf_sigmas(d, alpha)`` with a DeprecationWarning, for one transition only.
+
+    ``alpha`` is keyword-only; tests/test_gchisq.py and benchmarks/gchisq.py, which are
+    being rewritten on another branch, still pass it positionally.  Delete this decorator
+    once they say ``alpha=`` (the gchisq second pass).
+    """
+
+    @functools.wraps(func)
+    def wrapper(d: int, *args: float, **kwargs: float) -> NDArray[np.float64]:
+        if args:
+            if len(args) > 1 or "alpha" in kwargs:
+                raise TypeError("zipf_sigmas takes d and the keyword argument alpha")
+            warnings.warn("zipf_sigmas(d, alpha): pass alpha=... by keyword", DeprecationWarning, stacklevel=2)
+            kwargs["alpha"] = args[0]
+        return func(d, **kwargs)
+
+    return wrapper
+
+
+@_alpha_positional_until_gchisq_migrates
+def zipf_sigmas(d: int, *, alpha: float) -> NDArray[np.float64]:
     r"""Normalised Zipf standard deviations of Section 5.
 
     :math:`\sigma_i = i^{-\alpha}/\sum_{j=1}^d j^{-\alpha}`, :math:`i = 1,\dots,d`: positive
@@ -63,28 +101,172 @@ def zipf_sigmas(d: int, alpha: float) -> np.ndarray:
 
     Examples
     --------
-    >>> zipf_sigmas(3, 1.0).round(6).tolist()
+    >>> zipf_sigmas(3, alpha=1.0).round(6).tolist()
     [0.545455, 0.272727, 0.181818]
-    >>> s = zipf_sigmas(10**6, 100.0)
+    >>> s = zipf_sigmas(10**6, alpha=100.0)
     >>> float(s.sum()), bool(s[0] > 0.99999), int(np.count_nonzero(s))
     (1.0, True, 1722)
     """
-    d = check_count("d", d, minimum=1)
-    if d > _D_MAX:
-        raise ValueError(f"d must be <= {_D_MAX}, got d={d}")
-    alpha = check_nonnegative_finite("alpha", alpha)
+    d = _v.check_count("d", d, minimum=1, maximum=_D_MAX)
+    alpha = _v.check_nonnegative_finite("alpha", alpha)
     i = np.arange(1, d + 1, dtype=float)
     w = np.exp(-alpha * np.log(i))
     return w / math.fsum(w)
 
 
-def load_published_figure2(path: str | Path | None = None) -> dict[str, np.ndarray]:
-    r"""The 108 published Figure 2 points as a dict of 1-D arrays.
+class ClippingRadii(NamedTuple):
+    r"""The two clipping radii of Section 5 at one tail probability (or an array of them).
 
-    Keys: ``d`` and ``n`` (int64), ``alpha``, ``Cn_squared``, ``Ct_squared``,
-    ``improvement`` (float64), in the file's row order (``d``, then ``n``, then ``alpha``
-    ascending -- the same order as :func:`figure2_grid`).  These are the values as the
-    report's authors computed them (chi2comb, absolute tolerance 1/n), not ground truth.
+    ``Cn`` is the baseline's radius in the original space, ``Ct`` Algorithm 3's radius in
+    the space transformed by Lemma 4.1; ``Cn_squared`` and ``Ct_squared`` are the
+    quantiles themselves (as computed, not squares of the rounded radii).  Always in this
+    order: the baseline (``n``) first, as in the report's :math:`\mathcal E_n/\mathcal E_t`.
+    """
+
+    Cn: float | NDArray[np.float64]
+    Ct: float | NDArray[np.float64]
+    Cn_squared: float | NDArray[np.float64]
+    Ct_squared: float | NDArray[np.float64]
+
+    def of(self, method: str) -> float | NDArray[np.float64]:
+        """The radius used by ``method``: ``Ct`` for ``"alg3"``, ``Cn`` for ``"base"``."""
+        method = _v.check_choice("method", method, ("alg3", "base"))
+        return self.Ct if method == "alg3" else self.Cn
+
+
+def clipping_radii(sigma: ArrayLike, *, p: ArrayLike) -> ClippingRadii:
+    r"""Section 5's clipping radii :math:`C_n` and :math:`C_t` at tail probability ``p``.
+
+    * :math:`C_n^2`: the upper p-quantile of :math:`\|x_i-\mu\|^2 = \sum_j\sigma_j^2Z_j^2`
+      (no transformation; weights :math:`\sigma_j^2`): the baseline's radius;
+    * :math:`C_t^2`: the upper p-quantile of :math:`\|(x_i-\mu)\odot b\|^2` with
+      Lemma 4.1's :math:`b`, i.e. weights :math:`(b_j\sigma_j)^2 = \sigma_j/\sum_i\sigma_i`:
+      Algorithm 3's radius.
+
+    Both come from :func:`egmlib.gchisq.isf` (exact to about 1e-10 relative), not from a
+    bound.  The report uses :math:`p = 1/n`.  ``p`` may be an array (the fields are then
+    arrays of its shape).  :math:`C_n^2` is computed as the :math:`\sigma_*^2`-scaled
+    quantile of :math:`(\sigma_j/\sigma_*)^2`-weights, so tiny :math:`\sigma` do not
+    underflow.
+
+    Examples
+    --------
+    >>> r = clipping_radii([1.0, 1.0], p=0.5)   # chi^2_2: 2 ln 2 (C_n^2) and ln 2 (C_t^2)
+    >>> round(r.Cn_squared, 10), round(r.Ct_squared, 10)
+    (1.3862943611, 0.6931471806)
+    >>> r.of("alg3") == r.Ct, r.of("base") == r.Cn
+    (True, True)
+    """
+    s = _v.check_nonnegative_vector("sigma", sigma)
+    pa = _v.check_probability_array("p", p)
+    smax = s.max()
+    rel = s / smax
+    cn2 = np.asarray(gchisq.isf(pa, rel**2), dtype=float)
+    ct2 = np.asarray(gchisq.isf(pa, rel / np.sum(rel)), dtype=float)  # = sigma / sum sigma
+    with np.errstate(over="ignore"):
+        cn2 = smax * smax * cn2
+    _v.check_finite_result(cn2, what="C_n^2", inputs="sigma")
+    if pa.ndim == 0:
+        cn2, ct2 = float(cn2), float(ct2)
+        return ClippingRadii(Cn=math.sqrt(cn2), Ct=math.sqrt(ct2), Cn_squared=cn2, Ct_squared=ct2)
+    return ClippingRadii(Cn=np.sqrt(cn2), Ct=np.sqrt(ct2), Cn_squared=cn2, Ct_squared=ct2)
+
+
+class Figure2Errors(NamedTuple):
+    r"""The two expected noise errors of Figure 2, :math:`(\mathcal E_n, \mathcal E_t)`."""
+
+    En: float  #: the baseline's: d (2 C_n sigma_opt)^2
+    Et: float  #: Algorithm 3's: (2 C_t sigma_opt sum_j sigma_j)^2
+
+
+def figure2_errors(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> Figure2Errors:
+    r"""The two expected noise errors compared in Figure 2: :math:`(\mathcal E_n, \mathcal E_t)`.
+
+    * :math:`\mathcal E_n = d\,(2C_n\sigma_{opt})^2`: the Gaussian mechanism on data clipped
+      to radius :math:`C_n` (sensitivity :math:`2C_n`), eqs. (1)/(5).  **The report writes**
+      :math:`\mathcal E_n = (2C_n\sigma_{opt})^2` **without the factor** :math:`d`; its
+      published Figure 2 values do include it (improvement :math:`= d\,C_n^2/C_t^2`, e.g.
+      :math:`d=10,\ \alpha=0.01,\ n=100`: :math:`10\cdot0.2421875/2.3125 = 1.0473`).  See the
+      errata page.
+    * :math:`\mathcal E_t = (2C_t\sigma_{opt})^2\sum_j b_j^{-2} = (2C_t\sigma_{opt})^2
+      (\sum_j\sigma_j)^2`: Algorithm 3 with Lemma 4.1's scaling, eq. (24).
+
+    Both use the exact quantiles of :func:`clipping_radii` at :math:`p = 1/n`.
+    ``n`` is an integer >= 2 (the number of data points).
+
+    Examples
+    --------
+    >>> En, Et = figure2_errors([0.5, 0.5], n=4)   # equal sigmas: no improvement
+    >>> round(En / Et, 12)
+    1.0
+    """
+    s = _v.check_nonnegative_vector("sigma", sigma)
+    n = _v.check_count("n", n, minimum=2)
+    so = _v.check_positive_finite("sigma_opt", sigma_opt)
+    r = clipping_radii(s, p=1.0 / n)
+    smax = s.max()
+    ssum = smax * np.sum(s / smax)
+    with np.errstate(over="ignore"):
+        e_n = s.size * 4.0 * so * so * r.Cn_squared
+        e_t = 4.0 * so * so * r.Ct_squared * ssum * ssum
+    _v.check_finite_result([e_n, e_t], what="E_n or E_t", inputs="sigma or sigma_opt")
+    return Figure2Errors(En=float(e_n), Et=float(e_t))
+
+
+def figure2_improvement(sigma: ArrayLike, *, n: int) -> float:
+    r"""Figure 2's improvement :math:`\mathcal E_n/\mathcal E_t = d\,C_n^2/(C_t^2(\sum_j\sigma_j)^2)`.
+
+    Invariant under rescaling :math:`\sigma` (computed for :math:`\sigma/\max_j\sigma_j`, so
+    it never overflows); :math:`\sigma_{opt}` cancels.
+
+    Examples
+    --------
+    >>> round(figure2_improvement([1.0, 0.0], n=100), 12)   # one coordinate: the largest, d
+    2.0
+    """
+    s = _v.check_nonnegative_vector("sigma", sigma)
+    n = _v.check_count("n", n, minimum=2)
+    rel = s / s.max()
+    r = clipping_radii(rel, p=1.0 / n)
+    return float(s.size * r.Cn_squared / (r.Ct_squared * float(np.sum(rel)) ** 2))
+
+
+@dataclass(frozen=True)
+class Figure2Table:
+    r"""Figure 2 as a table: one entry per :math:`(d, n, \alpha)`, in the published order.
+
+    Rows are ordered ``d``, then ``n``, then ``alpha`` ascending (``alpha`` innermost), the
+    order of the published CSV and of :func:`figure2_grid`; every field is a read-only 1-D
+    array of the same length.
+    """
+
+    d: NDArray[np.int64]  #: dimension
+    n: NDArray[np.int64]  #: number of points (clipping probability 1/n)
+    alpha: NDArray[np.float64]  #: Zipf exponent
+    Cn_squared: NDArray[np.float64]  #: C_n^2, the baseline's squared radius
+    Ct_squared: NDArray[np.float64]  #: C_t^2, Algorithm 3's squared radius
+    improvement: NDArray[np.float64]  #: E_n / E_t = d C_n^2 / C_t^2 (sum sigma = 1)
+
+    def __post_init__(self) -> None:
+        sizes = set()
+        for f in fields(self):
+            a = np.array(getattr(self, f.name), dtype=np.int64 if f.name in ("d", "n") else np.float64)
+            a.setflags(write=False)
+            object.__setattr__(self, f.name, a)
+            sizes.add(a.shape)
+        if len(sizes) != 1 or len(next(iter(sizes))) != 1:
+            raise ValueError(f"Figure2Table fields must be 1-D arrays of one length, got shapes {sizes}")
+
+    def __len__(self) -> int:
+        return int(self.d.size)
+
+
+def load_published_figure2(path: str | Path | None = None) -> Figure2Table:
+    r"""The 108 published points of Figure 2 (Section 5), as a :class:`Figure2Table`.
+
+    In the file's row order (``d``, then ``n``, then ``alpha`` ascending -- the same order
+    as :func:`figure2_grid`).  These are the values as the report's authors computed them
+    (chi2comb, absolute tolerance 1/n), not ground truth.
 
     Parameters
     ----------
@@ -99,6 +281,8 @@ def load_published_figure2(path: str | Path | None = None) -> dict[str, np.ndarr
     ValueError
         If its header is not the expected one.
     """
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
     p = Path(path) if path is not None else PUBLISHED_FIGURE2_PATH
     if not p.is_file():
         raise FileNotFoundError(
@@ -111,47 +295,49 @@ def load_published_figure2(path: str | Path | None = None) -> dict[str, np.ndarr
     if not rows or rows[0] != expected:
         raise ValueError(f"{p}: header must be {expected}, got {rows[0] if rows else None}")
     body = [r for r in rows[1:] if r]
-    cols = list(zip(*body))
-    out: dict[str, np.ndarray] = {}
-    for name, col in zip(expected, cols):
-        if name in ("d", "n"):
-            out[name] = np.array([int(float(v)) for v in col], dtype=np.int64)
-        else:
-            out[name] = np.array([float(v) for v in col], dtype=float)
+    cols = dict(zip(expected, zip(*body, strict=True), strict=True))
+    return Figure2Table(**{name: [float(v) for v in col] for name, col in cols.items()})
+
+
+def _entries(name: str, values: Iterable[object]) -> list[object]:
+    """The entries of a grid argument as a non-empty list (TypeError for a non-iterable)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise TypeError(f"{name} must be a sequence of numbers, got {name} of type {type(values).__name__}")
+    out = list(np.asarray(values).ravel()) if isinstance(values, np.ndarray) else list(values)
+    if not out:
+        raise ValueError(f"{name} must have at least one entry, got an empty sequence")
     return out
 
 
 def figure2_grid(
-    d_values=FIGURE2_D, n_values=FIGURE2_N, alphas=FIGURE2_ALPHA
-) -> dict[str, np.ndarray]:
-    r"""Recompute Figure 2: exact :math:`C_n^2`, :math:`C_t^2` and the improvement.
+    *,
+    d_values: Iterable[int] = FIGURE2_D,
+    n_values: Iterable[int] = FIGURE2_N,
+    alphas: Iterable[float] = FIGURE2_ALPHA,
+) -> Figure2Table:
+    r"""Recompute Figure 2 (Section 5): exact :math:`C_n^2`, :math:`C_t^2` and the improvement.
 
     For every :math:`(d, n, \alpha)` (``d`` outermost, ``alpha`` innermost, as in the
     published CSV): Zipf standard deviations, the squared clipping radii at tail
-    probability :math:`1/n` from :func:`egmlib.scaling.clipping_thresholds` (one vectorised
+    probability :math:`1/n` from :func:`clipping_radii` (one vectorised
     :func:`egmlib.gchisq.isf` call per :math:`(d,\alpha)` for all :math:`n`), and
     :math:`\mathcal E_n/\mathcal E_t = d\,C_n^2/C_t^2` (:math:`\sum\sigma = 1`; the factor
-    :math:`d` is explained in :func:`egmlib.scaling.figure2_errors`).
+    :math:`d` is explained in :func:`figure2_errors`).
 
-    Returns a dict of 1-D arrays with the keys of :func:`load_published_figure2`.
+    Returns a :class:`Figure2Table` in the row order of :func:`load_published_figure2`.
     """
-    from egmlib.scaling import clipping_thresholds
-
-    ds = [check_count("d_values entry", d, minimum=1) for d in d_values]
-    ns = [check_count("n_values entry", n, minimum=2) for n in n_values]
-    als = [check_nonnegative_finite("alphas entry", a) for a in alphas]
-    if not ds or not ns or not als:
-        raise ValueError("d_values, n_values and alphas must each have at least one entry")
+    ds = [_v.check_count("d_values entry", d, minimum=1, maximum=_D_MAX) for d in _entries("d_values", d_values)]
+    ns = [_v.check_count("n_values entry", n, minimum=2) for n in _entries("n_values", n_values)]
+    als = [_v.check_nonnegative_finite("alphas entry", a) for a in _entries("alphas", alphas)]
     p = 1.0 / np.array(ns, dtype=float)
     rows_d, rows_n, rows_a, cn, ct, imp = [], [], [], [], [], []
     for d in ds:
         cn_da = np.empty((len(ns), len(als)))
         ct_da = np.empty((len(ns), len(als)))
         for k, a in enumerate(als):
-            sig = zipf_sigmas(d, a)
-            cn2, ct2 = clipping_thresholds(sig, p=p)
-            cn_da[:, k] = cn2
-            ct_da[:, k] = ct2
+            r = clipping_radii(zipf_sigmas(d, alpha=a), p=p)
+            cn_da[:, k] = r.Cn_squared
+            ct_da[:, k] = r.Ct_squared
         for i, n in enumerate(ns):
             for k, a in enumerate(als):
                 rows_d.append(d)
@@ -160,11 +346,4 @@ def figure2_grid(
                 cn.append(cn_da[i, k])
                 ct.append(ct_da[i, k])
                 imp.append(d * cn_da[i, k] / ct_da[i, k])
-    return {
-        "d": np.array(rows_d, dtype=np.int64),
-        "n": np.array(rows_n, dtype=np.int64),
-        "alpha": np.array(rows_a, dtype=float),
-        "Cn_squared": np.array(cn),
-        "Ct_squared": np.array(ct),
-        "improvement": np.array(imp),
-    }
+    return Figure2Table(d=rows_d, n=rows_n, alpha=rows_a, Cn_squared=cn, Ct_squared=ct, improvement=imp)

@@ -32,14 +32,19 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from egmlib import calibration, gchisq, scaling
 from egmlib import _validation as _v
 
 __all__ = [
+    "METHODS",
     "GaussianMechanismResult",
     "EllipticalGaussianResult",
     "GaussianDataResult",
@@ -59,6 +64,8 @@ CHUNK_ELEMENTS = 2**17
 #: Tolerance on | ||b|| - 1 | for a caller-supplied scaling of Algorithm 2.
 B_NORM_TOL = 1e-9
 
+_PER_COLUMN = "one entry per column of X"
+
 #: Radius cache: at most this many (p_clip, weights) pairs, each kept only when the
 #: weight vector has at most RADIUS_CACHE_MAX_D entries (so the cache holds at most
 #: 256 * 8192 * 8 bytes = 16 MiB of keys).
@@ -69,17 +76,19 @@ RADIUS_CACHE_MAX_D = 8192
 # --------------------------------------------------------------------------- #
 # results
 # --------------------------------------------------------------------------- #
-def _readonly(a) -> np.ndarray:
+def _readonly(a: ArrayLike) -> NDArray[np.float64]:
     a = np.array(a, dtype=np.float64)  # always a private copy
     a.setflags(write=False)
     return a
 
 
 class _NoiseErrorMixin:
+    noise_std: NDArray[np.float64]
+
     @property
     def expected_noise_error(self) -> float:
         """E||noise||^2 = sum_j noise_std_j^2 (eq. (1) / (5), (6), (9) for Alg. 1, 2, 3)."""
-        return scaling.noise_error(self.noise_std)
+        return scaling.gaussian_noise_error(self.noise_std)
 
 
 @dataclass(frozen=True)
@@ -166,48 +175,9 @@ class GaussianDataResult(_NoiseErrorMixin):
 
 
 # --------------------------------------------------------------------------- #
-# validation helpers specific to this module
+# helpers
 # --------------------------------------------------------------------------- #
-def _check_data(X):
-    """X as a 2-D real array (ndarray subclasses such as np.memmap kept as they are)."""
-    if not isinstance(X, np.ndarray):
-        try:
-            X = np.asarray(X)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"X must be a 2-D array of real numbers: {exc}") from None
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array of shape (n, d), got X.ndim={X.ndim}")
-    n, d = X.shape
-    if n < 1:
-        raise ValueError(f"X must have n >= 1 rows, got n={n}")
-    if d < 1:
-        raise ValueError(f"X must have d >= 1 columns, got d={d}")
-    if X.dtype.kind not in "biuf":
-        raise ValueError(f"X must hold real numbers (bool, int or float), got dtype={X.dtype}")
-    return X
-
-
-def _check_length(v, d, name):
-    if v.shape != (d,):
-        raise ValueError(f"{name} must have length d={d} (one entry per column of X), got shape {v.shape}")
-
-
-def _check_finite_vector(v, name):
-    """A fresh 1-D float64 copy of v with finite entries."""
-    try:
-        v = np.array(v, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a vector of real numbers: {exc}") from None
-    if v.ndim != 1:
-        raise ValueError(f"{name} must be one-dimensional, got shape {v.shape}")
-    bad = np.flatnonzero(~np.isfinite(v))
-    if bad.size:
-        j = int(bad[0])
-        raise ValueError(f"{name} must be finite, got {name}[{j}]={float(v[j])!r}")
-    return v
-
-
-def _column_sum(X):
+def _column_sum(X: np.ndarray) -> NDArray[np.float64]:
     """sum_i x_i in float64 without copying X; ValueError on NaN/inf in the data."""
     s = np.sum(X, axis=0, dtype=np.float64)
     if not np.all(np.isfinite(s)):
@@ -219,7 +189,7 @@ def _column_sum(X):
     return s
 
 
-def _draw(rng, std):
+def _draw(rng: np.random.Generator, std: NDArray[np.float64]) -> NDArray[np.float64]:
     """eta_j ~ N(0, std_j^2), one standard normal per coordinate."""
     return std * rng.standard_normal(std.shape[0])
 
@@ -227,7 +197,9 @@ def _draw(rng, std):
 # --------------------------------------------------------------------------- #
 # Algorithm 1
 # --------------------------------------------------------------------------- #
-def gaussian_mechanism(X, *, eps, delta, sensitivity, rng) -> GaussianMechanismResult:
+def gaussian_mechanism(
+    X: ArrayLike, *, eps: float, delta: float, sensitivity: float, rng: np.random.Generator
+) -> GaussianMechanismResult:
     """Algorithm 1 (the Gaussian mechanism) for f(X) = sum_i x_i.
 
     Adds eta ~ N(0, (sensitivity * sigma_opt)^2 I_d) to the column sum, with
@@ -260,16 +232,18 @@ def gaussian_mechanism(X, *, eps, delta, sensitivity, rng) -> GaussianMechanismR
     >>> bool(np.allclose(r.estimate - r.noise, [1.0, 1.5]))
     True
     """
-    X = _check_data(X)
+    X = _v.check_data_matrix("X", X)
     eps = _v.check_positive_finite("eps", eps)
     delta = _v.check_probability("delta", delta)
     sensitivity = _v.check_positive_finite("sensitivity", sensitivity)
-    rng = _v.check_rng(rng)
+    rng = _v.check_rng("rng", rng)
     n, d = X.shape
     s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
     total = _column_sum(X)
     std = np.full(d, sensitivity * s_opt)
+    _v.check_finite_result(std, what="the noise standard deviation sensitivity * sigma_opt", inputs="sensitivity")
     eta = _draw(rng, std)
+    _v.check_finite_result(total + eta, what="the release sum + noise", inputs="X or sensitivity")
     return GaussianMechanismResult(
         estimate=total + eta, noise=eta, noise_std=std, sigma_opt=s_opt,
         sensitivity=sensitivity, eps=eps, delta=delta, n=n,
@@ -279,7 +253,15 @@ def gaussian_mechanism(X, *, eps, delta, sensitivity, rng) -> GaussianMechanismR
 # --------------------------------------------------------------------------- #
 # Algorithm 2
 # --------------------------------------------------------------------------- #
-def elliptical_gaussian_mechanism(X, *, Delta, eps, delta, rng, b=None) -> EllipticalGaussianResult:
+def elliptical_gaussian_mechanism(
+    X: ArrayLike,
+    *,
+    Delta: ArrayLike,
+    eps: float,
+    delta: float,
+    rng: np.random.Generator,
+    b: ArrayLike | None = None,
+) -> EllipticalGaussianResult:
     """Algorithm 2 (the Elliptical Gaussian Mechanism) for f(X) = sum_i x_i.
 
     Coordinate j receives noise N(0, (sigma_opt * Delta_j / b_j)^2) where
@@ -322,20 +304,19 @@ def elliptical_gaussian_mechanism(X, *, Delta, eps, delta, rng, b=None) -> Ellip
     >>> bool(np.allclose(r.noise_std, r.sigma_opt * np.sqrt([1.0 * 5.0, 4.0 * 5.0])))
     True
     """
-    X = _check_data(X)
+    X = _v.check_data_matrix("X", X)
     n, d = X.shape
-    Delta = _v.check_nonnegative_vector("Delta", Delta)
-    _check_length(Delta, d, "Delta")
+    Delta = _v.check_nonnegative_vector("Delta", Delta, length=d, of=_PER_COLUMN)
     eps = _v.check_positive_finite("eps", eps)
     delta = _v.check_probability("delta", delta)
-    rng = _v.check_rng(rng)
+    rng = _v.check_rng("rng", rng)
     if b is None:
         b = np.asarray(scaling.egm_scaling(Delta), dtype=np.float64)
         # Theorem 3: Delta_j / b_j = sqrt(Delta_j * ||Delta||_1), no 0/0 at Delta_j = 0
-        ratio = np.sqrt(Delta * np.sum(Delta))
+        with np.errstate(over="ignore"):  # an overflow is reported with the noise scale below
+            ratio = np.sqrt(Delta * np.sum(Delta))
     else:
-        b = _v.check_positive_vector("b", b)
-        _check_length(b, d, "b")
+        b = _v.check_positive_vector("b", b, length=d, of=_PER_COLUMN)
         norm = math.sqrt(float(np.sum(b * b)))
         if not abs(norm - 1.0) <= B_NORM_TOL:
             raise ValueError(f"b must have l2 norm 1 (within {B_NORM_TOL}), got ||b||={norm!r}")
@@ -343,8 +324,11 @@ def elliptical_gaussian_mechanism(X, *, Delta, eps, delta, rng, b=None) -> Ellip
         ratio = Delta / b
     s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
     total = _column_sum(X)
-    std = s_opt * ratio
+    with np.errstate(over="ignore"):
+        std = s_opt * ratio
+    _v.check_finite_result(std, what="the noise standard deviation sigma_opt * Delta_j / b_j", inputs="Delta")
     eta = _draw(rng, std)
+    _v.check_finite_result(total + eta, what="the release sum + noise", inputs="X or Delta")
     return EllipticalGaussianResult(
         estimate=total + eta, noise=eta, noise_std=std, b=b, Delta=Delta,
         sigma_opt=s_opt, eps=eps, delta=delta, n=n,
@@ -354,7 +338,9 @@ def elliptical_gaussian_mechanism(X, *, Delta, eps, delta, rng, b=None) -> Ellip
 # --------------------------------------------------------------------------- #
 # Algorithm 3
 # --------------------------------------------------------------------------- #
-def _far_directions(raw, mu, b):
+def _far_directions(
+    raw: NDArray[np.float64], mu: NDArray[np.float64], b: NDArray[np.float64]
+) -> NDArray[np.float64]:
     """Unit vectors along (raw - mu) * b for rows whose squared norm overflows.
 
     Works with logarithms of magnitudes, so rows such as 1e300 with b_j = 1e100
@@ -369,7 +355,15 @@ def _far_directions(raw, mu, b):
     return u
 
 
-def _clipped_transformed_sum(X, *, mu, b, C, cols=None, chunk_rows=None):
+def _clipped_transformed_sum(
+    X: np.ndarray,
+    *,
+    mu: NDArray[np.float64],
+    b: NDArray[np.float64],
+    C: float,
+    cols: NDArray[np.intp] | None = None,
+    chunk_rows: int | None = None,
+) -> tuple[NDArray[np.float64], int]:
     """T = sum_i clip_C((x_i[cols] - mu) * b) and the number of rows clipped.
 
     clip_C(y) = min(1, C / ||y||) y, so ||clip_C(y)|| <= C and substituting one
@@ -439,7 +433,7 @@ def _cached_quantile(p: float, w_bytes: bytes) -> float:
     return float(gchisq.isf(p, np.frombuffer(w_bytes, dtype=np.float64)))
 
 
-def _clipping_radius(p, w) -> float:
+def _clipping_radius(p: float, w: NDArray[np.float64]) -> float:
     """sqrt(gchisq.isf(p, w)): the radius C with P(sum_j w_j Z_j^2 > C^2) = p.
 
     Algorithm 3 and its baseline recompute their radius from the public inputs
@@ -455,14 +449,14 @@ def _clipping_radius(p, w) -> float:
     return math.sqrt(_cached_quantile(float(p), w.tobytes()))
 
 
-def _check_clipping_inputs(X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows):
+def _check_clipping_inputs(
+    X: Any, sigma: Any, mu_hat: Any, eps: Any, delta: Any, rng: Any, p_clip: Any, noise: Any, chunk_rows: Any
+) -> tuple[np.ndarray, NDArray[np.float64], NDArray[np.float64], float, float, Any, float, bool, int | None]:
     """The shared argument checks of Algorithm 3 and the clipped baseline."""
-    X = _check_data(X)
+    X = _v.check_data_matrix("X", X)
     n, d = X.shape
-    sigma = _v.check_nonnegative_vector("sigma", sigma)
-    _check_length(sigma, d, "sigma")
-    mu_hat = _check_finite_vector(mu_hat, "mu_hat")
-    _check_length(mu_hat, d, "mu_hat")
+    sigma = _v.check_nonnegative_vector("sigma", sigma, length=d, of=_PER_COLUMN)
+    mu_hat = _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_COLUMN)
     eps = _v.check_positive_finite("eps", eps)
     delta = _v.check_probability("delta", delta)
     if p_clip is None:
@@ -473,17 +467,28 @@ def _check_clipping_inputs(X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chu
             )
         p_clip = 1.0 / n
     p_clip = _v.check_probability("p_clip", p_clip)
-    if not isinstance(noise, (bool, np.bool_)):
-        raise ValueError(f"noise must be True or False, got noise={noise!r}")
+    noise = _v.check_bool("noise", noise)
     if noise:
-        rng = _v.check_rng(rng)
+        rng = _v.check_rng("rng", rng)
     if chunk_rows is not None:
         chunk_rows = _v.check_count("chunk_rows", chunk_rows)
-    return X, sigma, mu_hat, eps, delta, rng, p_clip, chunk_rows
+    return X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows
 
 
-def _clipped_release(X, *, active, b, C, mu_hat, p_clip, eps, delta, rng, noise,
-                     chunk_rows) -> GaussianDataResult:
+def _clipped_release(
+    X: np.ndarray,
+    *,
+    active: NDArray[np.bool_],
+    b: NDArray[np.float64],
+    C: float,
+    mu_hat: NDArray[np.float64],
+    p_clip: float,
+    eps: float,
+    delta: float,
+    rng: np.random.Generator | None,
+    noise: bool,
+    chunk_rows: int | None,
+) -> GaussianDataResult:
     """sum_i clip_C((x_i - mu_hat) * b) / b + n mu_hat + eta / b, eta ~ N(0, (2 C sigma_opt)^2 I).
 
     The common last steps of Algorithm 3 (b from Lemma 4.1) and of the baseline
@@ -494,21 +499,27 @@ def _clipped_release(X, *, active, b, C, mu_hat, p_clip, eps, delta, rng, noise,
     b_act = b[active]
     s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
     s_t = 2.0 * C * s_opt  # = sigma_opt(eps, delta, sensitivity=2C)
+    with np.errstate(over="ignore"):
+        std_act = s_t / b_act
+    _v.check_finite_result(std_act, what="the noise standard deviation 2 C sigma_opt / b_j", inputs="sigma")
 
     cols = None if np.all(active) else np.flatnonzero(active)
     T_act, n_clipped = _clipped_transformed_sum(
         X, mu=mu_hat[active], b=b_act, C=C, cols=cols, chunk_rows=chunk_rows
     )
 
-    clipped_sum = n * mu_hat  # inactive coordinates: n * mu_hat_j exactly
-    clipped_sum[active] += T_act / b_act
+    with np.errstate(over="ignore"):
+        clipped_sum = n * mu_hat  # inactive coordinates: n * mu_hat_j exactly
+        clipped_sum[active] += T_act / b_act
+    _v.check_finite_result(clipped_sum, what="the clipped sum n mu_hat + T / b", inputs="mu_hat or sigma")
     T = np.zeros(d)
     T[active] = T_act
     std = np.zeros(d)
-    std[active] = s_t / b_act
+    std[active] = std_act
     eta = np.zeros(d)
     if noise:
         eta[active] = _draw(rng, np.full(b_act.shape[0], s_t)) / b_act
+        _v.check_finite_result(clipped_sum + eta, what="the release clipped sum + noise", inputs="mu_hat or sigma")
     return GaussianDataResult(
         estimate=clipped_sum + eta, clipped_sum=clipped_sum, transformed_sum=T,
         noise=eta, noise_std=std, b=b, C=C, p_clip=p_clip, n_clipped=n_clipped, n=n,
@@ -517,8 +528,18 @@ def _clipped_release(X, *, active, b, C, mu_hat, p_clip, eps, delta, rng, noise,
     )
 
 
-def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=True,
-                      chunk_rows=None) -> GaussianDataResult:
+def egm_gaussian_data(
+    X: ArrayLike,
+    *,
+    sigma: ArrayLike,
+    mu_hat: ArrayLike,
+    eps: float,
+    delta: float,
+    rng: np.random.Generator | None,
+    p_clip: float | None = None,
+    noise: bool = True,
+    chunk_rows: int | None = None,
+) -> GaussianDataResult:
     """Algorithm 3: the Elliptical Gaussian Mechanism for Gaussian data.
 
     With S = sum_j sigma_j and Lemma 4.1's scaling b_j = 1 / sqrt(sigma_j S):
@@ -584,7 +605,7 @@ def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=T
     >>> r.n_clipped, bool(np.allclose(r.estimate, X.sum(axis=0)))
     (0, True)
     """
-    X, sigma, mu_hat, eps, delta, rng, p_clip, chunk_rows = _check_clipping_inputs(
+    X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows = _check_clipping_inputs(
         X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
     active = sigma > 0
     b = np.asarray(scaling.gaussian_data_scaling(sigma), dtype=np.float64)
@@ -599,8 +620,18 @@ def egm_gaussian_data(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=T
                             delta=delta, rng=rng, noise=noise, chunk_rows=chunk_rows)
 
 
-def clipped_gaussian_mechanism(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None, noise=True,
-                               chunk_rows=None) -> GaussianDataResult:
+def clipped_gaussian_mechanism(
+    X: ArrayLike,
+    *,
+    sigma: ArrayLike,
+    mu_hat: ArrayLike,
+    eps: float,
+    delta: float,
+    rng: np.random.Generator | None,
+    p_clip: float | None = None,
+    noise: bool = True,
+    chunk_rows: int | None = None,
+) -> GaussianDataResult:
     """The report's baseline for Algorithm 3: clip in the original space, then Algorithm 1.
 
     Section 5 compares Algorithm 3 with "the most natural thing to do if one were
@@ -658,7 +689,7 @@ def clipped_gaussian_mechanism(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None
     >>> bool(np.allclose(r.estimate, [1.0 + 1.5 + 1.0 + r.C, 2.0 + 2.5 + 2.0]))
     True
     """
-    X, sigma, mu_hat, eps, delta, rng, p_clip, chunk_rows = _check_clipping_inputs(
+    X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows = _check_clipping_inputs(
         X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
     d = X.shape[1]
     smax = float(np.max(sigma))
@@ -666,3 +697,12 @@ def clipped_gaussian_mechanism(X, *, sigma, mu_hat, eps, delta, rng, p_clip=None
     return _clipped_release(X, active=np.ones(d, dtype=bool), b=np.ones(d), C=C, mu_hat=mu_hat,
                             p_clip=p_clip, eps=eps, delta=delta, rng=rng, noise=noise,
                             chunk_rows=chunk_rows)
+
+
+#: The two mechanisms of Section 5 by method name, the vocabulary of
+#: :mod:`egmlib.clipping_error` and :mod:`egmlib.error_simulation`: ``"alg3"`` is
+#: Algorithm 3 (:func:`egm_gaussian_data`), ``"base"`` the report's baseline
+#: (:func:`clipped_gaussian_mechanism`).  Read-only.
+METHODS: Mapping[str, Callable[..., GaussianDataResult]] = MappingProxyType(
+    {"alg3": egm_gaussian_data, "base": clipped_gaussian_mechanism}
+)

@@ -26,16 +26,23 @@ privacy of the public inputs (sigma, mu_hat, p_C, n).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, fields
+from typing import Any, NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from egmlib import calibration, mechanisms, scaling
+from egmlib import calibration, experiments, mechanisms, scaling
 from egmlib import _validation as _v
 
 __all__ = [
     "NEGATIVE_CONTROLS",
+    "NeighbourPair",
+    "DeltaEstimate",
+    "ControlDelta",
+    "ProfilePoint",
     "PrivacyCheck",
     "worst_case_pair",
     "privacy_loss",
@@ -50,20 +57,49 @@ NEGATIVE_CONTROLS = (("sensitivity C instead of 2C", 0.5), ("noise 2% too small"
 #: Draws of the check of the one-dimensional reduction of the privacy loss.
 _REDUCTION_DRAWS = 10**4
 
-
-def _check_sigma_mu(sigma, mu_hat):
-    sigma = _v.check_positive_vector("sigma", sigma)
-    d = sigma.shape[0]
-    if mu_hat is None:
-        mu_hat = np.zeros(d)
-    else:
-        mu_hat = np.array(mu_hat, dtype=np.float64)
-        if mu_hat.shape != (d,) or not np.all(np.isfinite(mu_hat)):
-            raise ValueError(f"mu_hat must be a finite vector of length d={d}, got shape {mu_hat.shape}")
-    return sigma, mu_hat
+_PER_SIGMA = "one entry per entry of sigma"
 
 
-def worst_case_pair(sigma, *, n, rng, mu_hat=None, p_clip=None, far=10.0):
+class NeighbourPair(NamedTuple):
+    """Two neighbouring datasets (Definition 2.1: they differ in one row)."""
+
+    X: NDArray[np.float64]  #: (n, d)
+    X_prime: NDArray[np.float64]  #: (n, d), equal to X except in the last row
+
+
+class DeltaEstimate(NamedTuple):
+    """A Monte Carlo estimate of delta(eps) and its standard error."""
+
+    delta: float
+    se: float
+
+
+class ControlDelta(NamedTuple):
+    """delta(eps) of a negative control of :func:`privacy_check`."""
+
+    delta_is: float  #: importance-sampling estimate
+    delta_is_se: float  #: its standard error
+    profile: float  #: the Balle-Wang profile for the control's noise
+
+
+class ProfilePoint(NamedTuple):
+    """One point of the empirical privacy profile of :func:`privacy_check`."""
+
+    eps: float
+    delta_is: float  #: importance-sampling estimate of delta(eps)
+    delta_is_se: float  #: its standard error
+    profile: float  #: the Balle-Wang profile at eps
+
+
+def worst_case_pair(
+    sigma: ArrayLike,
+    *,
+    n: int,
+    rng: np.random.Generator,
+    mu_hat: ArrayLike | None = None,
+    p_clip: float | None = None,
+    far: float = 10.0,
+) -> NeighbourPair:
     """Neighbouring datasets X ~ X' of Algorithm 3 whose clipped sums differ by 2 C.
 
     n - 1 shared rows from the model N(mu_hat, diag(sigma^2)), plus one row that
@@ -77,29 +113,34 @@ def worst_case_pair(sigma, *, n, rng, mu_hat=None, p_clip=None, far=10.0):
 
     Returns
     -------
-    (X, X_prime) : two (n, d) arrays that differ in the last row only.
+    NeighbourPair
+        ``(X, X_prime)``: two (n, d) arrays that differ in the last row only.
     """
-    sigma, mu_hat = _check_sigma_mu(sigma, mu_hat)
+    sigma = _v.check_positive_vector("sigma", sigma)
+    d = sigma.size
+    mu_hat = np.zeros(d) if mu_hat is None else _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_SIGMA)
     n = _v.check_count("n", n, minimum=2)
-    rng = _v.check_rng(rng)
+    rng = _v.check_rng("rng", rng)
     p = _v.check_probability("p_clip", 1.0 / n if p_clip is None else p_clip)
     far = _v.check_positive_finite("far", far)
     if not far > 1.0:
         raise ValueError(f"far must be > 1 (the row must lie outside the ball), got far={far!r}")
-    d = sigma.shape[0]
     b = scaling.gaussian_data_scaling(sigma)
-    _, ct2 = scaling.clipping_thresholds(sigma, p=p)
-    Ct = math.sqrt(ct2)
+    Ct = math.sqrt(experiments.clipping_radii(sigma, p=p).Ct_squared)
     u = rng.standard_normal(d)
     u /= np.linalg.norm(u)
-    shared = rng.standard_normal((n - 1, d)) * sigma + mu_hat
-    row = mu_hat + far * Ct * u / b
-    X = np.vstack([shared, row])
-    Xp = np.vstack([shared, 2.0 * mu_hat - row])
-    return X, Xp
+    with np.errstate(over="ignore"):
+        shared = rng.standard_normal((n - 1, d)) * sigma + mu_hat
+        row = mu_hat + far * Ct * u / b
+        X = np.vstack([shared, row])
+        Xp = np.vstack([shared, 2.0 * mu_hat - row])
+    _v.check_finite_result([X, Xp], what="the neighbouring datasets", inputs="sigma, mu_hat or far")
+    return NeighbourPair(X, Xp)
 
 
-def privacy_loss(y, *, mean, mean_prime, std):
+def privacy_loss(
+    y: ArrayLike, *, mean: ArrayLike, mean_prime: ArrayLike, std: ArrayLike
+) -> float | NDArray[np.float64]:
     """L(y) = log p(y) / p'(y) for releases N(mean, diag(std^2)) and N(mean_prime, diag(std^2)).
 
     L(y) = sum_j [(y_j - mean'_j)^2 - (y_j - mean_j)^2] / (2 std_j^2), over the last
@@ -112,19 +153,20 @@ def privacy_loss(y, *, mean, mean_prime, std):
     >>> float(privacy_loss([1.0], mean=[1.0], mean_prime=[0.0], std=[1.0]))   # Delta^2 / 2 at y = mean
     0.5
     """
-    y = np.asarray(y, dtype=np.float64)
-    m = np.asarray(mean, dtype=np.float64)
-    mp = np.asarray(mean_prime, dtype=np.float64)
     s = _v.check_positive_vector("std", std)
-    for name, a in (("mean", m), ("mean_prime", mp)):
-        if a.shape != s.shape or not np.all(np.isfinite(a)):
-            raise ValueError(f"{name} must be a finite vector of length {s.shape[0]}, got shape {a.shape}")
-    if y.ndim == 0 or y.shape[-1] != s.shape[0] or not np.all(np.isfinite(y)):
-        raise ValueError(f"y must be finite with last axis of length {s.shape[0]}, got shape {y.shape}")
-    return np.sum(((y - mp) ** 2 - (y - m) ** 2) / (2.0 * s * s), axis=-1)
+    d = s.size
+    m = _v.check_finite_vector("mean", mean, length=d, of="one entry per entry of std")
+    mp = _v.check_finite_vector("mean_prime", mean_prime, length=d, of="one entry per entry of std")
+    y = _v.check_finite_array("y", y)
+    if y.ndim == 0 or y.shape[-1] != d:
+        raise ValueError(f"y must have a last axis of length d={d} (one release per row), got y of shape {y.shape}")
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.sum(((y - mp) ** 2 - (y - m) ** 2) / (2.0 * s * s), axis=-1)
+    _v.check_finite_result(out, what="the privacy loss", inputs="y, mean, mean_prime or 1/std")
+    return float(out) if out.ndim == 0 else out
 
 
-def gaussian_loss_delta(Delta, *, eps, n_draws, rng):
+def gaussian_loss_delta(Delta: float, *, eps: float, n_draws: int, rng: np.random.Generator) -> DeltaEstimate:
     """delta(eps) = E[(1 - e^(eps - L))_+], L ~ N(Delta^2 / 2, Delta^2), by importance sampling.
 
     The smallest delta at eps for two Gaussians at Mahalanobis distance Delta
@@ -137,17 +179,21 @@ def gaussian_loss_delta(Delta, *, eps, n_draws, rng):
 
     Returns
     -------
-    (delta_hat, standard_error)
+    DeltaEstimate
+        ``(delta, se)``: the estimate and its standard error.
     """
     Delta = _v.check_positive_finite("Delta", Delta)
     eps = _v.check_positive_finite("eps", eps)
     n_draws = _v.check_count("n_draws", n_draws, minimum=2)
-    rng = _v.check_rng(rng)
-    t = (eps - 0.5 * Delta**2) / Delta
-    z = rng.standard_normal(n_draws) + t
-    L = Delta * z + 0.5 * Delta**2
-    g = np.where(L > eps, -np.expm1(eps - L), 0.0) * np.exp(-t * z + 0.5 * t * t)
-    return float(g.mean()), float(g.std(ddof=1) / math.sqrt(n_draws))
+    rng = _v.check_rng("rng", rng)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = (eps - 0.5 * Delta**2) / Delta
+        z = rng.standard_normal(n_draws) + t
+        L = Delta * z + 0.5 * Delta**2
+        g = np.where(L > eps, -np.expm1(eps - L), 0.0) * np.exp(-t * z + 0.5 * t * t)
+        out = DeltaEstimate(float(g.mean()), float(g.std(ddof=1) / math.sqrt(n_draws)))
+    _v.check_finite_result(out, what="the estimate of delta(eps)", inputs="Delta or eps")
+    return out
 
 
 @dataclass(frozen=True)
@@ -177,9 +223,9 @@ class PrivacyCheck:
     delta_is: float  #: importance-sampling delta(eps)
     delta_is_se: float
     profile: float  #: Balle-Wang profile at sigma = 1 / Delta
-    controls: dict  #: {name: {"delta_is", "delta_is_se", "profile"}} of NEGATIVE_CONTROLS
-    curve: list | None = None  #: [{"eps", "delta_is", "delta_is_se", "profile"}] over eps_grid
-    L_outputs: np.ndarray | None = None  #: privacy losses of the actual releases (return_losses)
+    controls: dict[str, ControlDelta]  #: the NEGATIVE_CONTROLS, by name
+    curve: tuple[ProfilePoint, ...] | None = None  #: the empirical profile over eps_grid
+    L_outputs: NDArray[np.float64] | None = None  #: privacy losses of the actual releases (return_losses)
 
     @property
     def L_mean_se(self) -> float:
@@ -204,20 +250,37 @@ class PrivacyCheck:
             and self.ks_p > 1e-3
         )
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The results as plain JSON material (without L_outputs, and curve only when computed)."""
-        out = {}
+        out: dict[str, Any] = {}
         for f in fields(self):
             v = getattr(self, f.name)
             if f.name == "L_outputs" or (f.name == "curve" and v is None):
                 continue
+            if f.name == "controls":
+                v = {name: c._asdict() for name, c in v.items()}
+            elif f.name == "curve":
+                v = [p._asdict() for p in v]
             out[f.name] = v
         return out
 
 
-def privacy_check(sigma, *, n, eps, delta, rng, mu_hat=None, p_clip=None, n_mc=10**7,
-                  n_outputs=2000, eps_grid=None, far=10.0, mechanism=None,
-                  return_losses=False) -> PrivacyCheck:
+def privacy_check(
+    sigma: ArrayLike,
+    *,
+    n: int,
+    eps: float,
+    delta: float,
+    rng: np.random.Generator,
+    mu_hat: ArrayLike | None = None,
+    p_clip: float | None = None,
+    n_mc: int = 10**7,
+    n_outputs: int = 2000,
+    eps_grid: Iterable[float] | None = None,
+    far: float = 10.0,
+    mechanism: Callable[..., mechanisms.GaussianDataResult] | None = None,
+    return_losses: bool = False,
+) -> PrivacyCheck:
     """Empirical delta(eps) of Algorithm 3 on a worst-case pair, from its actual outputs.
 
     1. :func:`worst_case_pair` builds X ~ X'; the noise-free releases m = E[M(X)],
@@ -266,22 +329,21 @@ def privacy_check(sigma, *, n, eps, delta, rng, mu_hat=None, p_clip=None, n_mc=1
     -------
     PrivacyCheck
     """
-    sigma, mu_hat = _check_sigma_mu(sigma, mu_hat)
+    sigma = _v.check_positive_vector("sigma", sigma)
+    mu_hat = (np.zeros(sigma.size) if mu_hat is None
+              else _v.check_finite_vector("mu_hat", mu_hat, length=sigma.size, of=_PER_SIGMA))
     n = _v.check_count("n", n, minimum=2)
     eps = _v.check_positive_finite("eps", eps)
     delta = _v.check_probability("delta", delta)
-    rng = _v.check_rng(rng)
+    rng = _v.check_rng("rng", rng)
     p = _v.check_probability("p_clip", 1.0 / n if p_clip is None else p_clip)
     n_mc = _v.check_count("n_mc", n_mc, minimum=_REDUCTION_DRAWS)
     n_outputs = _v.check_count("n_outputs", n_outputs, minimum=3)
     if eps_grid is not None:
-        eps_grid = [_v.check_positive_finite("eps_grid entry", e) for e in np.atleast_1d(eps_grid)]
-    if mechanism is None:
-        mechanism = mechanisms.egm_gaussian_data
-    elif not callable(mechanism):
-        raise ValueError(f"mechanism must be callable, got {type(mechanism).__name__}")
-    if not isinstance(return_losses, (bool, np.bool_)):
-        raise ValueError(f"return_losses must be True or False, got return_losses={return_losses!r}")
+        grid = _v.as_real_array("eps_grid", eps_grid)
+        eps_grid = [_v.check_positive_finite("eps_grid entry", e) for e in grid.ravel()]
+    mechanism = mechanisms.egm_gaussian_data if mechanism is None else _v.check_callable("mechanism", mechanism)
+    return_losses = _v.check_bool("return_losses", return_losses)
 
     X, Xp = worst_case_pair(sigma, n=n, rng=rng, mu_hat=mu_hat, p_clip=p, far=far)
     kw = dict(sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta, p_clip=p)
@@ -313,15 +375,16 @@ def privacy_check(sigma, *, n, eps, delta, rng, mu_hat=None, p_clip=None, n_mc=1
     controls = {}
     for name, factor in NEGATIVE_CONTROLS:
         dc, sec = gaussian_loss_delta(Delta / factor, eps=eps, n_draws=n_mc, rng=rng)
-        controls[name] = {"delta_is": dc, "delta_is_se": sec,
-                          "profile": float(calibration.privacy_profile(factor / Delta, eps=eps))}
+        controls[name] = ControlDelta(delta_is=dc, delta_is_se=sec,
+                                      profile=float(calibration.privacy_profile(factor / Delta, eps=eps)))
     curve = None
     if eps_grid is not None:
-        curve = []
+        points = []
         for e in eps_grid:
             de, see = gaussian_loss_delta(Delta, eps=e, n_draws=n_mc // 10, rng=rng)
-            curve.append({"eps": float(e), "delta_is": de, "delta_is_se": see,
-                          "profile": float(calibration.privacy_profile(1.0 / Delta, eps=float(e)))})
+            points.append(ProfilePoint(eps=float(e), delta_is=de, delta_is_se=see,
+                                       profile=float(calibration.privacy_profile(1.0 / Delta, eps=float(e)))))
+        curve = tuple(points)
     return PrivacyCheck(
         n=n, C=float(r.C), sigma_opt=float(r.sigma_opt), n_clipped_X=int(r.n_clipped),
         sens_rel_err=sens_rel_err, Delta=Delta, Delta_times_sigma_opt=Delta * float(r.sigma_opt),

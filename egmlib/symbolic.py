@@ -38,20 +38,24 @@ first ``r - 1`` scalings).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Any, NamedTuple
 
 import sympy as sp
 from sympy.simplify.simplify import product_simplify
 
-from ._validation import check_count
+from ._validation import check_bool, check_choice, check_count
 
 __all__ = [
     "LagrangeProblem",
     "StationaryPoint",
     "GeneralSolution",
     "ArrowheadProof",
+    "MinorClosedForm",
+    "AppendixAMatrix",
     "SquaredVariableForm",
+    "CauchySchwarzCertificate",
     "lemma41_problem",
     "theorem3_problem",
     "stationarity_system",
@@ -75,6 +79,7 @@ __all__ = [
 ]
 
 _HALF = sp.Rational(1, 2)
+_KINDS = ("lemma4.1", "theorem3")
 
 
 def _is_zero(expr: sp.Expr) -> bool:
@@ -103,9 +108,9 @@ class LagrangeProblem:
     """
 
     name: str
-    b: tuple
+    b: tuple[sp.Symbol, ...]
     multiplier: sp.Symbol
-    params: tuple
+    params: tuple[sp.Symbol, ...]
     scale: sp.Symbol
     objective: sp.Expr
     constraint: sp.Expr
@@ -117,8 +122,42 @@ class LagrangeProblem:
         return len(self.b)
 
 
-def _symbols(prefix: str, d: int) -> tuple:
+def _symbols(prefix: str, d: int) -> tuple[sp.Symbol, ...]:
     return tuple(sp.symbols(f"{prefix}_1:{d + 1}", positive=True))
+
+
+def _check_problem(problem: Any) -> LagrangeProblem:
+    if not isinstance(problem, LagrangeProblem):
+        raise TypeError(
+            "problem must be a LagrangeProblem (from lemma41_problem or theorem3_problem), "
+            f"got problem of type {type(problem).__name__}"
+        )
+    return problem
+
+
+def _check_terms(name: str, value: Any) -> list[Any]:
+    """A sequence of sympy-compatible entries (symbols or numbers) as a list."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, "
+                        f"got {name} of type {type(value).__name__}")
+    out = list(value)
+    for i, v in enumerate(out):
+        if isinstance(v, (bool, str, bytes)) or v is None:
+            raise TypeError(f"{name}[{i}] must be a sympy expression or a number, got {v!r}")
+        try:
+            sp.sympify(v, strict=True)
+        except (sp.SympifyError, TypeError):
+            raise TypeError(f"{name}[{i}] must be a sympy expression or a number, got {v!r}") from None
+    return out
+
+
+def _check_expr(name: str, value: Any) -> sp.Expr:
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a sympy expression or a number, got {name}={value!r}")
+    try:
+        return sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError):
+        raise TypeError(f"{name} must be a sympy expression or a number, got {name}={value!r}") from None
 
 
 def lemma41_problem(d: int) -> LagrangeProblem:
@@ -164,17 +203,18 @@ def theorem3_problem(d: int) -> LagrangeProblem:
     )
 
 
-def stationarity_system(problem: LagrangeProblem) -> tuple:
+def stationarity_system(problem: LagrangeProblem) -> tuple[sp.Expr, ...]:
     """The equations ``dL/db_1 = ... = dL/db_d = dL/dlambda = 0`` (left-hand sides).
 
     For Lemma 4.1, ``dL/db_j = -2 s^2 b_j^-3 + 2 lambda sigma_j^2 b_j`` (eq. (11)) and
     ``dL/dlambda = sum_j (sigma_j b_j)^2 - 1`` (eq. (13)).
     """
+    problem = _check_problem(problem)
     L = problem.lagrangian
     return tuple(sp.diff(L, v) for v in (*problem.b, problem.multiplier))
 
 
-def multiplier_at_stationarity(problem: LagrangeProblem) -> tuple:
+def multiplier_at_stationarity(problem: LagrangeProblem) -> tuple[sp.Expr, ...]:
     """Solve each ``dL/db_j = 0`` for the multiplier, treating it as an unknown real.
 
     ``dL/db_j`` is affine in ``lambda``, so each equation has exactly one solution,
@@ -185,6 +225,7 @@ def multiplier_at_stationarity(problem: LagrangeProblem) -> tuple:
 
     Returns the tuple of the ``d`` expressions.
     """
+    problem = _check_problem(problem)
     lam_real = sp.Symbol("lambda_real", real=True)
     out = []
     for bj in problem.b:
@@ -206,14 +247,15 @@ class StationaryPoint:
     eq. (12), the constraint after substitution, eq. (14)).
     """
 
-    b: tuple
+    b: tuple[sp.Expr, ...]
     multiplier: sp.Expr
     value: sp.Expr
-    residuals: tuple
-    steps: Mapping
+    residuals: tuple[sp.Expr, ...] | None
+    steps: Mapping[str, Any]
 
-    def as_dict(self, problem: LagrangeProblem) -> dict:
+    def as_dict(self, problem: LagrangeProblem) -> dict[sp.Symbol, sp.Expr]:
         """Substitution dictionary ``{b_j: ..., lambda: ...}``."""
+        problem = _check_problem(problem)
         return {**dict(zip(problem.b, self.b)), problem.multiplier: self.multiplier}
 
 
@@ -231,6 +273,7 @@ def solve_stationary_point(problem: LagrangeProblem) -> StationaryPoint:
     ``RuntimeError`` if a step does not have exactly one admissible root (it always
     has: uniqueness is part of what this verifies).
     """
+    problem = _check_problem(problem)
     lam = problem.multiplier
     b_of_lam = []
     for bj in problem.b:
@@ -264,6 +307,7 @@ def expected_stationary_point(problem: LagrangeProblem) -> StationaryPoint:
     ``sigma_opt^2 T^2`` (eq. (6)) with ``T = sum_i Delta_i``.
     The residuals are *not* recomputed here; they are returned as ``None``.
     """
+    problem = _check_problem(problem)
     total = sp.Add(*problem.params)
     if problem.name == "lemma4.1":
         b = tuple(1 / sp.sqrt(p * total) for p in problem.params)
@@ -307,7 +351,7 @@ class GeneralSolution:
     residual_constraint: sp.Expr
 
 
-def general_stationary_point(kind: str = "lemma4.1") -> GeneralSolution:
+def general_stationary_point(*, kind: str = "lemma4.1") -> GeneralSolution:
     """Derive the stationary point for symbolic ``d`` (Lemma 4.1 or Theorem 3).
 
     The Lagrangian is written with ``Sum(..., (i, 1, d))`` over an ``IndexedBase``;
@@ -316,8 +360,7 @@ def general_stationary_point(kind: str = "lemma4.1") -> GeneralSolution:
     which becomes ``s Sum(sigma[i]) / sqrt(lambda) - 1`` (eq. (14)), solves for
     ``lambda`` and back-substitutes. Valid for every ``d >= 1``.
     """
-    if kind not in ("lemma4.1", "theorem3"):
-        raise ValueError(f"kind must be 'lemma4.1' or 'theorem3', got kind={kind!r}")
+    kind = check_choice("kind", kind, _KINDS)
     d = sp.Symbol("d", integer=True, positive=True)
     i, j = sp.symbols("i j", integer=True, positive=True)
     b = sp.IndexedBase("b", positive=True)
@@ -362,30 +405,41 @@ def general_stationary_point(kind: str = "lemma4.1") -> GeneralSolution:
 # --------------------------------------------------------------------------------------
 
 
-def bordered_hessian(problem: LagrangeProblem, point: Mapping | StationaryPoint | None = None):
+def bordered_hessian(
+    problem: LagrangeProblem, *, point: Mapping[sp.Symbol, Any] | StationaryPoint | None = None
+) -> sp.Matrix:
     """The bordered Hessian of the Lagrangian, ordered ``(lambda, b_1, ..., b_d)``.
 
     ``H[0, 0] = d^2L/dlambda^2 = 0``, ``H[0, j] = d^2L/(dlambda db_j)`` (the constraint
     gradient; ``2 sigma_j^2 b_j`` for Lemma 4.1) and the lower-right block is
     ``d^2L/db^2``, diagonal with ``6 s^2 b_j^-4 + 2 lambda sigma_j^2`` (Appendix A).
     With ``point`` (a :class:`StationaryPoint` or a substitution dict) the entries are
-    evaluated there and simplified.
+    evaluated there and simplified (Appendix A's matrix at eq. (16)).
     """
+    problem = _check_problem(problem)
     H = sp.hessian(problem.lagrangian, (problem.multiplier, *problem.b))
     if point is None:
         return H
+    if not isinstance(point, (StationaryPoint, Mapping)):
+        raise TypeError(f"point must be a StationaryPoint or a mapping, got point of type {type(point).__name__}")
     subs = point.as_dict(problem) if isinstance(point, StationaryPoint) else dict(point)
     return H.subs(subs).applyfunc(sp.simplify)
 
 
-def leading_principal_minors(H: sp.Matrix, orders: Sequence[int] | None = None) -> dict:
+def leading_principal_minors(H: sp.Matrix, *, orders: Iterable[int] | None = None) -> dict[int, sp.Expr]:
     """``{r: det(H[:r, :r])}`` for ``r`` in ``orders`` (default ``2, ..., n``), factored.
 
     In Appendix A's notation these are ``|H_r|``, ``r = 2, ..., d + 1``.
     """
+    if not isinstance(H, sp.MatrixBase):
+        raise TypeError(f"H must be a sympy Matrix, got H of type {type(H).__name__}")
+    if H.rows != H.cols or H.rows < 1:
+        raise ValueError(f"H must be a non-empty square matrix, got H of shape {H.shape}")
     n = H.shape[0]
     if orders is None:
         orders = range(2, n + 1)
+    elif isinstance(orders, (str, bytes)) or not isinstance(orders, Iterable):
+        raise TypeError(f"orders must be a sequence of integers, got orders of type {type(orders).__name__}")
     out = {}
     for r in orders:
         r = check_count("r", r, minimum=1)
@@ -395,9 +449,9 @@ def leading_principal_minors(H: sp.Matrix, orders: Sequence[int] | None = None) 
     return out
 
 
-def arrowhead_matrix(a: Sequence, c: Sequence) -> sp.Matrix:
-    """The matrix ``[[0, c^T], [c, diag(a)]]`` (the shape of every bordered Hessian here)."""
-    a, c = list(a), list(c)
+def arrowhead_matrix(a: Sequence[Any], *, c: Sequence[Any]) -> sp.Matrix:
+    """The matrix ``[[0, c^T], [c, diag(a)]]``, the shape of every bordered Hessian of Appendix A."""
+    a, c = _check_terms("a", a), _check_terms("c", c)
     if len(a) != len(c) or not a:
         raise ValueError(
             f"a and c must be non-empty and of equal length, got len(a)={len(a)}, len(c)={len(c)}"
@@ -410,14 +464,15 @@ def arrowhead_matrix(a: Sequence, c: Sequence) -> sp.Matrix:
     return M
 
 
-def arrowhead_det_closed_form(a: Sequence, c: Sequence) -> sp.Expr:
+def arrowhead_det_closed_form(a: Sequence[Any], *, c: Sequence[Any]) -> sp.Expr:
     """``det [[0, c^T], [c, diag(a)]] = -sum_k c_k^2 prod_{l != k} a_l`` (Appendix A).
 
     >>> a1, a2, c1, c2 = sp.symbols("a1 a2 c1 c2")
-    >>> sp.expand(arrowhead_matrix([a1, a2], [c1, c2]).det() - arrowhead_det_closed_form([a1, a2], [c1, c2]))
+    >>> M = arrowhead_matrix([a1, a2], c=[c1, c2])
+    >>> sp.expand(M.det() - arrowhead_det_closed_form([a1, a2], c=[c1, c2]))
     0
     """
-    a, c = list(a), list(c)
+    a, c = _check_terms("a", a), _check_terms("c", c)
     if len(a) != len(c) or not a:
         raise ValueError(
             f"a and c must be non-empty and of equal length, got len(a)={len(a)}, len(c)={len(c)}"
@@ -447,7 +502,7 @@ class ArrowheadProof:
     base_case: bool
     inductive_step: bool
     cofactor_sign: bool
-    expansion_sizes: tuple
+    expansion_sizes: tuple[int, ...]
     statement: str
 
     @property
@@ -458,7 +513,7 @@ class ArrowheadProof:
         )
 
 
-def prove_arrowhead_determinant(max_explicit: int = 6) -> ArrowheadProof:
+def prove_arrowhead_determinant(*, max_explicit: int = 6) -> ArrowheadProof:
     """Verify ``det [[0, c^T], [c, diag(a)]] = -(prod_l a_l) sum_k c_k^2 / a_k`` for all m.
 
     The proof is an induction on the size ``m`` (number of diagonal entries), the same
@@ -487,13 +542,13 @@ def prove_arrowhead_determinant(max_explicit: int = 6) -> ArrowheadProof:
     a = sp.IndexedBase("a", nonzero=True)
     c = sp.IndexedBase("c", real=True)
 
-    def P(top):
+    def P(top: Any) -> sp.Expr:
         return sp.Product(a[l], (l, 1, top))
 
-    def Sig(top):
+    def Sig(top: Any) -> sp.Expr:
         return sp.Sum(c[k] ** 2 / a[k], (k, 1, top))
 
-    def D(top):
+    def D(top: Any) -> sp.Expr:
         return -P(top) * Sig(top)
 
     # base case m = 1
@@ -518,10 +573,10 @@ def prove_arrowhead_determinant(max_explicit: int = 6) -> ArrowheadProof:
     for mm in range(2, max_explicit + 1):
         A = sp.symbols(f"a1:{mm + 1}")
         C = sp.symbols(f"c1:{mm + 1}")
-        big = arrowhead_matrix(A, C).det(method="berkowitz")
-        small = arrowhead_matrix(A[:-1], C[:-1]).det(method="berkowitz")
+        big = arrowhead_matrix(A, c=C).det(method="berkowitz")
+        small = arrowhead_matrix(A[:-1], c=C[:-1]).det(method="berkowitz")
         rec = A[-1] * small - C[-1] ** 2 * sp.Mul(*A[:-1])
-        closed = arrowhead_det_closed_form(A, C)
+        closed = arrowhead_det_closed_form(A, c=C)
         if sp.expand(big - rec) == 0 and sp.expand(big - closed) == 0:
             sizes.append(mm)
         else:  # pragma: no cover - would be a sympy or algebra error
@@ -536,7 +591,7 @@ def prove_arrowhead_determinant(max_explicit: int = 6) -> ArrowheadProof:
     return ArrowheadProof(m, D(m), base, inductive, sign, tuple(sizes), statement)
 
 
-def lemma41_minor_closed_form(r: int, sigma: Sequence, s) -> sp.Expr:
+def lemma41_minor_closed_form(r: int, *, sigma: Sequence[Any], s: Any) -> sp.Expr:
     """``|H_r|`` at Lemma 4.1's stationary point, in closed form (Appendix A, corrected).
 
     At ``b_j = 1/sqrt(sigma_j S)``, ``lambda = s^2 S^2`` (``S = sum_{i=1}^d sigma_i``)
@@ -544,8 +599,9 @@ def lemma41_minor_closed_form(r: int, sigma: Sequence, s) -> sp.Expr:
     ``a_j = 8 s^2 S^2 sigma_j^2``, so with ``m = r - 1``:
     ``|H_r| = -4 (8 s^2 S^2)^(m-1) (prod_{l<=m} sigma_l^2) (sum_{k<=m} sigma_k) / S < 0``.
     """
-    sigma = list(sigma)
     r = check_count("r", r, minimum=2)
+    sigma = _check_terms("sigma", sigma)
+    s = _check_expr("s", s)
     if r > len(sigma) + 1:
         raise ValueError(f"r must be <= d + 1 = {len(sigma) + 1}, got r={r}")
     m = r - 1
@@ -556,14 +612,15 @@ def lemma41_minor_closed_form(r: int, sigma: Sequence, s) -> sp.Expr:
     )
 
 
-def theorem3_minor_closed_form(r: int, Delta: Sequence, sigma_opt) -> sp.Expr:
+def theorem3_minor_closed_form(r: int, *, Delta: Sequence[Any], sigma_opt: Any) -> sp.Expr:
     """``|H_r|`` at Theorem 3's stationary point: ``-4 a^(m-1) (sum_{k<=m} Delta_k) / T``.
 
     Border ``c_j = 2 sqrt(Delta_j / T)``, diagonal ``a = 8 sigma_opt^2 T^2`` (the same for
-    every ``j``), ``T = sum_i Delta_i``, ``m = r - 1``.
+    every ``j``), ``T = sum_i Delta_i``, ``m = r - 1`` (Appendix A's argument for Theorem 3).
     """
-    Delta = list(Delta)
     r = check_count("r", r, minimum=2)
+    Delta = _check_terms("Delta", Delta)
+    sigma_opt = _check_expr("sigma_opt", sigma_opt)
     if r > len(Delta) + 1:
         raise ValueError(f"r must be <= d + 1 = {len(Delta) + 1}, got r={r}")
     m = r - 1
@@ -571,16 +628,24 @@ def theorem3_minor_closed_form(r: int, Delta: Sequence, sigma_opt) -> sp.Expr:
     return -4 * (8 * sigma_opt**2 * T**2) ** (m - 1) * sp.Add(*Delta[:m]) / T
 
 
-def general_minor_closed_form(kind: str = "lemma4.1") -> tuple:
-    """Closed-form minors for symbolic ``m`` from the arrowhead formula.
+class MinorClosedForm(NamedTuple):
+    """The minors ``|H_{m+1}|`` for a symbolic ``m`` (:func:`general_minor_closed_form`)."""
+
+    m: sp.Symbol  #: the number of scalings in the leading block
+    from_arrowhead: sp.Expr  #: the arrowhead formula at the stationary point
+    expected: sp.Expr  #: the closed form of Appendix A (corrected)
+    equal: bool  #: sympy proved the two equal
+
+
+def general_minor_closed_form(*, kind: str = "lemma4.1") -> MinorClosedForm:
+    """Closed-form minors of Appendix A for symbolic ``m`` from the arrowhead formula.
 
     Substitutes the stationary-point entries (see :func:`lemma41_minor_closed_form`)
     into ``-P_m Sigma_m`` with ``Sum``/``Product`` over ``k = 1..m`` and lets sympy
     simplify. ``S`` (or ``T``) is the sum over *all* ``d`` coordinates, a positive
-    constant here. Returns ``(m, from_arrowhead, expected, equal)``.
+    constant here.
     """
-    if kind not in ("lemma4.1", "theorem3"):
-        raise ValueError(f"kind must be 'lemma4.1' or 'theorem3', got kind={kind!r}")
+    kind = check_choice("kind", kind, _KINDS)
     m = sp.Symbol("m", integer=True, positive=True)
     k = sp.Symbol("k", integer=True, positive=True)
     tot = sp.Symbol("S" if kind == "lemma4.1" else "T", positive=True)
@@ -603,27 +668,36 @@ def general_minor_closed_form(kind: str = "lemma4.1") -> tuple:
         sp.simplify(c_k**2 / a_k), (k, 1, m)
     )
     equal = _is_zero(sp.powsimp(sp.expand_power_base(from_arrowhead / expected, force=True)) - 1)
-    return m, from_arrowhead, expected, equal
+    return MinorClosedForm(m, from_arrowhead, expected, equal)
 
 
-def report_appendix_a_matrix(d: int, *, as_printed: bool = True):
+class AppendixAMatrix(NamedTuple):
+    """Appendix A's matrix as printed, with its symbols (:func:`report_appendix_a_matrix`)."""
+
+    sigma: tuple[sp.Symbol, ...]  #: sigma_1, ..., sigma_d
+    s: sp.Symbol  #: the noise scale s = 2 C sigma_opt
+    H: sp.Matrix  #: the (d + 1) x (d + 1) matrix
+
+
+def report_appendix_a_matrix(d: int, *, as_printed: bool = True) -> AppendixAMatrix:
     """Appendix A's matrix ``H_{d+1}`` *as the report prints it* (for comparison).
 
     Border entries ``2 sigma_j^(2/3) / sqrt(S)`` and diagonal entries
     ``2 s^2 S^2 (3 sigma_j^2 + 1)``. With ``as_printed=True`` the first *column* repeats
     ``sigma_1`` in its last row, as in the report; ``as_printed=False`` gives the
-    symmetric matrix the report evidently intended. Returns ``(sigma, s, H)``.
+    symmetric matrix the report evidently intended.
     """
     d = check_count("d", d, minimum=1)
+    as_printed = check_bool("as_printed", as_printed)
     sigma = _symbols("sigma", d)
     s = sp.Symbol("s", positive=True)
     S = sp.Add(*sigma)
     c = [2 * x ** sp.Rational(2, 3) / sp.sqrt(S) for x in sigma]
     a = [2 * s**2 * S**2 * (3 * x**2 + 1) for x in sigma]
-    H = arrowhead_matrix(a, c)
+    H = arrowhead_matrix(a, c=c)
     if as_printed and d >= 2:
         H[d, 0] = c[0]
-    return sigma, s, H
+    return AppendixAMatrix(sigma, s, H)
 
 
 # --------------------------------------------------------------------------------------
@@ -642,7 +716,7 @@ class SquaredVariableForm:
     every second derivative of the constraint zero.
     """
 
-    u: tuple
+    u: tuple[sp.Symbol, ...]
     objective: sp.Expr
     constraint: sp.Expr
     hessian: sp.Matrix
@@ -660,6 +734,7 @@ def squared_variable_form(problem: LagrangeProblem) -> SquaredVariableForm:
     eq. (16) is the unique *global* minimum, a stronger statement than the local
     second-order test of Appendix A.
     """
+    problem = _check_problem(problem)
     u = _symbols("u", problem.d)
     back = {bj: sp.sqrt(uj) for bj, uj in zip(problem.b, u)}
     obj = sp.expand(problem.objective.subs(back))
@@ -671,7 +746,15 @@ def squared_variable_form(problem: LagrangeProblem) -> SquaredVariableForm:
     return SquaredVariableForm(u, obj, con, H, bool(diag_pos and off_zero and affine))
 
 
-def cauchy_schwarz_certificate(problem: LagrangeProblem) -> tuple:
+class CauchySchwarzCertificate(NamedTuple):
+    """Lagrange's identity for one problem (:func:`cauchy_schwarz_certificate`)."""
+
+    gap: sp.Expr  #: objective x constraint sum minus the stationary value
+    sum_of_squares: sp.Expr  #: the sum of squares it equals
+    holds: bool  #: sympy proved gap == sum_of_squares
+
+
+def cauchy_schwarz_certificate(problem: LagrangeProblem) -> CauchySchwarzCertificate:
     """Lagrange's identity: a sum-of-squares proof that the stationary value is global.
 
     For Lemma 4.1, with ``x_j = 1/b_j`` and ``y_j = sigma_j b_j``:
@@ -681,8 +764,8 @@ def cauchy_schwarz_certificate(problem: LagrangeProblem) -> tuple:
     ``s^2 (sum_j sigma_j)^2``, with equality iff ``b_j^2 sigma_j`` is constant, i.e. at
     eq. (16). For Theorem 3, ``x_j = Delta_j / b_j`` and ``y_j = b_j``.
 
-    Returns ``(gap, sum_of_squares, identity_holds)``.
     """
+    problem = _check_problem(problem)
     b, p = problem.b, problem.params
     if problem.name == "lemma4.1":
         x = [1 / bj for bj in b]
@@ -697,7 +780,7 @@ def cauchy_schwarz_certificate(problem: LagrangeProblem) -> tuple:
     sos = sp.Add(
         *[(x[j] * y[k] - x[k] * y[j]) ** 2 for j in range(n) for k in range(j + 1, n)]
     )
-    return gap, sos, _is_zero(sp.expand(gap - sos))
+    return CauchySchwarzCertificate(gap, sos, _is_zero(sp.expand(gap - sos)))
 
 
 # --------------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ What is checked, and why it could fail:
   agrees with a direct simulation through both mechanisms within 5 SE;
 - the optimum over p_C on a curve whose minimiser is known in closed form, and the
   branch below the grid;
-- mean_ci against scipy's t interval; validation of every public function.
+- validation of every public function.
+(The simulation helpers themselves are tested in test_error_simulation.py.)
 """
 
 from __future__ import annotations
@@ -26,15 +27,13 @@ from scipy import integrate, stats
 from egmlib import calibration, gchisq
 from egmlib.clipping_error import (
     baseline_clip_moment_exact,
-    clipping_radii,
     expected_error,
-    mean_ci,
-    noise_error,
+    noise_error_at_radius,
     optimal_clipping,
     row_clip_moments,
-    simulate_errors,
 )
-from egmlib.experiments import zipf_sigmas
+from egmlib.error_simulation import SimulationRun, mean_ci, simulate_errors
+from egmlib.experiments import clipping_radii, zipf_sigmas
 
 EPS, DELTA = 1.0, 1e-6
 S_OPT = calibration.sigma_opt(eps=EPS, delta=DELTA)
@@ -50,24 +49,24 @@ def Z():
 # --------------------------------------------------------------------------- #
 @pytest.mark.parametrize("p", [1e-9, 1e-3, 0.5])
 def test_radii_have_exact_tail_probability(p):
-    sigma = zipf_sigmas(8, 1.5)
-    Ct, Cn = clipping_radii(sigma, p=p)
+    sigma = zipf_sigmas(8, alpha=1.5)
+    Cn, Ct, _, _ = clipping_radii(sigma, p=p)
     w_t = sigma / sigma.sum()
     smax = sigma.max()
     np.testing.assert_allclose(gchisq.sf(Ct**2, w_t), p, rtol=1e-9)
     np.testing.assert_allclose(gchisq.sf((Cn / smax) ** 2, (sigma / smax) ** 2), p, rtol=1e-9)
-    Ct_a, Cn_a = clipping_radii(sigma, p=[p, 0.7])  # vectorised
+    Cn_a, Ct_a, _, _ = clipping_radii(sigma, p=[p, 0.7])  # vectorised
     assert Ct_a[0] == Ct and Cn_a[0] == Cn
 
 
 def test_noise_error_is_eq24_and_eq5():
-    sigma = zipf_sigmas(8, 1.5)
+    sigma = zipf_sigmas(8, alpha=1.5)
     C = 1.7
-    np.testing.assert_allclose(noise_error("alg3", sigma=sigma, C=C, sigma_opt=S_OPT),
+    np.testing.assert_allclose(noise_error_at_radius("alg3", sigma=sigma, C=C, sigma_opt=S_OPT),
                                (2 * C * S_OPT * sigma.sum()) ** 2, rtol=1e-12)
-    np.testing.assert_allclose(noise_error("base", sigma=sigma, C=C, sigma_opt=S_OPT),
+    np.testing.assert_allclose(noise_error_at_radius("base", sigma=sigma, C=C, sigma_opt=S_OPT),
                                8 * (2 * C * S_OPT) ** 2, rtol=1e-12)
-    assert noise_error("base", sigma=sigma, C=0.0, sigma_opt=S_OPT) == 0.0
+    assert noise_error_at_radius("base", sigma=sigma, C=0.0, sigma_opt=S_OPT) == 0.0
 
 
 # --------------------------------------------------------------------------- #
@@ -77,10 +76,9 @@ def test_noise_error_is_eq24_and_eq5():
 def test_model_clipping_probability_matches_exact_p(Z, method):
     """P(||u|| > C) from the model, with the exact radius at p: within 5 SE of p, and
     with relative SE below 5% even at p = 1e-8 (exponential tilting)."""
-    sigma = zipf_sigmas(8, 2.0)
+    sigma = zipf_sigmas(8, alpha=2.0)
     for p in (1e-8, 1e-4, 0.05, 0.5, 0.9):
-        Ct, Cn = clipping_radii(sigma, p=p)
-        r = row_clip_moments(Z, method=method, C=float(Ct if method == "alg3" else Cn), sigma_data=sigma)
+        r = row_clip_moments(Z, method=method, C=clipping_radii(sigma, p=p).of(method), sigma_data=sigma)
         assert abs(r.pclip - p) <= 5 * r.pclip_se, (p, r.pclip, r.pclip_se)
         if p <= 0.05:
             assert r.theta > 0 and r.pclip_se < 0.05 * p
@@ -89,8 +87,8 @@ def test_model_clipping_probability_matches_exact_p(Z, method):
 
 def test_tilt_does_not_change_the_estimate(Z):
     """Tilted and plain Monte Carlo estimate the same E||D||^2 (p = 0.01)."""
-    sigma = zipf_sigmas(8, 1.0)
-    C = float(clipping_radii(sigma, p=0.01)[0])
+    sigma = zipf_sigmas(8, alpha=1.0)
+    C = clipping_radii(sigma, p=0.01).Ct
     a = row_clip_moments(Z, method="alg3", C=C, sigma_data=sigma)
     b = row_clip_moments(Z, method="alg3", C=C, sigma_data=sigma, tilt=False)
     assert a.theta > 0 and b.theta == 0
@@ -101,11 +99,11 @@ def test_tilt_does_not_change_the_estimate(Z):
 def test_baseline_moment_model_vs_quadrature(Z):
     """Baseline E||D||^2 = E (R - C_n)_+^2: importance sampling vs the exact integral of
     gchisq.sf, within 5 SE, from p = 1e-7 to 0.5."""
-    sigma = zipf_sigmas(8, 1.0)
+    sigma = zipf_sigmas(8, alpha=1.0)
     ps = [1e-7, 1e-4, 1e-2, 0.5]
     exact = baseline_clip_moment_exact(sigma, p=ps)
-    for p, e in zip(ps, exact):
-        Cn = float(clipping_radii(sigma, p=p)[1])
+    for p, e in zip(ps, exact, strict=True):
+        Cn = clipping_radii(sigma, p=p).Cn
         r = row_clip_moments(Z, method="base", C=Cn, sigma_data=sigma)
         assert abs(r.e2 - e) <= 5 * r.e2_se, (p, r.e2, e, r.e2_se)
     assert baseline_clip_moment_exact(sigma, p=1e-4) == exact[1]
@@ -124,7 +122,7 @@ def test_quadrature_vs_chi_density(d):
 
 
 def test_antithetic_pairs_give_zero_centre_term_at_zero_offset(Z):
-    sigma = zipf_sigmas(8, 1.0)
+    sigma = zipf_sigmas(8, alpha=1.0)
     r = row_clip_moments(Z, method="alg3", C=0.5, sigma_data=sigma, offset=np.zeros(8))
     assert r.m2 == 0.0 or abs(r.m2) < 1e-30
     r2 = row_clip_moments(Z, method="alg3", C=0.5, sigma_data=sigma, offset=0.1 * sigma)
@@ -137,15 +135,14 @@ def test_decomposition_vs_direct_simulation(Z, method):
     mechanisms themselves on 400 datasets (d = 8, n = 100, p_C = 0.3, centre off by
     0.3 sigma_j, so all three terms matter), within 5 combined SE."""
     d, n, p, reps = 8, 100, 0.3, 400
-    sigma = zipf_sigmas(d, 1.0)
+    sigma = zipf_sigmas(d, alpha=1.0)
     off = 0.3 * sigma
-    Ct, Cn = clipping_radii(sigma, p=p)
-    C = float(Ct if method == "alg3" else Cn)
+    C = clipping_radii(sigma, p=p).of(method)
     mom = row_clip_moments(Z, method=method, C=C, sigma_data=sigma, offset=off)
-    noise = noise_error(method, sigma=sigma, C=C, sigma_opt=S_OPT)
+    noise = noise_error_at_radius(method, sigma=sigma, C=C, sigma_opt=S_OPT)
     model = expected_error(noise, e2=mom.e2, m2=mom.m2, n=n)
     assert n * (n - 1) * mom.m2 > 0.03 * model  # the centre term is not negligible
-    (sim,) = simulate_errors(n, sigmas={"s": sigma}, runs=[("s", method, p, off)], reps=reps,
+    (sim,) = simulate_errors(n, sigmas={"s": sigma}, runs=[SimulationRun("s", method, p, off)], reps=reps,
                              rng=np.random.default_rng(101), eps=EPS, delta=DELTA)
     np.testing.assert_allclose(sim.bias2, np.sum(sim.bias_vec**2, axis=1), rtol=1e-12)
     m, se, _ = mean_ci(sim.total2)
@@ -155,20 +152,6 @@ def test_decomposition_vs_direct_simulation(Z, method):
     assert abs(mb - (n * mom.e2 + n * (n - 1) * mom.m2)) <= 5 * math.hypot(seb, model_se)
     mn, sen, _ = mean_ci(sim.noise2)  # and the noise part: eq. (24) / (5)
     assert abs(mn - noise) <= 5 * sen
-
-
-def test_simulate_errors_streaming_and_exact_centre():
-    """Datasets streamed in blocks give the same clipping error as in one block when
-    nothing is clipped (up to rounding), and the clipped-row counts agree with p."""
-    sigma = zipf_sigmas(4, 1.0)
-    runs = [("s", "alg3", 1e-12, None), ("s", "base", 0.5, None)]
-    kw = dict(sigmas={"s": sigma}, runs=runs, reps=3, eps=EPS, delta=DELTA)
-    one = simulate_errors(1000, rng=np.random.default_rng(5), **kw)
-    blocks = simulate_errors(1000, rng=np.random.default_rng(5), chunk_elems=400, **kw)
-    assert np.all(one[0].bias2 < 1e-20) and np.all(blocks[0].bias2 < 1e-20)
-    assert np.all(one[0].n_clipped == 0)
-    assert np.all(np.abs(one[1].n_clipped - 500) < 5 * math.sqrt(250))
-    assert np.all(np.abs(blocks[1].n_clipped - 500) < 5 * math.sqrt(250))
 
 
 # --------------------------------------------------------------------------- #
@@ -196,19 +179,13 @@ def test_optimal_clipping_finds_closed_form_minimum():
 # --------------------------------------------------------------------------- #
 # helpers and validation
 # --------------------------------------------------------------------------- #
-def test_mean_ci_matches_scipy():
-    x = np.random.default_rng(7).normal(size=25)
-    m, se, ci = mean_ci(x)
-    lo, hi = stats.t.interval(0.95, 24, loc=x.mean(), scale=stats.sem(x))
-    np.testing.assert_allclose([m - ci, m + ci], [lo, hi], rtol=1e-12)
-    m1, se1, ci1 = mean_ci([2.5])
-    assert m1 == 2.5 and se1 == np.inf and ci1 == np.inf
-
-
 def test_expected_error_and_validation():
     assert expected_error(np.array([1.0, 2.0]), e2=0.5, m2=0.0, n=4).tolist() == [3.0, 4.0]
     with pytest.raises(ValueError, match="n must be an integer >= 1"):
         expected_error(1.0, e2=0.5, m2=0.0, n=0)
+    assert expected_error(1.0, e2=0.5, m2=-0.01, n=3) == pytest.approx(2.44)  # an unbiased m2 may be < 0
+    with pytest.raises(ValueError, match="m2 is too negative"):
+        expected_error(1.0, e2=0.5, m2=-1.0, n=3)
     with pytest.raises(ValueError, match="e2 must be >= 0"):
         expected_error(1.0, e2=-0.5, m2=0.0, n=3)
     with pytest.raises(ValueError, match="noise must be finite"):
@@ -219,7 +196,9 @@ def test_validation_messages(Z):
     s = np.ones(8)
     with pytest.raises(ValueError, match=r"method must be one of \['alg3', 'base'\]"):
         row_clip_moments(Z, method="gauss", C=1.0, sigma_data=s)
-    with pytest.raises(ValueError, match="Z must be 2-dimensional"):
+    with pytest.raises(TypeError, match="method must be one of the strings"):
+        row_clip_moments(Z, method=None, C=1.0, sigma_data=s)
+    with pytest.raises(ValueError, match="Z must be two-dimensional"):
         row_clip_moments(Z[0], method="base", C=1.0, sigma_data=s)
     with pytest.raises(ValueError, match="C must be finite and >= 0"):
         row_clip_moments(Z, method="base", C=-1.0, sigma_data=s)
@@ -229,26 +208,17 @@ def test_validation_messages(Z):
         row_clip_moments(Z, method="alg3", C=1.0, sigma_data=s, sigma_mech=np.r_[0.0, np.ones(7)])
     with pytest.raises(ValueError, match="offset must be finite"):
         row_clip_moments(Z, method="base", C=1.0, sigma_data=s, offset=np.full(8, np.inf))
-    with pytest.raises(ValueError, match="tilt must be True or False"):
+    with pytest.raises(TypeError, match="tilt must be True or False"):
         row_clip_moments(Z, method="base", C=1.0, sigma_data=s, tilt="yes")
     with pytest.raises(ValueError, match="sigma_opt must be finite and > 0"):
-        noise_error("base", sigma=s, C=1.0, sigma_opt=0.0)
+        noise_error_at_radius("base", sigma=s, C=1.0, sigma_opt=0.0)
     with pytest.raises(ValueError, match=r"p must lie in the open interval \(0, 1\)"):
         baseline_clip_moment_exact(s, p=1.0)
     with pytest.raises(ValueError, match="p must be a strictly increasing"):
         optimal_clipping([0.5, 0.4, 0.6, 0.7], C=np.ones(4), noise=np.ones(4), e2=np.ones(4),
                          e2_se=np.ones(4), n=10)
-    with pytest.raises(ValueError, match="p and noise must have the same shape"):
+    with pytest.raises(ValueError, match=r"noise must have length d=4 \(one entry per entry of p\)"):
         optimal_clipping([0.1, 0.2, 0.3, 0.4], C=np.ones(4), noise=np.ones(3), e2=np.ones(4),
                          e2_se=np.ones(4), n=10)
-    with pytest.raises(ValueError, match="sigma_key 'x' is not a key of sigmas"):
-        simulate_errors(10, sigmas={"s": s}, runs=[("x", "base", 0.1, None)], reps=1,
-                        rng=np.random.default_rng(0), eps=EPS, delta=DELTA)
-    with pytest.raises(ValueError, match=r"runs\[0\] p_clip must lie in the open interval"):
-        simulate_errors(10, sigmas={"s": s}, runs=[("s", "base", 1.5, None)], reps=1,
-                        rng=np.random.default_rng(0), eps=EPS, delta=DELTA)
-    with pytest.raises(ValueError, match="rng must be a numpy.random.Generator"):
-        simulate_errors(10, sigmas={"s": s}, runs=[("s", "base", 0.5, None)], reps=1, rng=1,
-                        eps=EPS, delta=DELTA)
-    with pytest.raises(ValueError, match="x must be finite"):
-        mean_ci([1.0, math.nan])
+    with pytest.raises(ValueError, match="offset overflows|clipping moments overflow"):
+        row_clip_moments(Z, method="base", C=1.0, sigma_data=s, offset=np.full(8, 1e308))

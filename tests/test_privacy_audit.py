@@ -36,7 +36,7 @@ from egmlib.privacy_audit import (
 )
 
 EPS, DELTA = 1.0, 1e-6
-SIGMA = zipf_sigmas(10, 1.0)
+SIGMA = zipf_sigmas(10, alpha=1.0)
 QUICK = dict(n=300, eps=EPS, delta=DELTA, n_mc=400_000, n_outputs=600)
 
 
@@ -88,12 +88,14 @@ def test_check_passes_for_algorithm3():
     np.testing.assert_allclose(pc.profile, DELTA, rtol=1e-6)  # sigma_opt solves eq. (2)
     for name, _ in NEGATIVE_CONTROLS:
         c = pc.controls[name]
-        assert c["delta_is"] > DELTA + 100 * c["delta_is_se"]
-        assert abs(c["delta_is"] - c["profile"]) <= 4 * c["delta_is_se"]
-    assert [c["eps"] for c in pc.curve] == [0.5, 1.5]
+        assert c.delta_is > DELTA + 100 * c.delta_is_se
+        assert abs(c.delta_is - c.profile) <= 4 * c.delta_is_se
+    assert [c.eps for c in pc.curve] == [0.5, 1.5]
     assert pc.L_outputs.shape == (QUICK["n_outputs"],)
     rec = pc.as_dict()
     assert "L_outputs" not in rec and "curve" in rec and rec["n"] == 300
+    assert rec["curve"][0]["eps"] == 0.5 and set(rec["controls"][NEGATIVE_CONTROLS[0][0]]) == {
+        "delta_is", "delta_is_se", "profile"}  # plain JSON material
     assert list(rec)[:3] == ["n", "C", "sigma_opt"]
 
 
@@ -135,7 +137,7 @@ def test_validation():
         worst_case_pair(SIGMA, n=1, rng=rng)
     with pytest.raises(ValueError, match="far must be > 1"):
         worst_case_pair(SIGMA, n=5, rng=rng, far=0.5)
-    with pytest.raises(ValueError, match="mu_hat must be a finite vector of length d=10"):
+    with pytest.raises(ValueError, match="mu_hat must have length d=10"):
         worst_case_pair(SIGMA, n=5, rng=rng, mu_hat=np.zeros(3))
     with pytest.raises(ValueError, match="Delta must be finite and > 0"):
         gaussian_loss_delta(0.0, eps=1.0, n_draws=10, rng=rng)
@@ -143,11 +145,17 @@ def test_validation():
         gaussian_loss_delta(1.0, eps=1.0, n_draws=1, rng=rng)
     with pytest.raises(ValueError, match="std must be > 0 entrywise"):
         privacy_loss(np.zeros(2), mean=np.zeros(2), mean_prime=np.zeros(2), std=[1.0, 0.0])
-    with pytest.raises(ValueError, match="y must be finite with last axis of length 2"):
+    with pytest.raises(ValueError, match="y must have a last axis of length d=2"):
         privacy_loss(np.zeros(3), mean=np.zeros(2), mean_prime=np.zeros(2), std=[1.0, 1.0])
     with pytest.raises(ValueError, match="n_mc must be an integer >= 10000"):
         privacy_check(SIGMA, n=10, eps=EPS, delta=DELTA, rng=rng, n_mc=100)
     with pytest.raises(ValueError, match=r"delta must lie in the open interval \(0, 1\)"):
         privacy_check(SIGMA, n=10, eps=EPS, delta=0.0, rng=rng)
-    with pytest.raises(ValueError, match="mechanism must be callable"):
+    with pytest.raises(TypeError, match="mechanism must be callable"):
         privacy_check(SIGMA, n=10, eps=EPS, delta=DELTA, rng=rng, mechanism=3)
+    with pytest.raises(TypeError, match="return_losses must be True or False"):
+        privacy_check(SIGMA, n=10, eps=EPS, delta=DELTA, rng=rng, return_losses="yes")
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        worst_case_pair(SIGMA, n=5, rng=None)
+    with pytest.raises(ValueError, match="overflows.*sigma"):
+        worst_case_pair([1e308, 1e308], n=5, rng=rng)

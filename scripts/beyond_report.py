@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Beyond the report: Algorithm 3 end to end (chapter 7 of the book).
+"""Beyond the report: Algorithm 3 end to end -- the data pipeline of chapter 7 of the book.
 
 The report (Poulsen 2023) compares Algorithm 3 with the clipped Gaussian mechanism by
 the expected squared norm of the added noise only (eq. (24) against d (2 C_n sigma_opt)^2,
@@ -7,12 +7,13 @@ Figure 2).  Its Sections 6 and 6.1 leave open the clipping bias, the choice of t
 clipping probability p_C and the effect of a wrong centre mu_hat or of estimated
 standard deviations.  This script answers them by simulation with egmlib and writes
 
-    benchmarks/results/beyond_report.json
+    data/beyond_report.json
 
-which chapters/07_beyond_the_report.ipynb loads.  Run from the repository root:
+which chapters/07_beyond_the_report.ipynb loads through egmlib.beyond_report
+(load_beyond_report, typed records).  Run from the repository root:
 
-    python benchmarks/beyond_report.py            # full run, about 10 min on 2 cores
-    python benchmarks/beyond_report.py --quick    # smoke test, writes beyond_report_quick.json
+    python scripts/beyond_report.py            # full run, about 5-10 min on 2 cores
+    python scripts/beyond_report.py --quick    # smoke test, writes data/beyond_report_quick.json
 
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
 
@@ -34,9 +35,11 @@ P  the privacy check: worst-case neighbouring datasets of Algorithm 3, the priva
 
 Everything is seeded (numpy Generators spawned from one SeedSequence per experiment).
 The library code lives in egmlib: the two mechanisms in egmlib.mechanisms (which
-memoise their radius), the per-row error model, its optimum over p_C and the direct
-simulation in egmlib.clipping_error, the privacy check in egmlib.privacy_audit.  This
-script only runs the experiments and writes their results.
+memoise their radius), the radii in egmlib.experiments, the per-row error model and its
+optimum over p_C in egmlib.clipping_error, the direct simulation in
+egmlib.error_simulation, the privacy check in egmlib.privacy_audit.  This script only
+runs the experiments and writes their results; the summary it prints is read back
+through egmlib.beyond_report, as the chapter reads it.
 """
 
 from __future__ import annotations
@@ -61,18 +64,17 @@ from pathlib import Path
 
 import numpy as np
 
-from egmlib import calibration, experiments, privacy_audit, scaling
+from egmlib import calibration, experiments, mechanisms, privacy_audit
+from egmlib.beyond_report import BeyondReport, load_beyond_report
 from egmlib.clipping_error import (
-    MECHANISMS,
     baseline_clip_moment_exact,
-    clipping_radii,
     expected_error,
-    mean_ci,
-    noise_error as _noise_error,
+    noise_error_at_radius,
     optimal_clipping,
     row_clip_moments,
-    simulate_errors,
 )
+from egmlib.error_simulation import mean_ci, simulate_errors
+from egmlib.experiments import clipping_radii
 
 EPS = 1.0
 DELTA = 1e-6
@@ -86,7 +88,7 @@ METHOD_NAMES = {"alg3": "Algorithm 3", "base": "clipped Gaussian mechanism"}
 #: optimum of the baseline lies above 1/2 when d is large and n small).
 P_GRID = np.concatenate([np.logspace(-8.0, math.log10(0.5), 23),
                          1.0 - np.logspace(math.log10(0.5), -6.0, 17)[1:]])
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent.parent / "data"
 
 
 # --------------------------------------------------------------------------------------
@@ -95,7 +97,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 @functools.lru_cache(maxsize=None)
 def zipf(d: int, alpha: float) -> np.ndarray:
     """Section 5's normalised Zipf standard deviations (egmlib.experiments), read-only."""
-    s = experiments.zipf_sigmas(d, alpha)
+    s = experiments.zipf_sigmas(d, alpha=alpha)
     s.setflags(write=False)
     return s
 
@@ -107,14 +109,14 @@ def sigma_opt() -> float:
 
 
 def noise_error(method, sigma, C):
-    """Predicted E||eta||^2 at eps, delta: eq. (24) (Algorithm 3) or eq. (5) with ||Delta|| = 2 C_n."""
-    return _noise_error(method, sigma=sigma, C=C, sigma_opt=sigma_opt())
+    """Predicted E||eta||^2 at EPS, DELTA: eq. (24) (Algorithm 3) or eq. (5) with ||Delta|| = 2 C_n."""
+    return noise_error_at_radius(method, sigma=sigma, C=C, sigma_opt=sigma_opt())
 
 
 def run_mechanism(method, X, *, sigma, mu_hat, p_clip, noise, rng=None):
-    """Algorithm 3 or the baseline (egmlib.mechanisms) on X at eps, delta."""
-    return MECHANISMS[method](X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=rng, p_clip=p_clip,
-                              noise=noise)
+    """Algorithm 3 or the baseline (egmlib.mechanisms.METHODS) on X at EPS, DELTA."""
+    return mechanisms.METHODS[method](X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=rng,
+                                      p_clip=p_clip, noise=noise)
 
 
 # --------------------------------------------------------------------------------------
@@ -135,10 +137,11 @@ def experiment_B(seed, rows_elems, p_grid, log):
         for alpha in ALPHA_GRID:
             t0 = time.time()
             sigma = zipf(d, alpha)
-            Ct, Cn = clipping_radii(sigma, p=p_grid)
+            radii = clipping_radii(sigma, p=p_grid)
             cfg = {"d": d, "alpha": alpha, "rows": N, "trace": float(np.sum(sigma**2)),
                    "fig2_improvement": None, "methods": {}}
-            for method, Cs in (("alg3", Ct), ("base", Cn)):
+            for method in METHODS:
+                Cs = radii.of(method)
                 res = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs]
                 noise = np.array([noise_error(method, sigma, c) for c in Cs])
                 e2 = np.array([r.e2 for r in res])
@@ -151,7 +154,7 @@ def experiment_B(seed, rows_elems, p_grid, log):
                 for n in N_GRID:
                     per_n[str(n)] = dataclasses.asdict(
                         optimal_clipping(p_grid, C=Cs, noise=noise, e2=e2, e2_se=e2_se, n=n, below=small))
-                    C1 = float(clipping_radii(sigma, p=1.0 / n)[0 if method == "alg3" else 1])
+                    C1 = float(clipping_radii(sigma, p=1.0 / n).of(method))
                     r1 = row_clip_moments(Z, method=method, C=C1, sigma_data=sigma)
                     nz1 = noise_error(method, sigma, C1)
                     at_1n[str(n)] = {"C": C1, "noise": nz1, "bias": n * r1.e2, "bias_se": n * r1.e2_se,
@@ -160,7 +163,7 @@ def experiment_B(seed, rows_elems, p_grid, log):
                     "C": Cs.tolist(), "noise": noise.tolist(), "e2": e2.tolist(), "e2_se": e2_se.tolist(),
                     "pclip": [r.pclip for r in res], "pclip_se": [r.pclip_se for r in res],
                     "small": small, "opt": per_n, "at_1n": at_1n}
-            cfg["fig2_improvement"] = {str(n): float(scaling.figure2_improvement(sigma, n=n)) for n in N_GRID}
+            cfg["fig2_improvement"] = {str(n): experiments.figure2_improvement(sigma, n=n) for n in N_GRID}
             out["configs"].append(cfg)
 
             def fmt(o):
@@ -236,8 +239,7 @@ def experiment_A(seed, B, budget, min_noise_draws, log):
             t_sim = time.time() - t0
             for (a, m, p, _), r in sim.items():
                 sigma = zipf(d, a)
-                Ct, Cn = clipping_radii(sigma, p=p)
-                C = float(Ct if m == "alg3" else Cn)
+                C = float(clipping_radii(sigma, p=p).of(m))
                 noise_pred = noise_error(m, sigma, C)
                 extra = extra_noise_draws(m, sigma, p, max(0, min_noise_draws - reps), rng)
                 noise_all = r.noise2.tolist() + extra
@@ -292,10 +294,10 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
         for m in METHODS:
             opt = bycfg[(d, a)]["methods"][m]["opt"]
             # radii: the grid, p_C = 1/n and the exact-centre optimum C*_0(n) for every n
-            Ct, Cn = clipping_radii(sigma, p=np.concatenate([grid, [1.0 / n for n in N_GRID]]))
-            special = {("1/n", n): float((Ct if m == "alg3" else Cn)[len(grid) + i]) for i, n in enumerate(N_GRID)}
+            Cm = clipping_radii(sigma, p=np.concatenate([grid, [1.0 / n for n in N_GRID]])).of(m)
+            special = {("1/n", n): float(Cm[len(grid) + i]) for i, n in enumerate(N_GRID)}
             special.update({("opt0", n): opt[str(n)]["C_opt"] for n in N_GRID})
-            Cs = np.concatenate([(Ct if m == "alg3" else Cn)[:len(grid)], list(special.values())])
+            Cs = np.concatenate([Cm[:len(grid)], list(special.values())])
             noise = np.array([noise_error(m, sigma, c) for c in Cs])
             mom0 = [row_clip_moments(Z, method=m, C=c, sigma_data=sigma) for c in Cs]
             e2_0 = np.array([r.e2 for r in mom0])
@@ -407,8 +409,7 @@ def experiment_D(seed, B, rows_elems, draws, log):
                 plist.append((n, "opt", m, o["p_opt"]))
         known = {}
         for (n, kind, m, p) in plist:
-            Ct, Cn = clipping_radii(sigma, p=p)
-            C = float(Ct if m == "alg3" else Cn)
+            C = float(clipping_radii(sigma, p=p).of(m))
             noise = noise_error(m, sigma, C)
             r = row_clip_moments(Z, method=m, C=C, sigma_data=sigma)
             known[(n, kind, m)] = expected_error(noise, e2=r.e2, m2=0.0, n=n)
@@ -420,10 +421,10 @@ def experiment_D(seed, B, rows_elems, draws, log):
                 s_hat = pub.std(axis=0, ddof=1)
                 mu_pub = pub.mean(axis=0)
                 ps = np.array(sorted({p for (_, _, _, p) in plist}))
-                Ct_h, Cn_h = clipping_radii(s_hat, p=ps)
+                radii_h = clipping_radii(s_hat, p=ps)
                 for (n, kind, m, p) in plist:
                     i = int(np.searchsorted(ps, p))
-                    C = float(Ct_h[i] if m == "alg3" else Cn_h[i])
+                    C = float(radii_h.of(m)[i])
                     noise = noise_error(m, s_hat, C)
                     for v, off in (("sigma", None), ("sigma+mu", mu_pub)):
                         r = row_clip_moments(Z, method=m, C=C, sigma_data=sigma, sigma_mech=s_hat, offset=off)
@@ -618,49 +619,47 @@ def main(argv=None):
     tmp.write_text(json.dumps(_jsonable(results), indent=1))
     tmp.replace(out_path)
     log(f"wrote {out_path}")
-    summary(results)
+    summary(load_beyond_report(out_path))
     return 0
 
 
-def summary(res):
-    """Print the headline numbers."""
-    if "A" in res:
-        bycfg = {(c["d"], c["alpha"]): c for c in res["B"]["configs"]}
-        print("\nA: measured / predicted noise error at p = 1/n, and the clipping share of the total (model)")
-        print(f"{'d':>5} {'n':>8} {'alpha':>5} {'method':>6} {'noise meas/pred (95% CI)':>25} {'clip share':>11} {'reps':>5}")
-        for r in res["A"]:
-            if r["is_opt"]:
-                continue
-            m = bycfg[(r["d"], r["alpha"])]["methods"][r["method"]]["at_1n"][str(r["n"])]
-            print(f"{r['d']:5d} {r['n']:8.0e} {r['alpha']:5.1f} {r['method']:>6} "
-                  f"{r['noise_mean'] / r['noise_pred']:16.3f} +- {r['noise_ci'] / r['noise_pred']:.3f} "
-                  f"{m['bias'] / m['total']:11.1e} {r['reps']:5d}")
-    if "B" in res:
-        print("\nB: optimal p_C and the improvement of Algorithm 3 over the baseline")
-        print(f"{'d':>5} {'alpha':>5} {'n':>8} {'p*_alg3':>9} {'p*_base':>9} {'Fig. 2 (noise, 1/n)':>20} "
-              f"{'total, 1/n':>11} {'total, own p*':>14}")
-        for c in res["B"]["configs"]:
-            for n in N_GRID:
-                oa, ob = c["methods"]["alg3"]["opt"][str(n)], c["methods"]["base"]["opt"][str(n)]
-                a1, b1 = c["methods"]["alg3"]["at_1n"][str(n)], c["methods"]["base"]["at_1n"][str(n)]
-                fp = lambda o: f"{o['p_opt']:9.2e}" if o["p_opt"] is not None else f"{'~1':>9}"
-                print(f"{c['d']:5d} {c['alpha']:5.1f} {n:8.0e} {fp(oa)} {fp(ob)} "
-                      f"{c['fig2_improvement'][str(n)]:20.3f} {b1['total'] / a1['total']:11.3f} "
-                      f"{ob['total'] / oa['total']:14.3f}")
-    if "C" in res:
-        print("\nC: error with mu_hat = mu + 0.1 sigma relative to the optimum with the exact centre")
-        print(f"{'d':>5} {'alpha':>5} {'method':>6} {'n':>8} {'at 1/n':>9} {'at p*_0':>9} {'re-optimised':>13}")
-        for c in res["C"]:
-            for n in N_GRID:
-                v = c["offsets"]["prop"][0]["per_n"][str(n)]
-                print(f"{c['d']:5d} {c['alpha']:5.1f} {c['method']:>6} {n:8.0e} {v['ratio_1n']:9.3g} "
-                      f"{v['ratio_opt0']:9.3g} {v['ratio_reopt']:13.3g}")
-    if "P" in res:
-        print("\nP: empirical delta at eps = 1 (delta = 1e-6)")
-        for r in res["P"]:
-            print(f"  d={r['d']:5d} alpha={r['alpha']:3.1f}: MC {r['delta_mc']:.3e} +- {r['delta_mc_se']:.1e}, "
-                  f"IS {r['delta_is']:.6e} +- {r['delta_is_se']:.1e}, profile {r['profile']:.6e}")
-    print("\ntimings (s):", {k: round(v, 1) for k, v in res["timings"].items()})
+def summary(res: BeyondReport) -> None:
+    """Print the headline numbers, read back through the typed loader as chapter 7 reads them."""
+    print("\nA: measured / predicted noise error at p = 1/n, and the clipping share of the total (model)")
+    print(f"{'d':>5} {'n':>8} {'alpha':>5} {'method':>6} {'noise meas/pred (95% CI)':>25} {'clip share':>11} {'reps':>5}")
+    for r in res.direct:
+        if r.is_opt:
+            continue
+        m = res.sweep.config(d=r.d, alpha=r.alpha).methods[r.method].at_1n[r.n]
+        print(f"{r.d:5d} {r.n:8.0e} {r.alpha:5.1f} {r.method:>6} "
+              f"{r.noise_mean / r.noise_pred:16.3f} +- {r.noise_ci / r.noise_pred:.3f} "
+              f"{m.bias / m.total:11.1e} {r.reps:5d}")
+    print("\nB: optimal p_C and the improvement of Algorithm 3 over the baseline")
+    print(f"{'d':>5} {'alpha':>5} {'n':>8} {'p*_alg3':>9} {'p*_base':>9} {'Fig. 2 (noise, 1/n)':>20} "
+          f"{'total, 1/n':>11} {'total, own p*':>14}")
+
+    def fp(o):
+        return f"{o.p_opt:9.2e}" if o.p_opt is not None else f"{'~1':>9}"
+
+    for c in res.sweep.configs:
+        for n in res.n_values:
+            oa, ob = c.methods["alg3"].opt[n], c.methods["base"].opt[n]
+            a1, b1 = c.methods["alg3"].at_1n[n], c.methods["base"].at_1n[n]
+            print(f"{c.d:5d} {c.alpha:5.1f} {n:8.0e} {fp(oa)} {fp(ob)} "
+                  f"{c.fig2_improvement[n]:20.3f} {b1.total / a1.total:11.3f} {ob.total / oa.total:14.3f}")
+    print("\nC: error with mu_hat = mu + 0.1 sigma relative to the optimum with the exact centre")
+    print(f"{'d':>5} {'alpha':>5} {'method':>6} {'n':>8} {'at 1/n':>9} {'at p*_0':>9} {'re-optimised':>13}")
+    for c in res.centre:
+        for n in res.n_values:
+            v = c.offsets["prop"][0].per_n[n]
+            print(f"{c.d:5d} {c.alpha:5.1f} {c.method:>6} {n:8.0e} {v.ratio_1n:9.3g} "
+                  f"{v.ratio_opt0:9.3g} {v.ratio_reopt:13.3g}")
+    print(f"\nP: empirical delta at eps = {res.settings.eps:g} (delta = {res.settings.delta:g})")
+    for r in res.privacy:
+        ch = r.check
+        print(f"  d={r.d:5d} alpha={r.alpha:3.1f}: MC {ch.delta_mc:.3e} +- {ch.delta_mc_se:.1e}, "
+              f"IS {ch.delta_is:.6e} +- {ch.delta_is_se:.1e}, profile {ch.profile:.6e}")
+    print("\ntimings (s):", {k: round(v, 1) for k, v in res.timings.items()})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,466 @@
+"""Typed access to the results of chapter 7's simulations (``scripts/beyond_report.py``).
+
+The report (Poulsen 2023) compares Algorithm 3 with the clipped Gaussian mechanism by
+their noise alone (Section 5, Figure 2) and leaves the clipping bias, the choice of p_C,
+a wrong centre and estimated standard deviations open (Sections 6 and 6.1).  The script
+``scripts/beyond_report.py`` answers them by simulation and writes one JSON file,
+``data/beyond_report.json``; chapter 7 of the book reads it through
+:func:`load_beyond_report`, which checks every record against the frozen dataclasses
+below (no missing or unknown field, numbers where numbers belong) and returns them with
+integer keys for ``n`` and read-only arrays for grids, so that a reader writes
+``res.sweep.config(d=10, alpha=2.0).methods["alg3"].opt[1000].p_opt`` instead of
+nested string keys.
+
+The sections, in the script's order:
+
+* :attr:`BeyondReport.sweep` (experiment B) -- the p_C sweep of the per-row error model
+  (:mod:`egmlib.clipping_error`) and its optimum for every (d, alpha, method, n);
+* :attr:`BeyondReport.sweep_direct` -- the same curve measured through the mechanisms;
+* :attr:`BeyondReport.direct` (A) -- direct simulation on the Figure 2 grid;
+* :attr:`BeyondReport.centre` and :attr:`BeyondReport.centre_direct` (C) -- a wrong centre;
+* :attr:`BeyondReport.estimated` and :attr:`BeyondReport.estimated_direct` (D) -- standard
+  deviations from a public sample;
+* :attr:`BeyondReport.privacy` (P) -- the empirical privacy check
+  (:func:`egmlib.privacy_audit.privacy_check`).
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from egmlib.clipping_error import ClippingOptimum
+from egmlib.privacy_audit import PrivacyCheck
+
+__all__ = [
+    "BEYOND_REPORT_PATH",
+    "Settings",
+    "AtOneOverN",
+    "SmallRadii",
+    "MethodSweep",
+    "SweepConfig",
+    "QuadratureCheck",
+    "Sweep",
+    "CurvePoint",
+    "DirectRun",
+    "OffsetAtN",
+    "Offset",
+    "PrivateBatch",
+    "CentreConfig",
+    "CentreDirect",
+    "EstimatedSigma",
+    "EstimatedSigmaDirect",
+    "PrivacyRun",
+    "BeyondReport",
+    "load_beyond_report",
+]
+
+#: The results of the full run, committed with the repository.
+BEYOND_REPORT_PATH = Path(__file__).resolve().parent.parent / "data" / "beyond_report.json"
+
+Floats = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The parameters of the run (privacy level, seed, Monte Carlo budgets)."""
+
+    eps: float
+    delta: float
+    seed: int
+    quick: bool  #: a smoke run (``--quick``), not the results the book quotes
+    sigma_opt: float  #: Theorem 2's sigma_opt(eps, delta), unit sensitivity
+    rows_elems_B: float
+    budget_A: float
+    min_noise_draws: int
+    rows_elems_CD: float
+    batch_draws: int
+    draws_D: int
+    reps_C_direct: int
+    reps_D_direct: int
+    n_mc: int
+    n_outputs: int
+
+
+@dataclass(frozen=True)
+class AtOneOverN:
+    """The per-row model at the report's p_C = 1/n."""
+
+    C: float  #: radius
+    noise: float  #: E||eta||^2
+    bias: float  #: n E||D||^2
+    bias_se: float
+    total: float  #: noise + bias
+    pclip: float  #: clipping probability of one row under the model
+
+
+@dataclass(frozen=True)
+class SmallRadii:
+    """The model at radii below the p_C grid (down to C = 0), fractions of its smallest."""
+
+    C: Floats
+    noise: Floats
+    e2: Floats
+    e2_se: Floats
+
+
+@dataclass(frozen=True)
+class MethodSweep:
+    """One method's per-row model along the p_C grid, its optimum and its value at 1/n."""
+
+    C: Floats  #: radius at each p_C of the grid
+    noise: Floats  #: E||eta||^2 there
+    e2: Floats  #: E||D||^2 of one row
+    e2_se: Floats
+    pclip: Floats  #: the model's clipping probability (should equal p_C)
+    pclip_se: Floats
+    small: SmallRadii
+    opt: dict[int, ClippingOptimum]  #: by n
+    at_1n: dict[int, AtOneOverN]  #: by n
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Experiment B for one (d, alpha): both methods along the p_C grid."""
+
+    d: int
+    alpha: float
+    rows: int  #: Monte Carlo draws of the per-row model
+    trace: float  #: sum_j sigma_j^2
+    fig2_improvement: dict[int, float]  #: Figure 2's E_n / E_t, by n
+    methods: dict[str, MethodSweep]  #: by method, "alg3" and "base"
+
+
+@dataclass(frozen=True)
+class QuadratureCheck:
+    """The baseline's E||D||^2, per-row model against quadrature of gchisq.sf."""
+
+    d: int
+    alpha: float
+    p: Floats
+    quad: Floats
+    model: Floats
+    model_se: Floats
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Experiment B: the p_C sweep of the per-row model."""
+
+    p_grid: Floats
+    small_radii: Floats
+    configs: tuple[SweepConfig, ...]
+    quadrature: tuple[QuadratureCheck, ...]
+
+    def config(self, *, d: int, alpha: float) -> SweepConfig:
+        """The configuration with dimension ``d`` and Zipf exponent ``alpha``."""
+        for c in self.configs:
+            if c.d == d and c.alpha == alpha:
+                return c
+        raise ValueError(f"d and alpha must name a configuration of the sweep, got d={d!r}, alpha={alpha!r}")
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """One point of the p_C curve measured through the mechanisms."""
+
+    d: int
+    alpha: float
+    n: int
+    method: str
+    p: float
+    reps: int
+    total_mean: float
+    total_ci: float
+    bias_mean: float
+    bias_ci: float
+
+
+@dataclass(frozen=True)
+class DirectRun:
+    """Experiment A: one (d, n, alpha, method, p_C) through the mechanisms."""
+
+    d: int
+    n: int
+    alpha: float
+    method: str
+    p: float
+    is_opt: bool  #: p is the method's optimal p_C (else 1/n)
+    reps: int
+    noise_draws: int
+    C: float
+    noise_pred: float
+    noise_mean: float
+    noise_se: float
+    noise_ci: float
+    bias_mean: float
+    bias_se: float | None  #: None with a single repetition
+    bias_ci: float | None
+    total_mean: float
+    total_se: float | None
+    total_ci: float | None
+    nclip_mean: float
+    trace_n: float  #: n sum_j sigma_j^2
+
+
+@dataclass(frozen=True)
+class OffsetAtN:
+    """Experiment C: the error with a wrong centre at one n, relative to the exact centre's optimum."""
+
+    ratio_1n: float
+    ratio_opt0: float
+    ratio_reopt: float
+    p_reopt: float
+    sys_share_opt0: float
+    mse_1n: float
+    mse_opt0: float
+    mse_1n_se: float
+    mse_opt0_se: float
+    pclip_1n: float
+    pclip_opt0: float
+
+
+@dataclass(frozen=True)
+class Offset:
+    """One offset size c (in standard deviations) of experiment C."""
+
+    c: float
+    per_n: dict[int, OffsetAtN]
+
+
+@dataclass(frozen=True)
+class PrivateBatch:
+    """Experiment C with mu_hat from a private release on an independent batch."""
+
+    ratio_1n: float
+    ratio_1n_ci: float
+    ratio_opt0: float
+    ratio_opt0_ci: float
+    offset_rms_sigma: float
+    draws: int
+
+
+@dataclass(frozen=True)
+class CentreConfig:
+    """Experiment C for one (d, alpha, method)."""
+
+    d: int
+    alpha: float
+    method: str
+    trace: float
+    mse_star: dict[int, float]  #: the exact centre's error at its optimal p_C, by n
+    mse_star_se: dict[int, float]
+    mse_1n: dict[int, float]  #: the exact centre's error at p_C = 1/n, by n
+    mse_1n_se: dict[int, float]
+    offsets: dict[str, tuple[Offset, ...]]  #: "prop" (c sigma_j) and "iso" (same norm)
+    private_batch: dict[int, PrivateBatch]
+
+
+@dataclass(frozen=True)
+class CentreDirect:
+    """Experiment C's direct-simulation check."""
+
+    d: int
+    alpha: float
+    n: int
+    method: str
+    p: float
+    offset: str  #: "exact", or the shape and size, e.g. "prop0.1"
+    reps: int
+    total_mean: float
+    total_ci: float
+    bias_mean: float
+    bias_ci: float
+    nclip_mean: float
+
+
+@dataclass(frozen=True)
+class EstimatedSigma:
+    """Experiment D: error with sigma (and mu) from a public sample of size m."""
+
+    d: int
+    alpha: float
+    m: int
+    n: int
+    p_kind: str  #: "1/n" or "opt"
+    method: str
+    variant: str  #: "sigma" or "sigma+mu"
+    ratio_mean: float
+    ratio_ci: float
+    ratio_q90: float
+    pclip_ratio_median: float
+    draws: int
+
+
+@dataclass(frozen=True)
+class EstimatedSigmaDirect:
+    """Experiment D's direct-simulation check."""
+
+    d: int
+    alpha: float
+    n: int
+    m: int
+    method: str
+    reps: int
+    known_mean: float
+    known_ci: float
+    est_mean: float
+    est_ci: float
+    ratio: float
+
+
+@dataclass(frozen=True)
+class PrivacyRun:
+    """Experiment P: the privacy check of one (d, alpha)."""
+
+    d: int
+    alpha: float
+    check: PrivacyCheck
+
+
+@dataclass(frozen=True)
+class BeyondReport:
+    """Everything ``scripts/beyond_report.py`` wrote, typed (see the module docstring)."""
+
+    settings: Settings
+    timings: dict[str, float]
+    sweep: Sweep = field(metadata={"key": "B"})
+    sweep_direct: tuple[CurvePoint, ...] = field(metadata={"key": "B_direct"})
+    direct: tuple[DirectRun, ...] = field(metadata={"key": "A"})
+    centre: tuple[CentreConfig, ...] = field(metadata={"key": "C"})
+    centre_direct: tuple[CentreDirect, ...] = field(metadata={"key": "C_direct"})
+    estimated: tuple[EstimatedSigma, ...] = field(metadata={"key": "D"})
+    estimated_direct: tuple[EstimatedSigmaDirect, ...] = field(metadata={"key": "D_direct"})
+    privacy: tuple[PrivacyRun, ...] = field(metadata={"key": "P"})
+
+    @property
+    def n_values(self) -> tuple[int, ...]:
+        """The numbers of points n of the run, ascending."""
+        return tuple(sorted(self.sweep.configs[0].fig2_improvement))
+
+
+# ----------------------------------------------------------------------------------------
+# the loader: JSON -> dataclasses, checked against the type hints
+# ----------------------------------------------------------------------------------------
+def _fail(where: str, rule: str, value: Any) -> ValueError:
+    text = repr(value)
+    return ValueError(f"{where} must be {rule}, got {text if len(text) < 60 else type(value).__name__}")
+
+
+def _build(tp: Any, value: Any, where: str) -> Any:
+    """``value`` (parsed JSON) converted to the annotated type ``tp``, or ValueError."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [a for a in args if a is not type(None)]
+        return _build(inner, value, where)
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _fail(where, "a number", value)
+        return float(value)
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _fail(where, "an integer", value)
+        return value
+    if tp in (bool, str):
+        if not isinstance(value, tp):
+            raise _fail(where, tp.__name__, value)
+        return value
+    if origin is np.ndarray:  # NDArray[np.float64]: a list of numbers
+        if not isinstance(value, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+        ):
+            raise _fail(where, "a list of numbers", value)
+        arr = np.array(value, dtype=np.float64)
+        arr.setflags(write=False)
+        return arr
+    if origin is tuple:
+        (inner, _) = typing.get_args(tp)
+        if not isinstance(value, list):
+            raise _fail(where, "a list", value)
+        return tuple(_build(inner, v, f"{where}[{i}]") for i, v in enumerate(value))
+    if origin is dict:
+        key_tp, val_tp = typing.get_args(tp)
+        if not isinstance(value, dict):
+            raise _fail(where, "an object", value)
+        out = {}
+        for k, v in value.items():
+            if key_tp is int:
+                if not (isinstance(k, str) and k.isdigit()):
+                    raise _fail(f"{where} key", "an integer", k)
+                out[int(k)] = _build(val_tp, v, f"{where}[{k}]")
+            else:
+                out[k] = _build(val_tp, v, f"{where}[{k!r}]")
+        return out
+    if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):  # NamedTuple
+        hints = typing.get_type_hints(tp)
+        if not isinstance(value, dict) or set(value) != set(tp._fields):
+            raise _fail(where, f"an object with the keys {list(tp._fields)}", value)
+        return tp(**{k: _build(hints[k], value[k], f"{where}.{k}") for k in tp._fields})
+    if tp is PrivacyRun:
+        return _privacy_run(value, where)
+    if is_dataclass(tp):
+        return _build_dataclass(tp, value, where)
+    raise TypeError(f"{where}: no conversion for {tp!r}")  # pragma: no cover - a missing case
+
+
+def _build_dataclass(cls: Any, value: Any, where: str) -> Any:
+    if not isinstance(value, dict):
+        raise _fail(where, "an object", value)
+    hints = typing.get_type_hints(cls)
+    keys = {f.metadata.get("key", f.name): f for f in fields(cls)}
+    unknown = sorted(set(value) - set(keys))
+    if unknown:
+        raise ValueError(f"{where} has unknown fields {unknown}")
+    kwargs = {}
+    for key, f in keys.items():
+        if key not in value:
+            if f.default is MISSING and f.default_factory is MISSING:
+                raise ValueError(f"{where} lacks the field {key!r}")
+            continue
+        kwargs[f.name] = _build(hints[f.name], value[key], f"{where}.{key}")
+    return cls(**kwargs)
+
+
+def _privacy_run(value: Any, where: str) -> PrivacyRun:
+    """A record of the P section: d, alpha and the fields of a :class:`PrivacyCheck`, flat."""
+    if not isinstance(value, dict) or "d" not in value or "alpha" not in value:
+        raise _fail(where, "an object with d, alpha and the fields of a PrivacyCheck", value)
+    rest = {k: v for k, v in value.items() if k not in ("d", "alpha")}
+    return PrivacyRun(d=_build(int, value["d"], f"{where}.d"), alpha=_build(float, value["alpha"], f"{where}.alpha"),
+                      check=_build_dataclass(PrivacyCheck, rest, where))
+
+
+def load_beyond_report(path: str | Path | None = None) -> BeyondReport:
+    """Load the results of ``scripts/beyond_report.py`` (chapter 7) as a :class:`BeyondReport`.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path, optional
+        Defaults to :data:`BEYOND_REPORT_PATH` (``data/beyond_report.json`` in the
+        repository).
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file is missing (run ``python scripts/beyond_report.py``).
+    ValueError
+        If a record lacks a field, has an unknown one or holds a value of the wrong kind
+        (the message names the record and the field).
+    """
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
+    p = Path(path) if path is not None else BEYOND_REPORT_PATH
+    if not p.is_file():
+        raise FileNotFoundError(f"results of chapter 7 not found at {p}; run python scripts/beyond_report.py")
+    out: BeyondReport = _build_dataclass(BeyondReport, json.loads(p.read_text()), p.name)
+    return out
