@@ -56,13 +56,13 @@ def main() -> str:
         for delta in DELTA:
             delta = float(delta)
             ours = sigma_opt(eps=eps, delta=delta)
-            t_ours = time_call(lambda: sigma_opt(eps=eps, delta=delta), REPEAT)
+            t_ours = time_call(lambda eps=eps, delta=delta: sigma_opt(eps=eps, delta=delta), REPEAT)
             err_ours = abs(float(mp_profile(ours, eps)) / delta - 1.0)
             err_self = abs(privacy_profile(ours, eps=eps) / delta - 1.0)
             minimal = float(mp_profile(ours * (1 - 1e-10), eps)) > delta
             if dp_accounting is not None:
                 theirs = dp_accounting.get_sigma_gaussian(eps, delta)
-                t_theirs = time_call(lambda: dp_accounting.get_sigma_gaussian(eps, delta), 3)
+                t_theirs = time_call(lambda eps=eps, delta=delta: dp_accounting.get_sigma_gaussian(eps, delta), 3)
                 err_theirs = abs(float(mp_profile(theirs, eps)) / delta - 1.0)
                 disagree = abs(ours / theirs - 1.0)
             else:

@@ -37,14 +37,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import interpolate, optimize
 
-from egmlib import gchisq, mechanisms, scaling
 from egmlib import _validation as _v
+from egmlib import gchisq, mechanisms, scaling
 
 __all__ = [
     "RowClipMoments",
@@ -192,10 +191,13 @@ def row_clip_moments(
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
         v = (sigma_data * b) ** 2
         m = np.zeros(d) if offset is None else -offset * b
-        C2 = C ** 2
+        C2 = C * C
         theta = 0.0
+        vmax = float(v.max())
+        if vmax == 0.0:
+            raise ValueError("the transformed variances (sigma_data b)^2 underflow to 0: sigma_data or "
+                             "sigma_mech out of the float range relative to each other")
         if tilt and float(np.sum(v + m * m)) < C2:
-            vmax = float(v.max())
 
             def excess(t):
                 a = 1.0 - 2.0 * t * v
@@ -235,7 +237,7 @@ def row_clip_moments(
         pclip=float(h.mean()), pclip_se=float(h.std(ddof=1) / math.sqrt(N)), theta=theta,
     )
     _v.check_finite_result([out.e2, out.e2_se, out.m2, out.m2_se], what="the clipping moments",
-                           inputs="C, sigma_data, sigma_mech or offset")
+                           inputs="Z, C, sigma_data, sigma_mech or offset")
     return out
 
 
@@ -342,10 +344,13 @@ def optimal_clipping(
     _v.check_finite_result(tot, what="noise + n e2 on the grid", inputs="noise, e2 or n")
     i = int(np.argmin(tot))
     rel = np.interp(xf[i], x[good], (e2_se[good] / e2[good]))
-    out = ClippingOptimum(
-        p_opt=float(_expit(xf[i])), C_opt=float(np.exp(fc(xf[i]))), noise=float(nz[i]),
-        bias=float(n * bz[i]), bias_se=float(rel * n * bz[i]), total=float(tot[i]),
-        at_edge=bool(i == 0 or i == len(xf) - 1), below_grid=False)
+    with np.errstate(over="ignore"):
+        out = ClippingOptimum(
+            p_opt=float(_expit(xf[i])), C_opt=float(np.exp(fc(xf[i]))), noise=float(nz[i]),
+            bias=float(n * bz[i]), bias_se=float(rel * n * bz[i]), total=float(tot[i]),
+            at_edge=bool(i == 0 or i == len(xf) - 1), below_grid=False)
+    _v.check_finite_result([out.C_opt, out.bias, out.bias_se], what="the optimum",
+                           inputs="C, noise, e2, e2_se or n")
     if below is None:
         return out
     below = _v.check_mapping("below", below, keys=("C", "noise", "e2", "e2_se"))
@@ -371,6 +376,9 @@ def optimal_clipping(
 def baseline_clip_moment_exact(sigma: ArrayLike, *, p: ArrayLike, nodes: int = 64) -> float | NDArray[np.float64]:
     """The baseline's E||D||^2 at clipping probability p, by quadrature of gchisq.sf.
 
+    The clipping term of chapter 7's decomposition for the report's baseline (Section 5's
+    clipped Gaussian mechanism), computed without Monte Carlo.
+
     For the baseline (b = 1, mu_hat = mu) ||D|| = (R - C_n)_+ with
     R^2 = ||x - mu||^2 = sum_j sigma_j^2 Z_j^2, so
 
@@ -394,7 +402,7 @@ def baseline_clip_moment_exact(sigma: ArrayLike, *, p: ArrayLike, nodes: int = 6
     pa = _v.check_probability_array("p", p)
     if pa.ndim > 1:
         raise ValueError(f"p must be a scalar or one-dimensional, got p of shape {pa.shape}")
-    nodes = _v.check_count("nodes", nodes, minimum=2)
+    nodes = _v.check_count("nodes", nodes, minimum=2, maximum=10**4)
     smax = float(np.max(sigma))
     dist = gchisq.WeightedChiSquare((sigma / smax) ** 2)
     xg, wg = np.polynomial.legendre.leggauss(nodes)

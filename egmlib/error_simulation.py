@@ -23,8 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from egmlib import mechanisms
 from egmlib import _validation as _v
+from egmlib import mechanisms
 
 __all__ = [
     "SimulationRun",
@@ -89,8 +89,8 @@ def simulate_errors(
     list of SimulatedErrors
         One per run, in the order of ``runs``.
     """
-    n = _v.check_count("n", n)
-    reps = _v.check_count("reps", reps)
+    n = _v.check_count("n", n, maximum=10**12)
+    reps = _v.check_count("reps", reps, maximum=10**7)
     rng = _v.check_rng("rng", rng)
     eps = _v.check_positive_finite("eps", eps)
     delta = _v.check_probability("delta", delta)

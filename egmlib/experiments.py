@@ -25,8 +25,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib import gchisq
 from egmlib import _validation as _v
+from egmlib import gchisq
 
 __all__ = [
     "FIGURE2_D",
@@ -299,14 +299,11 @@ def load_published_figure2(path: str | Path | None = None) -> Figure2Table:
     return Figure2Table(**{name: [float(v) for v in col] for name, col in cols.items()})
 
 
-def _entries(name: str, values: Iterable[object]) -> list[object]:
-    """The entries of a grid argument as a non-empty list (TypeError for a non-iterable)."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-        raise TypeError(f"{name} must be a sequence of numbers, got {name} of type {type(values).__name__}")
-    out = list(np.asarray(values).ravel()) if isinstance(values, np.ndarray) else list(values)
-    if not out:
-        raise ValueError(f"{name} must have at least one entry, got an empty sequence")
-    return out
+def _entries(name: str, values: Iterable[float]) -> list[float]:
+    """The entries of a grid argument: a non-empty one-dimensional sequence of numbers."""
+    if isinstance(values, Iterable) and not isinstance(values, (str, bytes, np.ndarray)):
+        values = list(values)
+    return _v.as_real_array(name, values, ndim=1).tolist()
 
 
 def figure2_grid(
@@ -327,9 +324,9 @@ def figure2_grid(
     Returns a :class:`Figure2Table` in the row order of :func:`load_published_figure2`.
     """
     ds = [_v.check_count("d_values entry", d, minimum=1, maximum=_D_MAX) for d in _entries("d_values", d_values)]
-    ns = [_v.check_count("n_values entry", n, minimum=2) for n in _entries("n_values", n_values)]
+    ns = [_v.check_count("n_values entry", n, minimum=2, maximum=10**18) for n in _entries("n_values", n_values)]
     als = [_v.check_nonnegative_finite("alphas entry", a) for a in _entries("alphas", alphas)]
-    p = 1.0 / np.array(ns, dtype=float)
+    p = np.array([1.0 / n for n in ns])
     rows_d, rows_n, rows_a, cn, ct, imp = [], [], [], [], [], []
     for d in ds:
         cn_da = np.empty((len(ns), len(als)))

@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib import calibration, gchisq, scaling
 from egmlib import _validation as _v
+from egmlib import calibration, gchisq, scaling
 
 __all__ = [
     "METHODS",

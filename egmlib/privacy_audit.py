@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from egmlib import calibration, experiments, mechanisms, scaling
 from egmlib import _validation as _v
+from egmlib import calibration, experiments, mechanisms, scaling
 
 __all__ = [
     "NEGATIVE_CONTROLS",
@@ -58,6 +58,11 @@ NEGATIVE_CONTROLS = (("sensitivity C instead of 2C", 0.5), ("noise 2% too small"
 _REDUCTION_DRAWS = 10**4
 
 _PER_SIGMA = "one entry per entry of sigma"
+
+#: Largest dataset of the worst-case pair (two dense n x d arrays are built) and largest
+#: number of Monte Carlo draws (one float64 array of that length).
+_N_MAX = 10**8
+_DRAWS_MAX = 10**9
 
 
 class NeighbourPair(NamedTuple):
@@ -119,7 +124,7 @@ def worst_case_pair(
     sigma = _v.check_positive_vector("sigma", sigma)
     d = sigma.size
     mu_hat = np.zeros(d) if mu_hat is None else _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_SIGMA)
-    n = _v.check_count("n", n, minimum=2)
+    n = _v.check_count("n", n, minimum=2, maximum=_N_MAX)
     rng = _v.check_rng("rng", rng)
     p = _v.check_probability("p_clip", 1.0 / n if p_clip is None else p_clip)
     far = _v.check_positive_finite("far", far)
@@ -184,12 +189,18 @@ def gaussian_loss_delta(Delta: float, *, eps: float, n_draws: int, rng: np.rando
     """
     Delta = _v.check_positive_finite("Delta", Delta)
     eps = _v.check_positive_finite("eps", eps)
-    n_draws = _v.check_count("n_draws", n_draws, minimum=2)
+    n_draws = _v.check_count("n_draws", n_draws, minimum=2, maximum=_DRAWS_MAX)
     rng = _v.check_rng("rng", rng)
+    try:
+        half_sq = 0.5 * Delta**2
+    except OverflowError:
+        raise ValueError(
+            f"Delta^2 overflows the float64 range: Delta too large in magnitude, got Delta={Delta!r}"
+        ) from None
     with np.errstate(over="ignore", invalid="ignore"):
-        t = (eps - 0.5 * Delta**2) / Delta
+        t = (eps - half_sq) / Delta
         z = rng.standard_normal(n_draws) + t
-        L = Delta * z + 0.5 * Delta**2
+        L = Delta * z + half_sq
         g = np.where(L > eps, -np.expm1(eps - L), 0.0) * np.exp(-t * z + 0.5 * t * t)
         out = DeltaEstimate(float(g.mean()), float(g.std(ddof=1) / math.sqrt(n_draws)))
     _v.check_finite_result(out, what="the estimate of delta(eps)", inputs="Delta or eps")
@@ -332,13 +343,13 @@ def privacy_check(
     sigma = _v.check_positive_vector("sigma", sigma)
     mu_hat = (np.zeros(sigma.size) if mu_hat is None
               else _v.check_finite_vector("mu_hat", mu_hat, length=sigma.size, of=_PER_SIGMA))
-    n = _v.check_count("n", n, minimum=2)
+    n = _v.check_count("n", n, minimum=2, maximum=_N_MAX)
     eps = _v.check_positive_finite("eps", eps)
     delta = _v.check_probability("delta", delta)
     rng = _v.check_rng("rng", rng)
     p = _v.check_probability("p_clip", 1.0 / n if p_clip is None else p_clip)
-    n_mc = _v.check_count("n_mc", n_mc, minimum=_REDUCTION_DRAWS)
-    n_outputs = _v.check_count("n_outputs", n_outputs, minimum=3)
+    n_mc = _v.check_count("n_mc", n_mc, minimum=_REDUCTION_DRAWS, maximum=_DRAWS_MAX)
+    n_outputs = _v.check_count("n_outputs", n_outputs, minimum=3, maximum=10**6)
     if eps_grid is not None:
         grid = _v.as_real_array("eps_grid", eps_grid)
         eps_grid = [_v.check_positive_finite("eps_grid entry", e) for e in grid.ravel()]
@@ -381,7 +392,10 @@ def privacy_check(
     if eps_grid is not None:
         points = []
         for e in eps_grid:
-            de, see = gaussian_loss_delta(Delta, eps=e, n_draws=n_mc // 10, rng=rng)
+            try:
+                de, see = gaussian_loss_delta(Delta, eps=e, n_draws=n_mc // 10, rng=rng)
+            except ValueError as exc:
+                raise ValueError(f"eps_grid entry {e!r}: {exc}") from None
             points.append(ProfilePoint(eps=float(e), delta_is=de, delta_is_se=see,
                                        profile=float(calibration.privacy_profile(1.0 / Delta, eps=float(e)))))
         curve = tuple(points)

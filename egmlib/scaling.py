@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib._validation import (

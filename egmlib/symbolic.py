@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 import sympy as sp
 from sympy.simplify.simplify import product_simplify
 
-from ._validation import check_bool, check_choice, check_count
+from ._validation import as_real_array, check_bool, check_choice, check_count
 
 __all__ = [
     "LagrangeProblem",
@@ -80,6 +80,9 @@ __all__ = [
 
 _HALF = sp.Rational(1, 2)
 _KINDS = ("lemma4.1", "theorem3")
+#: Largest dimension of the symbolic problems: sympy's cost grows fast with d, and the
+#: report's statements are checked for small d and for symbolic d.
+_D_MAX = 200
 
 
 def _is_zero(expr: sp.Expr) -> bool:
@@ -136,28 +139,37 @@ def _check_problem(problem: Any) -> LagrangeProblem:
 
 
 def _check_terms(name: str, value: Any) -> list[Any]:
-    """A sequence of sympy-compatible entries (symbols or numbers) as a list."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+    """A one-dimensional sequence of real sympy expressions or numbers, as a list."""
+    if isinstance(value, (str, bytes, bool)) or value is None:
+        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, got {name}={value!r}")
+    if isinstance(value, (int, float, sp.Expr)):
+        raise ValueError(f"{name} must be a sequence (one-dimensional), got the scalar {name}={value!r}")
+    if not isinstance(value, Iterable):
         raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, "
                         f"got {name} of type {type(value).__name__}")
     out = list(value)
     for i, v in enumerate(out):
-        if isinstance(v, (bool, str, bytes)) or v is None:
-            raise TypeError(f"{name}[{i}] must be a sympy expression or a number, got {v!r}")
-        try:
-            sp.sympify(v, strict=True)
-        except (sp.SympifyError, TypeError):
-            raise TypeError(f"{name}[{i}] must be a sympy expression or a number, got {v!r}") from None
+        if isinstance(v, (Iterable, sp.MatrixBase)) and not isinstance(v, (str, bytes, sp.Expr)):
+            raise ValueError(f"{name} must be one-dimensional, got a nested sequence at {name}[{i}]")
+        out[i] = _check_expr(f"{name}[{i}]", v)
     return out
 
 
 def _check_expr(name: str, value: Any) -> sp.Expr:
+    """A real, finite sympy expression or number (a symbol of unknown sign passes)."""
     if isinstance(value, (bool, str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a sympy expression or a number, got {name}={value!r}")
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
     try:
-        return sp.sympify(value, strict=True)
+        expr = sp.sympify(value, strict=True)
     except (sp.SympifyError, TypeError):
-        raise TypeError(f"{name} must be a sympy expression or a number, got {name}={value!r}") from None
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}") from None
+    if not isinstance(expr, sp.Expr):
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
+    if expr.is_real is False and expr.is_finite is not False:
+        raise TypeError(f"{name} must be real, got {name}={value!r}")
+    if expr.has(sp.nan, sp.oo, -sp.oo, sp.zoo):
+        raise ValueError(f"{name} must be finite, got {name}={value!r}")
+    return expr
 
 
 def lemma41_problem(d: int) -> LagrangeProblem:
@@ -171,12 +183,12 @@ def lemma41_problem(d: int) -> LagrangeProblem:
     >>> P.lagrangian
     lambda*(b_1**2*sigma_1**2 + b_2**2*sigma_2**2 - 1) + s**2/b_2**2 + s**2/b_1**2
     """
-    d = check_count("d", d, minimum=1)
+    d = check_count("d", d, minimum=1, maximum=_D_MAX)
     b = _symbols("b", d)
     sigma = _symbols("sigma", d)
     s, lam = sp.symbols("s lambda", positive=True)
     objective = sp.Add(*[s**2 * bj**-2 for bj in b])
-    constraint = sp.Add(*[(sj * bj) ** 2 for sj, bj in zip(sigma, b)]) - 1
+    constraint = sp.Add(*[(sj * bj) ** 2 for sj, bj in zip(sigma, b, strict=True)]) - 1
     return LagrangeProblem(
         "lemma4.1", b, lam, sigma, s, objective, constraint, objective + lam * constraint
     )
@@ -190,12 +202,12 @@ def theorem3_problem(d: int) -> LagrangeProblem:
     subject to ``||b||^2 = 1``:
     ``L(b, lambda) = sigma_opt^2 sum_j Delta_j^2 b_j^-2 + lambda (sum_j b_j^2 - 1)``.
     """
-    d = check_count("d", d, minimum=1)
+    d = check_count("d", d, minimum=1, maximum=_D_MAX)
     b = _symbols("b", d)
     delta = _symbols("Delta", d)
     sigma_opt = sp.Symbol("sigma_opt", positive=True)
     lam = sp.Symbol("lambda", positive=True)
-    objective = sp.Add(*[sigma_opt**2 * Dj**2 * bj**-2 for Dj, bj in zip(delta, b)])
+    objective = sp.Add(*[sigma_opt**2 * Dj**2 * bj**-2 for Dj, bj in zip(delta, b, strict=True)])
     constraint = sp.Add(*[bj**2 for bj in b]) - 1
     return LagrangeProblem(
         "theorem3", b, lam, delta, sigma_opt, objective, constraint,
@@ -256,7 +268,7 @@ class StationaryPoint:
     def as_dict(self, problem: LagrangeProblem) -> dict[sp.Symbol, sp.Expr]:
         """Substitution dictionary ``{b_j: ..., lambda: ...}``."""
         problem = _check_problem(problem)
-        return {**dict(zip(problem.b, self.b)), problem.multiplier: self.multiplier}
+        return {**dict(zip(problem.b, self.b, strict=True)), problem.multiplier: self.multiplier}
 
 
 def solve_stationary_point(problem: LagrangeProblem) -> StationaryPoint:
@@ -282,14 +294,14 @@ def solve_stationary_point(problem: LagrangeProblem) -> StationaryPoint:
             raise RuntimeError(f"expected one positive root of dL/d{bj} = 0, got {roots}")
         b_of_lam.append(roots[0])
     constraint_in_lam = sp.simplify(
-        sp.diff(problem.lagrangian, lam).subs(dict(zip(problem.b, b_of_lam)))
+        sp.diff(problem.lagrangian, lam).subs(dict(zip(problem.b, b_of_lam, strict=True)))
     )
     lam_roots = sp.solve(constraint_in_lam, lam)
     if len(lam_roots) != 1:
         raise RuntimeError(f"expected one positive multiplier, got {lam_roots}")
     lam_star = sp.factor(lam_roots[0])
     b_star = tuple(sp.simplify(e.subs(lam, lam_star)) for e in b_of_lam)
-    point = {**dict(zip(problem.b, b_star)), lam: lam_star}
+    point = {**dict(zip(problem.b, b_star, strict=True)), lam: lam_star}
     residuals = tuple(sp.simplify(e.subs(point)) for e in stationarity_system(problem))
     if any(r != 0 for r in residuals):
         raise RuntimeError(f"stationarity residuals do not vanish: {residuals}")
@@ -438,13 +450,13 @@ def leading_principal_minors(H: sp.Matrix, *, orders: Iterable[int] | None = Non
     n = H.shape[0]
     if orders is None:
         orders = range(2, n + 1)
-    elif isinstance(orders, (str, bytes)) or not isinstance(orders, Iterable):
-        raise TypeError(f"orders must be a sequence of integers, got orders of type {type(orders).__name__}")
+    else:
+        orders = as_real_array("orders", orders, ndim=1, nonempty=False).tolist()
     out = {}
     for r in orders:
-        r = check_count("r", r, minimum=1)
+        r = check_count("orders entry", r, minimum=1)
         if r > n:
-            raise ValueError(f"r must be <= {n} (the matrix size), got r={r}")
+            raise ValueError(f"orders entry must be <= {n} (the matrix size), got {r}")
         out[r] = sp.factor(H[:r, :r].det(method="berkowitz"))
     return out
 
@@ -478,7 +490,7 @@ def arrowhead_det_closed_form(a: Sequence[Any], *, c: Sequence[Any]) -> sp.Expr:
             f"a and c must be non-empty and of equal length, got len(a)={len(a)}, len(c)={len(c)}"
         )
     m = len(a)
-    return -sp.Add(*[c[k] ** 2 * sp.Mul(*[a[l] for l in range(m) if l != k]) for k in range(m)])
+    return -sp.Add(*[c[k] ** 2 * sp.Mul(*[a[i] for i in range(m) if i != k]) for k in range(m)])
 
 
 @dataclass(frozen=True)
@@ -536,14 +548,14 @@ def prove_arrowhead_determinant(*, max_explicit: int = 6) -> ArrowheadProof:
     ``det A_m = -sum_k c_k^2 prod_{l != k} a_l``, a polynomial identity that then holds
     for all real ``a`` by continuity.
     """
-    max_explicit = check_count("max_explicit", max_explicit, minimum=2)
+    max_explicit = check_count("max_explicit", max_explicit, minimum=2, maximum=10)
     m = sp.Symbol("m", integer=True, positive=True)
-    k, l = sp.symbols("k l", integer=True, positive=True)
+    k, ll = sp.symbols("k l", integer=True, positive=True)  # ll is the index l
     a = sp.IndexedBase("a", nonzero=True)
     c = sp.IndexedBase("c", real=True)
 
     def P(top: Any) -> sp.Expr:
-        return sp.Product(a[l], (l, 1, top))
+        return sp.Product(a[ll], (ll, 1, top))
 
     def Sig(top: Any) -> sp.Expr:
         return sp.Sum(c[k] ** 2 / a[k], (k, 1, top))
@@ -555,10 +567,10 @@ def prove_arrowhead_determinant(*, max_explicit: int = 6) -> ArrowheadProof:
     base = _is_zero(D(1).doit() - sp.Matrix([[0, c[1]], [c[1], a[1]]]).det())
     # peel the last factor / term (sympy's product_simplify and sum_combine)
     prod_peel = _is_zero(
-        product_simplify(sp.Mul(P(m - 1), sp.Product(a[l], (l, m, m)), evaluate=False)) - P(m)
+        product_simplify(sp.Mul(P(m - 1), sp.Product(a[ll], (ll, m, m)), evaluate=False)) - P(m)
     )
     sum_peel = _is_zero(Sig(m - 1) + sp.Sum(c[k] ** 2 / a[k], (k, m, m)) - Sig(m))
-    last_factor = sp.Product(a[l], (l, m, m)).doit()
+    last_factor = sp.Product(a[ll], (ll, m, m)).doit()
     last_term = sp.Sum(c[k] ** 2 / a[k], (k, m, m)).doit()
     # inductive step with the peeled forms (P_m = P_{m-1} a_m, Sigma_m = Sigma_{m-1} + c_m^2/a_m)
     Pm1, Sm1 = sp.symbols("P_prev Sigma_prev")
@@ -603,7 +615,7 @@ def lemma41_minor_closed_form(r: int, *, sigma: Sequence[Any], s: Any) -> sp.Exp
     sigma = _check_terms("sigma", sigma)
     s = _check_expr("s", s)
     if r > len(sigma) + 1:
-        raise ValueError(f"r must be <= d + 1 = {len(sigma) + 1}, got r={r}")
+        raise ValueError(f"r must be <= d + 1 = {len(sigma) + 1} (d = len(sigma)), got r={r}")
     m = r - 1
     S = sp.Add(*sigma)
     return (
@@ -622,7 +634,7 @@ def theorem3_minor_closed_form(r: int, *, Delta: Sequence[Any], sigma_opt: Any) 
     Delta = _check_terms("Delta", Delta)
     sigma_opt = _check_expr("sigma_opt", sigma_opt)
     if r > len(Delta) + 1:
-        raise ValueError(f"r must be <= d + 1 = {len(Delta) + 1}, got r={r}")
+        raise ValueError(f"r must be <= d + 1 = {len(Delta) + 1} (d = len(Delta)), got r={r}")
     m = r - 1
     T = sp.Add(*Delta)
     return -4 * (8 * sigma_opt**2 * T**2) ** (m - 1) * sp.Add(*Delta[:m]) / T
@@ -687,7 +699,7 @@ def report_appendix_a_matrix(d: int, *, as_printed: bool = True) -> AppendixAMat
     ``sigma_1`` in its last row, as in the report; ``as_printed=False`` gives the
     symmetric matrix the report evidently intended.
     """
-    d = check_count("d", d, minimum=1)
+    d = check_count("d", d, minimum=1, maximum=_D_MAX)
     as_printed = check_bool("as_printed", as_printed)
     sigma = _symbols("sigma", d)
     s = sp.Symbol("s", positive=True)
@@ -736,7 +748,7 @@ def squared_variable_form(problem: LagrangeProblem) -> SquaredVariableForm:
     """
     problem = _check_problem(problem)
     u = _symbols("u", problem.d)
-    back = {bj: sp.sqrt(uj) for bj, uj in zip(problem.b, u)}
+    back = {bj: sp.sqrt(uj) for bj, uj in zip(problem.b, u, strict=True)}
     obj = sp.expand(problem.objective.subs(back))
     con = sp.expand(problem.constraint.subs(back))
     H = sp.hessian(obj, u).applyfunc(sp.simplify)
@@ -769,12 +781,12 @@ def cauchy_schwarz_certificate(problem: LagrangeProblem) -> CauchySchwarzCertifi
     b, p = problem.b, problem.params
     if problem.name == "lemma4.1":
         x = [1 / bj for bj in b]
-        y = [pj * bj for pj, bj in zip(p, b)]
+        y = [pj * bj for pj, bj in zip(p, b, strict=True)]
     else:
-        x = [pj / bj for pj, bj in zip(p, b)]
+        x = [pj / bj for pj, bj in zip(p, b, strict=True)]
         y = list(b)
     gap = sp.Add(*[t**2 for t in x]) * sp.Add(*[t**2 for t in y]) - sp.Add(
-        *[xi * yi for xi, yi in zip(x, y)]
+        *[xi * yi for xi, yi in zip(x, y, strict=True)]
     ) ** 2
     n = problem.d
     sos = sp.Add(
@@ -798,7 +810,7 @@ def chi2_moment(k: int) -> sp.Integer:
     >>> [chi2_moment(k) for k in range(5)]
     [1, 1, 3, 15, 105]
     """
-    k = check_count("k", k, minimum=0)
+    k = check_count("k", k, minimum=0, maximum=1000)
     return sp.Integer(sp.gammasimp(2**k * sp.gamma(k + _HALF) / sp.sqrt(sp.pi)))
 
 
@@ -819,7 +831,7 @@ def chi2_abs_central_moment(k: int) -> sp.Expr:
     >>> chi2_abs_central_moment(2)
     2
     """
-    k = check_count("k", k, minimum=0)
+    k = check_count("k", k, minimum=0, maximum=100)
     central = sp.Add(*[sp.binomial(k, i) * (-1) ** (k - i) * chi2_moment(i) for i in range(k + 1)])
     if k % 2 == 0:
         return sp.Integer(central)

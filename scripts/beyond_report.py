@@ -18,7 +18,8 @@ which chapters/07_beyond_the_report.ipynb loads through egmlib.beyond_report
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
 
 A  direct simulation through the mechanisms (egmlib.mechanisms.egm_gaussian_data and
-   the baseline egmlib.mechanisms.clipped_gaussian_mechanism) for the Figure 2 grid d in {10, 100, 1000}, n in {1e3, ..., 1e6},
+   the baseline egmlib.mechanisms.clipped_gaussian_mechanism) for the Figure 2 grid
+   d in {10, 100, 1000}, n in {1e3, ..., 1e6},
    alpha in {0.5, 1, 2, 5}, at p_C = 1/n and at each method's optimal p_C: the squared
    error split into noise and clipping error, means with 95% confidence intervals;
 B  the p_C sweep: total error = exact noise error + n E||D||^2, where D is the clipping
@@ -94,7 +95,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "data"
 # --------------------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def zipf(d: int, alpha: float) -> np.ndarray:
     """Section 5's normalised Zipf standard deviations (egmlib.experiments), read-only."""
     s = experiments.zipf_sigmas(d, alpha=alpha)
@@ -102,7 +103,7 @@ def zipf(d: int, alpha: float) -> np.ndarray:
     return s
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sigma_opt() -> float:
     """Theorem 2 / eq. (2): sigma_opt(eps, delta) for unit sensitivity."""
     return float(calibration.sigma_opt(eps=EPS, delta=DELTA))
@@ -131,7 +132,7 @@ def experiment_B(seed, rows_elems, p_grid, log):
     """p_C sweep of the per-row model for every (d, alpha); optimum for every n."""
     ss = np.random.SeedSequence([seed, 2])
     out = {"p_grid": p_grid.tolist(), "small_radii": list(SMALL_RADII), "configs": []}
-    for d, child in zip(D_GRID, ss.spawn(len(D_GRID))):
+    for d, child in zip(D_GRID, ss.spawn(len(D_GRID)), strict=True):
         N = max(10000, int(rows_elems // d))
         Z = np.random.default_rng(child).standard_normal((N, d))
         for alpha in ALPHA_GRID:
@@ -191,7 +192,7 @@ def simulate_direct(d, n, p_lists, reps, rng, *, mu_offsets=None):
     sigmas = {a: zipf(d, a) for a in sorted({a for a, _ in p_lists})}
     runs = [(a, m, p, None if mu_offsets[name] is None else mu_offsets[name][a]) for (a, m, p, name) in keys]
     sim = simulate_errors(n, sigmas=sigmas, runs=runs, reps=reps, rng=rng, eps=EPS, delta=DELTA)
-    return dict(zip(keys, sim))
+    return dict(zip(keys, sim, strict=True))
 
 
 def extra_noise_draws(method, sigma, p, k, rng):
@@ -284,7 +285,7 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
     grid = P_GRID[::2]
     grid = np.concatenate([grid[:-1], [P_GRID[-1]]])
     out = []
-    for (d, a), child in zip(C_CONFIGS, ss.spawn(len(C_CONFIGS))):
+    for (d, a), child in zip(C_CONFIGS, ss.spawn(len(C_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
         N = max(2000, int(rows_elems // d))
@@ -372,7 +373,7 @@ def experiment_C_direct(seed, B, reps, log):
     t0 = time.time()
     sim = simulate_direct(d, n, p_lists, reps, rng, mu_offsets=offs)
     out = []
-    for (aa, m, p, name), r in sim.items():
+    for (_, m, p, name), r in sim.items():
         tm, tse, tci = mean_ci(r.total2)
         bm, bse, bci = mean_ci(r.bias2)
         out.append({"d": d, "alpha": a, "n": n, "method": m, "p": p, "offset": name, "reps": reps,
@@ -393,7 +394,7 @@ def experiment_D(seed, B, rows_elems, draws, log):
     ss = np.random.SeedSequence([seed, 5])
     bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
     out = []
-    for (d, a), child in zip(D_CONFIGS, ss.spawn(len(D_CONFIGS))):
+    for (d, a), child in zip(D_CONFIGS, ss.spawn(len(D_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
         N = max(2000, int(rows_elems // d))
@@ -479,7 +480,7 @@ def experiment_P(seed, n_mc, n_outputs, log):
     ss = np.random.SeedSequence([seed, 7])
     cfgs = [(d, a) for d in D_GRID for a in (1.0, 5.0)]
     out = []
-    for (d, a), child in zip(cfgs, ss.spawn(len(cfgs))):
+    for (d, a), child in zip(cfgs, ss.spawn(len(cfgs)), strict=True):
         t0 = time.time()
         check = privacy_audit.privacy_check(zipf(d, a), n=1000, eps=EPS, delta=DELTA,
                                             rng=np.random.default_rng(child), n_mc=n_mc, n_outputs=n_outputs)
@@ -536,7 +537,7 @@ def stage_B_direct(args, settings, log, B):
         rng = np.random.default_rng(np.random.SeedSequence([args.seed, 8, d]))
         t0 = time.time()
         sim = simulate_direct(d, n, p_lists, reps, rng)
-        for (aa, m, p, _), r in sim.items():
+        for (_, m, p, _), r in sim.items():
             tm, tse, tci = mean_ci(r.total2)
             bm, bse, bci = mean_ci(r.bias2)
             curve.append({"d": d, "alpha": a, "n": n, "method": m, "p": p, "reps": reps,
@@ -626,7 +627,8 @@ def main(argv=None):
 def summary(res: BeyondReport) -> None:
     """Print the headline numbers, read back through the typed loader as chapter 7 reads them."""
     print("\nA: measured / predicted noise error at p = 1/n, and the clipping share of the total (model)")
-    print(f"{'d':>5} {'n':>8} {'alpha':>5} {'method':>6} {'noise meas/pred (95% CI)':>25} {'clip share':>11} {'reps':>5}")
+    print(f"{'d':>5} {'n':>8} {'alpha':>5} {'method':>6} {'noise meas/pred (95% CI)':>25} "
+          f"{'clip share':>11} {'reps':>5}")
     for r in res.direct:
         if r.is_opt:
             continue

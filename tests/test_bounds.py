@@ -4,13 +4,14 @@ import math
 
 import numpy as np
 import pytest
-from conftest import positive_vectors
 from hypothesis import given
 from hypothesis import strategies as st
 
 from egmlib import bounds as bd
 from egmlib import gchisq
 from egmlib.experiments import clipping_radii, figure2_errors, zipf_sigmas
+
+from conftest import positive_vectors
 
 pos_vec = positive_vectors(1e-4, 1e4, max_size=40)
 

@@ -304,7 +304,8 @@ def _screenshot(driver, page: str, size) -> Path:
         {
             "format": "png",
             "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": max(width, 1), "height": min(max(height, 1), MAX_SHOT_HEIGHT), "scale": 1},
+            "clip": {"x": 0, "y": 0, "width": max(width, 1), "height": min(max(height, 1), MAX_SHOT_HEIGHT),
+                     "scale": 1},
         },
     )
     shot.write_bytes(base64.b64decode(data["data"]))
@@ -342,7 +343,8 @@ class _Loads(HTMLParser):
             self.has_math = True
         if tag in ("script", "img", "iframe", "source", "audio", "video", "embed") and attrs.get("src"):
             self.urls.append(attrs["src"])
-        if tag == "link" and attrs.get("href") and (attrs.get("rel") or "") not in ("", "next", "prev", "index", "search", "canonical"):
+        navigation = ("", "next", "prev", "index", "search", "canonical")
+        if tag == "link" and attrs.get("href") and (attrs.get("rel") or "") not in navigation:
             self.urls.append(attrs["href"])
 
 
@@ -539,7 +541,7 @@ def test_report_macros_typeset(browser):
     sources = []
     for name, definition in macros.items():
         arity = definition[1] if isinstance(definition, list) else 0
-        sources.append("\\" + name + "".join("{x_%d}" % k for k in range(1, arity + 1)))
+        sources.append("\\" + name + "".join(f"{{x_{k}}}" for k in range(1, arity + 1)))
     sources.append("\\undefinedmacroforthetest")
     browser.get((HTML / "chapters" / "index.html").resolve().as_uri())
     result = browser.execute_async_script(_MACRO_JS, sources)

@@ -5,12 +5,13 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
-from conftest import bad_positive, bad_probability, log_delta, log_eps
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from egmlib import calibration as cal
+
+from conftest import bad_positive, bad_probability, log_delta, log_eps
 
 
 def mp_profile(sigma, eps, sensitivity=1.0, dps=60):

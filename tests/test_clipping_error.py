@@ -116,7 +116,7 @@ def test_quadrature_vs_chi_density(d):
     s = 0.7
     for p in (1e-6, 0.1):
         C = s * stats.chi(d).isf(p)
-        ref, _ = integrate.quad(lambda r: (r - C) ** 2 * stats.chi(d, scale=s).pdf(r), C, np.inf,
+        ref, _ = integrate.quad(lambda r, C=C: (r - C) ** 2 * stats.chi(d, scale=s).pdf(r), C, np.inf,
                                 epsabs=0, epsrel=1e-12)
         np.testing.assert_allclose(baseline_clip_moment_exact(np.full(d, s), p=p), ref, rtol=1e-9)
 

@@ -122,8 +122,8 @@ def test_figure2_grid_recomputes_published_point():
     ({"n_values": (1,)}, ValueError, "n_values entry must be"),
     ({"alphas": (-1.0,)}, ValueError, "alphas entry must be"),
     ({"alphas": ()}, ValueError, "alphas must have at least one entry"),
-    ({"d_values": None}, TypeError, "d_values must be a sequence"),
-    ({"n_values": "100"}, TypeError, "n_values must be a sequence")])
+    ({"d_values": None}, TypeError, "d_values must be an array of real numbers"),
+    ({"n_values": "100"}, TypeError, "n_values must be an array of real numbers")])
 def test_figure2_grid_validation(kw, exc, match):
     with pytest.raises(exc, match=match):
         ex.figure2_grid(**{"d_values": (10,), "n_values": (100,), "alphas": (1.0,), **kw})

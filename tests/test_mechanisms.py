@@ -23,7 +23,6 @@ import math
 
 import numpy as np
 import pytest
-from conftest import bad_positive, bad_probability
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +36,8 @@ from egmlib.mechanisms import (
     elliptical_gaussian_mechanism,
     gaussian_mechanism,
 )
+
+from conftest import bad_positive, bad_probability
 
 EPS, DELTA = 1.0, 1e-6
 

@@ -4,12 +4,13 @@ import math
 
 import numpy as np
 import pytest
-from conftest import positive_vectors
 from hypothesis import given
 from hypothesis import strategies as st
 
 from egmlib import scaling as sc
 from egmlib.experiments import zipf_sigmas
+
+from conftest import positive_vectors
 
 pos_vec = positive_vectors()
 sigma_opt = st.floats(min_value=1e-3, max_value=1e3)

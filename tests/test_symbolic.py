@@ -30,7 +30,7 @@ def test_lemma41_lagrangian_matches_eqs_9_and_10():
     P = S.lemma41_problem(3)
     s, lam = P.scale, P.multiplier
     expected = s**2 * sum(b**-2 for b in P.b) + lam * (
-        sum((x * b) ** 2 for x, b in zip(P.params, P.b)) - 1
+        sum((x * b) ** 2 for x, b in zip(P.params, P.b, strict=True)) - 1
     )
     assert sp.expand(P.lagrangian - expected) == 0
     assert P.d == 3
@@ -63,7 +63,7 @@ def test_solved_point_equals_report_closed_form(make, d):
     P = make(d)
     got = S.solve_stationary_point(P)
     want = S.expected_stationary_point(P)
-    assert all(_eq(x, y) for x, y in zip(got.b, want.b))
+    assert all(_eq(x, y) for x, y in zip(got.b, want.b, strict=True))
     assert _eq(got.multiplier, want.multiplier)
     assert _eq(got.value, want.value)
     assert got.residuals == (0,) * (d + 1)
@@ -74,7 +74,7 @@ def test_lemma41_intermediate_steps_eqs_12_and_14():
     pt = S.solve_stationary_point(P)
     s, lam = P.scale, P.multiplier
     # eq. (12): b_j = sqrt(s) / (lambda^(1/4) sqrt(sigma_j))
-    for bj_lam, x in zip(pt.steps["b_of_lambda"], P.params):
+    for bj_lam, x in zip(pt.steps["b_of_lambda"], P.params, strict=True):
         assert _eq(bj_lam, sp.sqrt(s) / (lam ** sp.Rational(1, 4) * sp.sqrt(x)))
     # eq. (14): s (sigma_1 + sigma_2) / sqrt(lambda) - 1
     assert _eq(pt.steps["constraint_in_lambda"], s * sum(P.params) / sp.sqrt(lam) - 1)
@@ -87,7 +87,7 @@ def test_direct_solve_in_squared_variables_has_one_admissible_solution():
     mu = sp.Symbol("mu", real=True)
     L = sq.objective + mu * sq.constraint
     u_free = sp.symbols("v1 v2", real=True)
-    L = L.subs(dict(zip(sq.u, u_free)))
+    L = L.subs(dict(zip(sq.u, u_free, strict=True)))
     sols = sp.solve([sp.diff(L, v) for v in (*u_free, mu)], [*u_free, mu], dict=True)
     assert len(sols) >= 2  # the sign-mixed solutions exist without positivity...
     admissible = [sol for sol in sols if all(sol[v].is_positive for v in u_free)]
@@ -98,7 +98,7 @@ def test_direct_solve_in_squared_variables_has_one_admissible_solution():
             assert (sol[u_free[0]] * sol[u_free[1]]).subs(vals) < 0
     assert len(admissible) == 1
     want = S.expected_stationary_point(P)
-    for v, bj in zip(u_free, want.b):
+    for v, bj in zip(u_free, want.b, strict=True):
         assert _eq(admissible[0][v], bj**2)
 
 
@@ -162,7 +162,7 @@ def test_bordered_hessian_entries_before_substitution():
     H = S.bordered_hessian(P)
     s, lam = P.scale, P.multiplier
     assert H[0, 0] == 0
-    for j, (bj, x) in enumerate(zip(P.b, P.params), start=1):
+    for j, (bj, x) in enumerate(zip(P.b, P.params, strict=True), start=1):
         assert _eq(H[0, j], 2 * x**2 * bj)
         assert _eq(H[j, j], 6 * s**2 / bj**4 + 2 * lam * x**2)
         for k in range(1, 4):
@@ -228,7 +228,7 @@ def test_report_matrix_minors_also_negative():
 
 def test_minor_orders_validated():
     H = S.arrowhead_matrix([1, 2], c=[3, 4])
-    with pytest.raises(ValueError, match="r must be <= 3"):
+    with pytest.raises(ValueError, match="orders entry must be <= 3"):
         S.leading_principal_minors(H, orders=[4])
     with pytest.raises(ValueError, match="r must be"):
         S.lemma41_minor_closed_form(1, sigma=sp.symbols("x1 x2"), s=1)
@@ -294,7 +294,8 @@ def test_general_minor_closed_form(kind):
         want = S.theorem3_minor_closed_form(4, Delta=x, sigma_opt=sp.Symbol("sigma_opt", positive=True))
     assert _eq(concrete, want)
     # and the closed form is not vacuous: it differs at m = 3 from the m = 2 value
-    assert not _eq(concrete, expected.subs(m, 2).doit().xreplace({base[i + 1]: x[i] for i in range(3)}).subs(tot, sum(x)))
+    wrong = expected.subs(m, 2).doit().xreplace({base[i + 1]: x[i] for i in range(3)}).subs(tot, sum(x))
+    assert not _eq(concrete, wrong)
 
 
 # ---------------------------------------------------------------- global optimality

@@ -9,11 +9,12 @@ import math
 
 import numpy as np
 import pytest
-from conftest import non_finite
 from hypothesis import given
 from hypothesis import strategies as st
 
 from egmlib import _validation as v
+
+from conftest import non_finite
 
 
 # --------------------------------------------------------------------------- scalars

@@ -1,0 +1,82 @@
+"""The shape of egmlib's public API (issue 10, items 2, 5 and 6), checked for every public
+callable that tests/test_fuzz_api.py enumerates, so that a module added later is held to
+the same rules:
+
+* parameters are keyword-only after the first (the data argument);
+* every parameter and the return value carry a type hint;
+* the docstring cites what it implements: an equation, lemma, theorem, algorithm,
+  definition, section, figure or appendix of the report, the paper it follows, or the
+  chapter of the book that goes beyond the report.
+
+gchisq's signatures, hints and docstrings follow in the second pass of issue 10, after the
+engine rewrite; its cases are strict xfails until then.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+
+import pytest
+from test_fuzz_api import public_callables
+
+CITATION = re.compile(
+    r"\beqs?\.|Lemma|Theorem|Algorithm|Definition|Corollary|Section|Figure|Appendix|"
+    r"Balle|Dwork|Pagh|lecture notes|chapter 7|report"
+)
+_REASON = "gchisq signatures, type hints and docstrings migrate after the engine rewrite"
+
+#: (check, callable) pairs of gchisq that fail today; the second pass empties this set.
+GCHISQ_PENDING = frozenset({
+    ("keyword_only", "gchisq.sf"), ("keyword_only", "gchisq.logsf"), ("keyword_only", "gchisq.cdf"),
+    ("keyword_only", "gchisq.logcdf"), ("keyword_only", "gchisq.isf"),
+    *(("type_hints", q) for q in (
+        "gchisq.WeightedChiSquare", "gchisq.WeightedChiSquare.mean", "gchisq.WeightedChiSquare.var",
+        "gchisq.WeightedChiSquare.logsf", "gchisq.WeightedChiSquare.sf", "gchisq.WeightedChiSquare.logcdf",
+        "gchisq.WeightedChiSquare.cdf", "gchisq.WeightedChiSquare.isf", "gchisq.WeightedChiSquare.ppf",
+        "gchisq.sf", "gchisq.logsf", "gchisq.cdf", "gchisq.logcdf", "gchisq.isf", "gchisq.mean", "gchisq.var")),
+    *(("citation", q) for q in (
+        "gchisq.WeightedChiSquare.mean", "gchisq.WeightedChiSquare.var", "gchisq.WeightedChiSquare.logsf",
+        "gchisq.WeightedChiSquare.sf", "gchisq.WeightedChiSquare.logcdf", "gchisq.WeightedChiSquare.cdf",
+        "gchisq.WeightedChiSquare.isf", "gchisq.WeightedChiSquare.ppf", "gchisq.logsf", "gchisq.cdf",
+        "gchisq.logcdf", "gchisq.mean", "gchisq.var")),
+})
+
+CALLABLES = public_callables()
+
+
+def _cases(check: str) -> list[pytest.param]:
+    return [pytest.param(q, fn, id=q, marks=[pytest.mark.xfail(strict=True, reason=_REASON)]
+                         if (check, q) in GCHISQ_PENDING else [])
+            for q, fn in CALLABLES]
+
+
+def _params(fn):
+    target = fn.__init__ if inspect.isclass(fn) else fn
+    return [p for p in inspect.signature(target).parameters.values() if p.name != "self"], target
+
+
+@pytest.mark.parametrize("qualname,fn", _cases("keyword_only"))
+def test_keyword_only_after_the_data_argument(qualname, fn):
+    params, _ = _params(fn)
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    assert len(positional) <= 1, (
+        f"{qualname}: {positional} can be passed by position; make all but the first keyword-only")
+
+
+@pytest.mark.parametrize("qualname,fn", _cases("type_hints"))
+def test_type_hints_on_every_parameter_and_return(qualname, fn):
+    params, target = _params(fn)
+    hints = typing.get_type_hints(target)
+    missing = [p.name for p in params if p.name not in hints]
+    if not inspect.isclass(fn) or fn.__init__ is not object.__init__:
+        if "return" not in hints:
+            missing.append("return")
+    assert not missing, f"{qualname}: no type hint for {missing}"
+
+
+@pytest.mark.parametrize("qualname,fn", _cases("citation"))
+def test_docstring_cites_the_report(qualname, fn):
+    doc = inspect.getdoc(fn) or ""
+    assert CITATION.search(doc), f"{qualname}: the docstring cites no equation, lemma, section or paper"
