@@ -329,16 +329,20 @@ class PrivacyRun:
 class BeyondReport:
     """Everything ``scripts/beyond_report.py`` wrote, typed (see the module docstring)."""
 
-    settings: Settings
-    timings: dict[str, float]
-    sweep: Sweep = field(metadata={"key": "B"})
+    settings: Settings  #: the parameters of the run
+    timings: dict[str, float]  #: seconds per experiment
+    sweep: Sweep = field(metadata={"key": "B"})  #: experiment B, the p_C sweep of the model
+    #: experiment B, the p_C curve through the mechanisms
     sweep_direct: tuple[CurvePoint, ...] = field(metadata={"key": "B_direct"})
-    direct: tuple[DirectRun, ...] = field(metadata={"key": "A"})
-    centre: tuple[CentreConfig, ...] = field(metadata={"key": "C"})
+    direct: tuple[DirectRun, ...] = field(metadata={"key": "A"})  #: experiment A, the Figure 2 grid
+    centre: tuple[CentreConfig, ...] = field(metadata={"key": "C"})  #: experiment C, a wrong centre
+    #: experiment C, its direct-simulation check
     centre_direct: tuple[CentreDirect, ...] = field(metadata={"key": "C_direct"})
+    #: experiment D, sigma (and mu) from a public sample
     estimated: tuple[EstimatedSigma, ...] = field(metadata={"key": "D"})
+    #: experiment D, its direct-simulation check
     estimated_direct: tuple[EstimatedSigmaDirect, ...] = field(metadata={"key": "D_direct"})
-    privacy: tuple[PrivacyRun, ...] = field(metadata={"key": "P"})
+    privacy: tuple[PrivacyRun, ...] = field(metadata={"key": "P"})  #: experiment P, the privacy check
 
     @property
     def n_values(self) -> tuple[int, ...]:

@@ -7,14 +7,18 @@ Lemma 4.2: for independent :math:`X_j\sim\mathcal N(0,\sigma_j^2)` and
 
     \Pr\Bigl[\sum_j X_j^2 \ge x_t\Bigr] < e^{-t^2},\qquad
     x_t = t\sqrt{8\textstyle\sum_j\sigma_j^4} + \textstyle\sum_j\sigma_j^2,
-    \qquad 0\le t\le t_{\max} = \frac{\sqrt{2\sum_j\sigma_j^4}}{6\sigma_*^2}.
+
+for :math:`0\le t\le t_{\max} = \sqrt{2\sum_j\sigma_j^4}/(6\sigma_*^2)`.
 
 Theorem 4 applies it in the space transformed by Lemma 4.1's scaling, where the
 coordinate variances are :math:`\sigma_j/\sum_i\sigma_i`, with :math:`t=\sqrt{\ln n}`:
 
 .. math::
 
-    C_t^2 \le \frac{\sqrt{8\ln n\sum_j\sigma_j^2}}{\sum_j\sigma_j} + 1,\qquad
+    C_t^2 \le \frac{\sqrt{8\ln n\sum_j\sigma_j^2}}{\sum_j\sigma_j} + 1,
+
+.. math::
+
     \mathbb E\|\eta\|^2 \le 4\sigma_{opt}^2\sum_j\sigma_j
         \Bigl(\sqrt{8\ln n\textstyle\sum_j\sigma_j^2} + \textstyle\sum_j\sigma_j\Bigr),
 

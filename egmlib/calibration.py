@@ -79,7 +79,7 @@ _TWO_OVER_SQRTPI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _LOG_HALF = math.log(0.5)
 
-#: The eps accepted by :func:`sigma_opt`: there the privacy profile at its result equals
+#: The eps accepted by :func:`sigma_opt`, where the privacy profile at its result equals
 #: delta to about 1e-9 relative or better for every delta in (1e-300, 1/2] (measured).
 #: Beyond it the Newton iteration degrades (relative error 6e-4 at eps = 1e20, a
 #: wrong sigma from eps = 1e50 on, no termination at eps = 1e308) and below it the

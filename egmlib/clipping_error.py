@@ -114,7 +114,7 @@ class RowClipMoments:
     m2_se: float  #: its standard error (delta method; 0 without offset)
     pclip: float  #: P(||u|| > C), the clipping probability of one row
     pclip_se: float
-    theta: float  #: the tilt used (0: plain Monte Carlo)
+    theta: float  #: the tilt used (0 for plain Monte Carlo)
 
 
 def row_clip_moments(

@@ -123,10 +123,10 @@ class ClippingRadii(NamedTuple):
     order: the baseline (``n``) first, as in the report's :math:`\mathcal E_n/\mathcal E_t`.
     """
 
-    Cn: float | NDArray[np.float64]
-    Ct: float | NDArray[np.float64]
-    Cn_squared: float | NDArray[np.float64]
-    Ct_squared: float | NDArray[np.float64]
+    Cn: float | NDArray[np.float64]  #: the baseline's radius C_n in the original space
+    Ct: float | NDArray[np.float64]  #: Algorithm 3's radius C_t in the transformed space
+    Cn_squared: float | NDArray[np.float64]  #: C_n^2, the upper p-quantile of sum_j sigma_j^2 Z_j^2
+    Ct_squared: float | NDArray[np.float64]  #: C_t^2, the upper p-quantile of sum_j sigma_j Z_j^2 / sum_i sigma_i
 
     def of(self, method: str) -> float | NDArray[np.float64]:
         """The radius used by ``method``: ``Ct`` for ``"alg3"``, ``Cn`` for ``"base"``."""
@@ -175,8 +175,8 @@ def clipping_radii(sigma: ArrayLike, *, p: ArrayLike) -> ClippingRadii:
 class Figure2Errors(NamedTuple):
     r"""The two expected noise errors of Figure 2, :math:`(\mathcal E_n, \mathcal E_t)`."""
 
-    En: float  #: the baseline's: d (2 C_n sigma_opt)^2
-    Et: float  #: Algorithm 3's: (2 C_t sigma_opt sum_j sigma_j)^2
+    En: float  #: the baseline's error d (2 C_n sigma_opt)^2
+    Et: float  #: Algorithm 3's error (2 C_t sigma_opt sum_j sigma_j)^2
 
 
 def figure2_errors(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> Figure2Errors:

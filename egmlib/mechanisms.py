@@ -54,7 +54,7 @@ __all__ = [
     "clipped_gaussian_mechanism",
 ]
 
-#: Elements (float64) per row chunk of Algorithm 3 and its baseline: 2**17 elements
+#: Elements (float64) per row chunk of Algorithm 3 and its baseline, 2**17 elements
 #: = 1 MiB, small enough to stay in cache for the four passes made over each chunk
 #: (measured: 4x faster than 8 MiB chunks here).  No pass calls BLAS: the row norms
 #: and the weighted row sum are numpy einsum loops, so the result does not depend on
@@ -66,7 +66,7 @@ B_NORM_TOL = 1e-9
 
 _PER_COLUMN = "one entry per column of X"
 
-#: Radius cache: at most this many (p_clip, weights) pairs, each kept only when the
+#: Radius cache size, at most this many (p_clip, weights) pairs, each kept only when the
 #: weight vector has at most RADIUS_CACHE_MAX_D entries (so the cache holds at most
 #: 256 * 8192 * 8 bytes = 16 MiB of keys).
 RADIUS_CACHE_SIZE = 256
@@ -163,7 +163,7 @@ class GaussianDataResult(_NoiseErrorMixin):
     n_clipped: int  #: rows with ||(x_i - mu_hat) * b|| > C (not private)
     n: int
     sigma_opt: float  #: Theorem 2 sigma_opt(eps, delta) for unit sensitivity
-    sensitivity: float  #: l2 sensitivity of T: 2 C
+    sensitivity: float  #: the l2 sensitivity 2 C of T
     transformed_noise_std: float  #: 2 C sigma_opt, per coordinate of T
     eps: float
     delta: float
@@ -265,7 +265,7 @@ def elliptical_gaussian_mechanism(
     """Algorithm 2 (the Elliptical Gaussian Mechanism) for f(X) = sum_i x_i.
 
     Coordinate j receives noise N(0, (sigma_opt * Delta_j / b_j)^2) where
-    Delta_j bounds |x_ij - x'_ij| over all pairs of possible rows (eq. (3)) and
+    Delta_j bounds ``|x_ij - x'_ij|`` over all pairs of possible rows (eq. (3)) and
     ||b|| = 1.  Privacy: in the space scaled by b_j / Delta_j the sum has l2
     sensitivity ||b|| = 1, so N(0, sigma_opt^2 I) noise there (Theorem 2) and the
     inverse scaling (post-processing, Lemma 2.1) give (eps, delta)-DP.  With the

@@ -50,7 +50,7 @@ __all__ = [
     "privacy_check",
 ]
 
-#: The negative controls of :func:`privacy_check`: the same pair released with too
+#: The negative controls of :func:`privacy_check`, the same pair released with too
 #: little noise, the noise standard deviation multiplied by the factor.
 NEGATIVE_CONTROLS = (("sensitivity C instead of 2C", 0.5), ("noise 2% too small", 0.98))
 
@@ -75,8 +75,8 @@ class NeighbourPair(NamedTuple):
 class DeltaEstimate(NamedTuple):
     """A Monte Carlo estimate of delta(eps) and its standard error."""
 
-    delta: float
-    se: float
+    delta: float  #: the estimate of delta(eps)
+    se: float  #: its standard error
 
 
 class ControlDelta(NamedTuple):
@@ -90,7 +90,7 @@ class ControlDelta(NamedTuple):
 class ProfilePoint(NamedTuple):
     """One point of the empirical privacy profile of :func:`privacy_check`."""
 
-    eps: float
+    eps: float  #: the privacy parameter
     delta_is: float  #: importance-sampling estimate of delta(eps)
     delta_is_se: float  #: its standard error
     profile: float  #: the Balle-Wang profile at eps
@@ -225,7 +225,7 @@ class PrivacyCheck:
     L_var_pred: float  #: Delta^2
     ks_stat: float  #: Kolmogorov-Smirnov statistic of (L - Delta^2/2) / Delta against N(0, 1)
     ks_p: float
-    reduction_err: float  #: max |L(y) - L along the difference| over the reduction draws
+    reduction_err: float  #: largest ``|L(y) - L|`` (full vs along the difference) over the reduction draws
     n_mc: int
     delta: float  #: the target delta
     eps: float
@@ -250,9 +250,11 @@ class PrivacyCheck:
 
     @property
     def passed(self) -> bool:
-        """No privacy violation seen: delta(eps) <= delta + 4 SE (both estimates), and
-        the actual releases' privacy loss has the law the estimates assume (mean and
-        variance within 4 SE, KS p-value > 1e-3)."""
+        """True when no privacy violation is seen.
+
+        That is, delta(eps) <= delta + 4 SE (both estimates), and the actual releases'
+        privacy loss has the law the estimates assume (mean and variance within 4 SE, KS
+        p-value > 1e-3)."""
         return bool(
             self.delta_mc <= self.delta + 4 * self.delta_mc_se
             and self.delta_is <= self.delta + 4 * self.delta_is_se

@@ -80,7 +80,7 @@ __all__ = [
 
 _HALF = sp.Rational(1, 2)
 _KINDS = ("lemma4.1", "theorem3")
-#: Largest dimension of the symbolic problems: sympy's cost grows fast with d, and the
+#: Largest dimension of the symbolic problems (sympy's cost grows fast with d), and the
 #: report's statements are checked for small d and for symbolic d.
 _D_MAX = 200
 
@@ -99,25 +99,20 @@ def _is_zero(expr: sp.Expr) -> bool:
 class LagrangeProblem:
     """An equality-constrained minimisation ``min objective s.t. constraint = 0``.
 
-    Attributes
-    ----------
-    name : ``"lemma4.1"`` or ``"theorem3"``.
-    b : the scalings ``b_1, ..., b_d`` (positive symbols).
-    multiplier : ``lambda`` (declared positive; see :func:`multiplier_at_stationarity`).
-    params : ``sigma_1..sigma_d`` (Lemma 4.1) or ``Delta_1..Delta_d`` (Theorem 3).
-    scale : ``s = sigma_{eps,delta} = 2 C sigma_opt`` (Lemma 4.1) or ``sigma_opt``.
-    objective, constraint, lagrangian : sympy expressions,
-        ``lagrangian = objective + multiplier * constraint``.
+    Built by :func:`lemma41_problem` (eqs. (9), (10)) and :func:`theorem3_problem`.
     """
 
-    name: str
-    b: tuple[sp.Symbol, ...]
+    name: str  #: ``"lemma4.1"`` or ``"theorem3"``
+    b: tuple[sp.Symbol, ...]  #: the scalings ``b_1, ..., b_d`` (positive symbols)
+    #: ``lambda`` (declared positive; see :func:`multiplier_at_stationarity`)
     multiplier: sp.Symbol
+    #: ``sigma_1, ..., sigma_d`` (Lemma 4.1) or ``Delta_1, ..., Delta_d`` (Theorem 3)
     params: tuple[sp.Symbol, ...]
+    #: ``s = sigma_{eps,delta} = 2 C sigma_opt`` (Lemma 4.1) or ``sigma_opt`` (Theorem 3)
     scale: sp.Symbol
-    objective: sp.Expr
-    constraint: sp.Expr
-    lagrangian: sp.Expr
+    objective: sp.Expr  #: the expression to minimise
+    constraint: sp.Expr  #: the constraint, ``constraint = 0``
+    lagrangian: sp.Expr  #: ``objective + multiplier * constraint``
 
     @property
     def d(self) -> int:
