@@ -49,7 +49,6 @@ __all__ = [
     "check_scaling_vector",
     "check_probability_array",
     "check_length",
-    "check_same_shape",
     "check_data_matrix",
     "check_finite_result",
 ]
@@ -311,16 +310,6 @@ def check_probability_array(name: str, value: Any) -> FloatArray:
     if np.any(bad):
         raise ValueError(f"{name} must lie in the open interval (0, 1) entrywise, got {_first_bad(name, a, bad)}")
     return a
-
-
-def check_same_shape(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
-    """Require ``a`` and ``b`` to have the same shape."""
-    sa, sb = np.shape(a), np.shape(b)
-    if sa != sb:
-        raise ValueError(
-            f"{name_a} and {name_b} must have the same shape, got {name_a} of shape {sa} "
-            f"and {name_b} of shape {sb}"
-        )
 
 
 def check_data_matrix(name: str, value: Any) -> np.ndarray:

@@ -212,16 +212,6 @@ def test_finite_result_names_the_inputs():
         v.check_finite_result([1.0, np.inf], what="E", inputs="sigma")
 
 
-@given(st.integers(1, 6), st.integers(1, 6))
-def test_same_shape(m, k):
-    a, b = np.ones(m), np.ones(k)
-    if m == k:
-        v.check_same_shape("b", a, "sigma", b)
-    else:
-        with pytest.raises(ValueError, match="b and sigma must have the same shape"):
-            v.check_same_shape("b", a, "sigma", b)
-
-
 @pytest.mark.parametrize("bad", [None, 42, np.random.RandomState(0), "seed"])
 def test_rng_must_be_generator(bad):
     with pytest.raises(TypeError, match=r"rng must be a numpy.random.Generator"):

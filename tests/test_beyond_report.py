@@ -1,0 +1,78 @@
+"""egmlib.beyond_report: the typed loader of chapter 7's results.
+
+What is checked, and why it could fail: the committed results file loads with every
+record typed (integer keys for n, arrays for grids, ClippingOptimum and PrivacyCheck
+objects), so a renamed or dropped field in scripts/beyond_report.py fails here instead of
+deep inside chapter 7; a record with a missing, unknown or mistyped field is a
+ValueError naming the record and the field; a missing file says how to make it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from egmlib import beyond_report as br
+from egmlib.clipping_error import ClippingOptimum
+from egmlib.privacy_audit import ControlDelta, PrivacyCheck
+
+
+@pytest.fixture(scope="module")
+def raw():
+    return json.loads(br.BEYOND_REPORT_PATH.read_text())
+
+
+@pytest.fixture(scope="module")
+def res():
+    return br.load_beyond_report()
+
+
+def test_committed_results_load_typed(res, raw):
+    assert isinstance(res, br.BeyondReport) and not res.settings.quick
+    assert res.n_values == (1000, 10**4, 10**5, 10**6)
+    cfg = res.sweep.config(d=10, alpha=2.0)
+    opt = cfg.methods["alg3"].opt[1000]
+    assert isinstance(opt, ClippingOptimum)
+    assert opt.p_opt == raw["B"]["configs"][2]["methods"]["alg3"]["opt"]["1000"]["p_opt"]
+    assert isinstance(res.sweep.p_grid, np.ndarray) and not res.sweep.p_grid.flags.writeable
+    assert len(res.sweep.p_grid) == len(raw["B"]["p_grid"])
+    assert len(res.direct) == len(raw["A"]) and len(res.estimated) == len(raw["D"])
+    check = res.privacy[0].check
+    assert isinstance(check, PrivacyCheck) and check.passed
+    assert all(isinstance(c, ControlDelta) for c in check.controls.values())
+    assert res.direct[-1].reps == 1 and res.direct[-1].total_ci is None  # one repetition: no interval
+
+
+def test_config_lookup_names_the_arguments(res):
+    with pytest.raises(ValueError, match="d and alpha must name a configuration"):
+        res.sweep.config(d=11, alpha=2.0)
+
+
+def _write(tmp_path, data):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_missing_unknown_and_mistyped_fields_are_errors(tmp_path, raw):
+    bad = json.loads(json.dumps(raw))
+    del bad["A"][0]["noise_pred"]
+    with pytest.raises(ValueError, match=r"A\[0\] lacks the field 'noise_pred'"):
+        br.load_beyond_report(_write(tmp_path, bad))
+    bad = json.loads(json.dumps(raw))
+    bad["D"][3]["surprise"] = 1
+    with pytest.raises(ValueError, match=r"D\[3\] has unknown fields \['surprise'\]"):
+        br.load_beyond_report(_write(tmp_path, bad))
+    bad = json.loads(json.dumps(raw))
+    bad["B"]["configs"][0]["methods"]["base"]["opt"]["1000"]["total"] = "1.0"
+    with pytest.raises(ValueError, match=r"B.configs\[0\].methods\['base'\].opt\[1000\].total must be a number"):
+        br.load_beyond_report(_write(tmp_path, bad))
+
+
+def test_missing_file_and_wrong_path_type(tmp_path):
+    with pytest.raises(FileNotFoundError, match="run python scripts/beyond_report.py"):
+        br.load_beyond_report(tmp_path / "nope.json")
+    with pytest.raises(TypeError, match="path must be a str or pathlib.Path"):
+        br.load_beyond_report(3)
