@@ -38,7 +38,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "collect_checks"]
+__all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "collect_checks", "report_items"]
 
 Outcome = Literal["confirms", "corrects", "beyond"]
 
@@ -243,3 +243,46 @@ def collect_checks(notebooks: Iterable[str | Path]) -> list[dict[str, str]]:
                 if record:
                     out.append({**record, "notebook": path.stem})
     return out
+
+
+_NAMED = re.compile(r"\b(Lemma|Theorem|Corollary|Algorithm|Figure|Definition)s?\s+(\d+(?:\.\d+)?)"
+                    r"((?:\s*(?:,|and|-|\u2013)\s*\d+(?:\.\d+)?)*)")
+_EQS = re.compile(r"\beqs?\.\s*((?:\(\d+\)(?:\s*(?:,|and|-|\u2013)\s*)?)+)")
+
+
+def report_items(claim: str) -> list[str]:
+    """The report's numbered items that a check's ``claim`` names, in canonical form.
+
+    ``"eq. (9)"`` gives ``["eq. (9)"]``; ``"eqs. (18)-(22)"`` the five equations;
+    ``"eqs. (12), (14)"`` two; ``"Lemma 4.1 and eq. (16)"`` both; ``"Appendix A"``
+    itself. The book's own statements (``"Proposition 4.A"``) name none. The book's
+    coverage table counts a report item as checked when some check names it.
+
+    >>> report_items("Theorem 4 and eqs. (18)-(20), (24)")
+    ['Theorem 4', 'eq. (18)', 'eq. (19)', 'eq. (20)', 'eq. (24)']
+    """
+    if not isinstance(claim, str):
+        raise TypeError(f"claim must be a str, got type {type(claim).__name__}")
+    items: list[str] = []
+    for kind, first, rest in _NAMED.findall(claim):
+        numbers = [first] + re.findall(r"\d+(?:\.\d+)?", rest)
+        if "-" in rest or "\u2013" in rest:  # a range of whole numbers: Theorems 1-3
+            lo, hi = int(float(numbers[0])), int(float(numbers[-1]))
+            numbers = [str(k) for k in range(lo, hi + 1)]
+        items += [f"{kind} {n}" for n in numbers]
+    for group in _EQS.findall(claim):
+        tokens = re.findall(r"\((\d+)\)|(-|\u2013)", group)
+        numbers: list[int] = []
+        pending_range = False
+        for number, dash in tokens:
+            if dash:
+                pending_range = True
+            elif pending_range and numbers:
+                numbers += list(range(numbers[-1] + 1, int(number) + 1))
+                pending_range = False
+            else:
+                numbers.append(int(number))
+        items += [f"eq. ({n})" for n in numbers]
+    if re.search(r"\bAppendix A\b", claim):
+        items.append("Appendix A")
+    return list(dict.fromkeys(items))

@@ -65,3 +65,23 @@ def test_collect_checks_reads_the_records_from_executed_notebooks(tmp_path):
     assert collect_checks([path]) == [{**record, "notebook": "ch"}]
     with pytest.raises(ValueError, match="must be .ipynb"):
         collect_checks([tmp_path / "x.md"])
+
+
+def test_report_items_expands_ranges_and_lists_into_canonical_items():
+    from egmlib.claims import report_items
+
+    assert report_items("eqs. (18)-(22)") == [f"eq. ({k})" for k in range(18, 23)]
+    assert report_items("Lemma 4.1 and eqs. (12), (14)") == ["Lemma 4.1", "eq. (12)", "eq. (14)"]
+    assert report_items("Theorems 1-3") == ["Theorem 1", "Theorem 2", "Theorem 3"]
+    assert report_items("Appendix A") == ["Appendix A"]
+    assert report_items("Proposition 4.A") == [] and report_items("Lemma A.1") == []
+
+
+def test_the_report_items_file_lists_46_checkable_items():
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "data" / "report_items.csv"
+    items = [row["item"] for row in csv.DictReader(path.open())]
+    assert len(items) == len(set(items)) == 46
+    assert [f"eq. ({k})" for k in range(1, 28)] == [i for i in items if i.startswith("eq.")]
