@@ -65,7 +65,8 @@ def test_kernel_is_python3(path):
 
 MAX_VISIBLE_LINES = 15
 HIDDEN = {"hide-input", "remove-input", "remove-cell", "hide-cell"}
-INTERNAL = re.compile(r"seed 00\d|registr(?:y|ies) reachable|\(ch\d+-[a-z0-9-]+\)|\bTODO\b")
+INTERNAL = re.compile(r"seed 00\d|registr(?:y|ies) reachable|\bTODO\b")
+RAW_LABEL = re.compile(r"\((?:ch\d+|app[ab]?|report|book)-[a-z0-9-]+\)")
 PAGES_MD = sorted(CHAPTERS.glob("*.md"))
 
 
@@ -102,11 +103,13 @@ def test_every_figure_has_alt_text(path):
 
 @pytest.mark.parametrize("path", NOTEBOOKS + PAGES_MD, ids=lambda p: p.name)
 def test_no_workshop_words_reach_the_reader(path):
+    outputs = []
     if path.suffix == ".ipynb":
         nb = json.loads(path.read_text())
         texts = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
-        texts += [_text(o) for c in _code_cells(path) for o in c.get("outputs", [])]
+        outputs = [_text(o) for c in _code_cells(path) for o in c.get("outputs", [])]
     else:
         texts = [path.read_text()]
-    hits = sorted({m.group(0) for t in texts for m in INTERNAL.finditer(t)})
+    hits = sorted({m.group(0) for t in texts + outputs for m in INTERNAL.finditer(t)})
+    hits += sorted({m.group(0) for t in outputs for m in RAW_LABEL.finditer(t)})
     assert not hits, f"{path.name} shows internal words to the reader: {hits}"
