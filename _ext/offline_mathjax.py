@@ -7,13 +7,13 @@ archived copy once the CDN is gone, would see raw TeX. This extension
   requirements.txt; it installs the unmodified MathJax distribution, Apache-2.0, as the
   import package ``mathjax`` and depends on nothing, Django included), so
   ``pip install -r requirements.txt`` alone brings it and nothing of MathJax is kept in git;
-* copies its ``es5/`` component tree (about 100 files) and its licence to
-  ``_build/html/_static/mathjax/`` after a successful HTML build;
+* copies the one component the pages load, ``es5/tex-svg-full.js`` (2.2 MB), and the
+  licence to ``_build/html/_static/mathjax/`` after a successful HTML build (the whole
+  ``es5/`` tree is 24 MB, most of it speech-rule data for optional accessibility tools);
 * points ``mathjax_path`` at ``mathjax/tex-svg-full.js`` under ``_static``. The SVG output
   needs no web fonts (Chromium refuses ``@font-face`` loads across ``file://`` paths),
-  and the "full" component contains every TeX extension, so nothing is loaded lazily
-  while the page is typeset. The rest of ``es5/`` is copied for the accessibility
-  menu, which loads its parts only when a reader asks for them.
+  and the "full" component contains every TeX extension and the context menu, so
+  nothing is loaded lazily while the page is typeset.
 
 A ``mathjax_path`` set to a network address in ``_config.yml`` is an error: the book must
 not depend on one.
@@ -78,7 +78,10 @@ def _copy_mathjax(app: Sphinx, exception: Exception | None) -> None:
         return
     root = mathjax_root()
     target = Path(app.outdir) / "_static" / STATIC_SUBDIR
-    shutil.copytree(root / "es5", target, dirs_exist_ok=True)
+    if target.exists():  # a full copy left by an older build
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    shutil.copy2(root / "es5" / COMPONENT, target / COMPONENT)
     shutil.copy2(root / "LICENSE", target / "LICENSE")
 
 

@@ -13,8 +13,19 @@ For each page this checks, in a real browser with every network host unresolvabl
 A formula wider than the text column (display math that needs a scroll bar, inline math
 that the theme cuts off) is reported as a pytest warning naming the formula.
 
-A screenshot of each page (the top ``MAX_SHOT_HEIGHT`` CSS pixels of the full page) is
-saved to ``_build/screenshots/<page>.png`` for a person to look at.
+The layout is checked as a reader meets it, at 1280 px (a laptop) and at 400 px (a phone,
+by Chromium's mobile emulation):
+- no check badge or text output is cut off (no such element whose content is wider than
+  its box); wide equations and tables may scroll inside their own box, the page itself
+  never scrolls sideways on a phone;
+- visible code is at most ``MAX_CODE_SHARE`` of a notebook chapter's height (computation
+  and plotting cells are collapsed), and no page is longer than ``MAX_SCREENS`` screens;
+- every figure is shown at a scale where its smallest text (the book style's smallest
+  font, at the PNG's stored resolution) is at least ``MIN_TEXT_PX`` CSS px tall;
+- no table is printed as text (aligned columns in a text output): tables are HTML;
+- the landing page opens with the table of the report's main claims and their verdicts.
+A screenshot of each page at both widths (the top ``MAX_SHOT_HEIGHT`` CSS pixels) is saved
+to ``_build/screenshots/<page>-1280.png`` and ``<page>-400.png`` for a person to look at.
 Each notebook chapter must also offer its ``.ipynb`` through the download button, and each
 macro of ``mathjax3_config`` in ``_config.yml`` must typeset without a TeX error.
 
@@ -50,6 +61,12 @@ CHAPTERS = ROOT / "chapters"
 MAX_SHOT_HEIGHT = 16000  # CSS px, under Chromium's 16384 px capture limit
 PAGE_TIMEOUT = 30  # s, load + MathJax + images for one page
 MAX_REPORTED = 25  # problems listed per page
+DESKTOP, PHONE = 1280, 400  # CSS px
+SCREEN_HEIGHT = 800  # CSS px of one screen of a 1280 x 800 laptop
+MAX_SCREENS = 12  # longest page, in screens at 1280 px
+MAX_CODE_SHARE = 0.15  # of a notebook chapter's height
+MIN_TEXT_PX = 9.0  # smallest figure text as displayed, CSS px
+VERDICTS = {"confirmed", "corrected", "refuted", "open"}
 
 
 def _first_existing(candidates):
@@ -110,8 +127,9 @@ PAGES = _pages()
 # the browser
 
 
-@pytest.fixture(scope="module")
-def browser():
+def _driver(width: int):
+    """Headless Chromium at a desktop width, or emulating a phone below 500 px (Chrome's
+    windows are at least about 500 px wide)."""
     if SKIP_REASON is not None:
         pytest.fail(f"REQUIRE_BROWSER_TEST=1 but {SKIP_REASON}")
     profile = tempfile.mkdtemp(prefix="chromium-profile-")
@@ -130,18 +148,37 @@ def browser():
         "--disable-extensions",
         "--hide-scrollbars",
         "--force-device-scale-factor=1",
-        "--window-size=1280,900",
+        f"--window-size={max(width, 500)},900",
         # No network: every host name fails to resolve, so a page that still needs a
         # CDN shows it (missing math, a console error, a non-file resource).
         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost",
         f"--user-data-dir={profile}",
     ):
         options.add_argument(flag)
+    if width < 500:
+        options.add_experimental_option(
+            "mobileEmulation", {"deviceMetrics": {"width": width, "height": 860, "pixelRatio": 1.0}})
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(PAGE_TIMEOUT)
     driver.set_script_timeout(PAGE_TIMEOUT)
     SHOTS.mkdir(parents=True, exist_ok=True)
+    return driver, profile
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver, profile = _driver(DESKTOP)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def phone():
+    driver, profile = _driver(PHONE)
     try:
         yield driver
     finally:
@@ -296,9 +333,9 @@ def _check_link(href: str, html_root: Path):
     return None
 
 
-def _screenshot(driver, page: str, size) -> Path:
+def _screenshot(driver, page: str, size, label: int = DESKTOP) -> Path:
     width, height = (int(v) for v in size)
-    shot = SHOTS / (page.removesuffix(".html").replace("/", "__") + ".png")
+    shot = SHOTS / (page.removesuffix(".html").replace("/", "__") + f"-{label}.png")
     data = driver.execute_cdp_cmd(
         "Page.captureScreenshot",
         {
@@ -548,3 +585,184 @@ def test_report_macros_typeset(browser):
     assert result.pop(sources[-1]), "an undefined macro typeset without error: the check cannot see errors"
     failed = {tex: err for tex, err in result.items() if err}
     assert not failed, f"macros that do not typeset: {failed}"
+
+
+# --------------------------------------------------------------------------------------
+# the layout a reader sees, at a laptop's and a phone's width
+
+_LAYOUT_JS = r"""
+const article = document.querySelector("article.bd-article") || document.querySelector("main");
+const seen = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+const cut = [];
+for (const el of document.querySelectorAll(
+    "div.cell_output pre, div.egm-check, div.cell_output div.output, div.admonition")) {
+  if (!seen(el)) continue;
+  if (el.scrollWidth > el.clientWidth + 1) {
+    cut.push((el.className || el.tagName).toString().split(" ")[0] + ": " +
+             el.textContent.trim().replace(/\s+/g, " ").slice(0, 80));
+  }
+}
+let code = 0;
+for (const el of document.querySelectorAll("div.cell_input")) {
+  if (seen(el)) code += el.getBoundingClientRect().height;
+}
+const texts = [];
+for (const el of document.querySelectorAll("div.cell_output pre")) {
+  if (seen(el)) texts.push(el.textContent);
+}
+return {
+  scrollWidth: document.documentElement.scrollWidth,
+  clientWidth: document.documentElement.clientWidth,
+  height: document.documentElement.scrollHeight,
+  article: article ? article.getBoundingClientRect().height : 0,
+  code: code,
+  notebook: document.querySelectorAll("div.cell").length > 0,
+  cut: cut,
+  texts: texts,
+  images: Array.from(document.querySelectorAll("article img")).filter(seen).map(img => ({
+      src: img.currentSrc || img.src, natural: img.naturalWidth,
+      shown: img.getBoundingClientRect().width, alt: img.getAttribute("alt") || ""})),
+};
+"""
+
+_GAPS = re.compile(r"\S {2,}\S")
+
+
+def _text_tables(texts):
+    """Text outputs that are tables in disguise: three or more consecutive lines with
+    at least two column gaps (runs of two or more spaces) each."""
+    found = []
+    for text in texts:
+        run = 0
+        for line in text.splitlines():
+            run = run + 1 if len(_GAPS.findall(line)) >= 2 else 0
+            if run >= 3:
+                found.append(text.strip().splitlines()[0][:80])
+                break
+    return found
+
+
+def _style_min_font_pt() -> float:
+    """Smallest font size (pt) of the book's matplotlib style."""
+    keys = ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize",
+            "ytick.labelsize", "legend.fontsize", "legend.title_fontsize")
+    values = {}
+    for line in (ROOT / "egmlib" / "book.mplstyle").read_text(encoding="utf-8").splitlines():
+        key, _, value = line.partition("#")[0].partition(":")
+        if key.strip() in keys:
+            values[key.strip()] = float(value)
+    assert set(values) == set(keys), f"book.mplstyle sets {sorted(values)}, not all of {keys}"
+    return min(values.values())
+
+
+def _png_dpi(path: Path) -> float:
+    from PIL import Image
+
+    with Image.open(path) as im:
+        dpi = im.info.get("dpi")
+    assert dpi, f"{path.name} stores no resolution: draw it with the book's style"
+    return float(dpi[0])
+
+
+def _layout(driver, page: str) -> dict:
+    driver.get((HTML / page).resolve().as_uri())
+    driver.execute_async_script(_WAIT_JS)
+    return driver.execute_script(_LAYOUT_JS)
+
+
+def _is_redirect(page: str) -> bool:
+    return bool(REDIRECT.search((HTML / page).read_text(encoding="utf-8", errors="replace")[:2000]))
+
+
+READER_PAGES = [p for p in PAGES if p.startswith("chapters/")]
+
+
+@needs_browser
+@pytest.mark.parametrize("page", READER_PAGES)
+def test_layout_at_laptop_width(browser, page):
+    """At 1280 px: nothing cut off, code collapsed, page length, legible figures, HTML tables."""
+    info = _layout(browser, page)
+    _screenshot(browser, page, (DESKTOP, info["height"]), DESKTOP)
+    problems = [f"cut off: {c}" for c in info["cut"]]
+    if info["height"] > MAX_SCREENS * SCREEN_HEIGHT:
+        problems.append(f"page is {info['height'] / SCREEN_HEIGHT:.1f} screens long "
+                        f"(limit {MAX_SCREENS} at {SCREEN_HEIGHT} px): split it")
+    if info["notebook"] and info["article"]:
+        share = info["code"] / info["article"]
+        if share > MAX_CODE_SHARE:
+            problems.append(f"visible code is {share:.0%} of the page (limit {MAX_CODE_SHARE:.0%}): "
+                            "collapse computation and plotting cells (hide-input)")
+    problems += [f"table printed as text, starting {t!r}: use egmlib.display.table"
+                 for t in _text_tables(info["texts"])]
+    min_pt = _style_min_font_pt()
+    for img in info["images"]:
+        path = Path(unquote(urlsplit(img["src"]).path))
+        if path.suffix.lower() != ".png" or not img["natural"]:
+            continue
+        text_px = min_pt * _png_dpi(path) / 72.0 * img["shown"] / img["natural"]
+        if text_px < MIN_TEXT_PX - 0.05:
+            problems.append(f"figure {path.name}: smallest text {text_px:.1f} px as shown "
+                            f"(limit {MIN_TEXT_PX}): draw it at the column's width")
+        if not img["alt"] or img["alt"].endswith(".png"):
+            problems.append(f"figure {path.name} has no alt text saying what it shows")
+    assert not problems, f"{page} at {DESKTOP} px:\n  " + "\n  ".join(problems[:MAX_REPORTED])
+
+
+@needs_browser
+@pytest.mark.parametrize("page", READER_PAGES)
+def test_layout_at_phone_width(phone, page):
+    """At 400 px: the page never scrolls sideways and nothing is cut off."""
+    info = _layout(phone, page)
+    _screenshot(phone, page, (PHONE, info["height"]), PHONE)
+    problems = [f"cut off: {c}" for c in info["cut"]]
+    if info["scrollWidth"] > info["clientWidth"] + 1:
+        problems.append(f"the page scrolls sideways: {info['scrollWidth']} px wide in a "
+                        f"{info['clientWidth']} px screen")
+    assert not problems, f"{page} at {PHONE} px:\n  " + "\n  ".join(problems[:MAX_REPORTED])
+
+
+class _Tables(HTMLParser):
+    """Rows (lists of cell texts) of every table in a page."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tables, self._cell = [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None and self.tables and self.tables[-1]:
+            self.tables[-1][-1].append(" ".join("".join(self._cell).split()))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+@needs_build
+def test_landing_page_opens_with_the_verdict_table():
+    """The landing page's first table lists the report's main claims with a verdict each
+    (confirmed, corrected, refuted or open) and a link to the evidence."""
+    text = (HTML / "chapters" / "index.html").read_text(encoding="utf-8")
+    parser = _Tables()
+    parser.feed(text)
+    assert parser.tables, "the landing page has no table"
+    rows = parser.tables[0]
+    header = [h.lower() for h in rows[0]]
+    assert any("claim" in h for h in header) and "verdict" in header, (
+        f"the first table is not the verdict table: header {rows[0]}")
+    col = header.index("verdict")
+    verdicts = [r[col].lower() for r in rows[1:] if len(r) > col]
+    assert len(verdicts) >= 5, f"only {len(verdicts)} claims in the verdict table"
+    bad = [v for v in verdicts if v not in VERDICTS]
+    assert not bad, f"verdicts must be one of {sorted(VERDICTS)}, got {bad}"
+    first_table = text.index("<table")
+    first_figure = text.find("<img", text.index('<article'))
+    assert first_figure == -1 or first_table < first_figure, "the verdict table must come first"

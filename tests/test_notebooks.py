@@ -58,3 +58,58 @@ def test_no_errors_or_volatile_reprs_stored(path):
 def test_kernel_is_python3(path):
     nb = json.loads(path.read_text())
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
+
+
+# ------------------------------------------------------------------------------------
+# the form a reader meets (issue: "the book reads like a paper")
+
+MAX_VISIBLE_LINES = 15
+HIDDEN = {"hide-input", "remove-input", "remove-cell", "hide-cell"}
+INTERNAL = re.compile(r"seed 00\d|registr(?:y|ies) reachable|\bTODO\b")
+RAW_LABEL = re.compile(r"\((?:ch\d+|app[ab]?|report|book)-[a-z0-9-]+\)")
+PAGES_MD = sorted(CHAPTERS.glob("*.md"))
+
+
+def _tags(cell):
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_visible_code_is_short_and_checks_use_the_one_helper(path):
+    problems = []
+    for i, cell in enumerate(_code_cells(path)):
+        src = "".join(cell["source"])
+        if re.search(r"^def (verdict|check)\b", src, re.M):
+            problems.append(f"cell {i} defines its own check helper: use egmlib.claims.check")
+        lines = [ln for ln in src.splitlines() if ln.strip()]
+        if len(lines) > MAX_VISIBLE_LINES and not (_tags(cell) & HIDDEN):
+            problems.append(f"cell {i} shows {len(lines)} lines of code: tag it hide-input")
+        for out in cell.get("outputs", []):
+            if re.search(r":\s*verified\s*$", _text(out), re.M):
+                problems.append(f"cell {i} prints 'verified': state the check with egmlib.claims.check")
+    assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_figure_has_alt_text(path):
+    missing = []
+    for i, cell in enumerate(_code_cells(path)):
+        has_image = any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
+        alt = cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
+        if has_image and len(alt.split()) < 4:
+            missing.append(i)
+    assert not missing, f"{path.name}: figure cells {missing} need mystnb.image.alt saying what they show"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + PAGES_MD, ids=lambda p: p.name)
+def test_no_workshop_words_reach_the_reader(path):
+    outputs = []
+    if path.suffix == ".ipynb":
+        nb = json.loads(path.read_text())
+        texts = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+        outputs = [_text(o) for c in _code_cells(path) for o in c.get("outputs", [])]
+    else:
+        texts = [path.read_text()]
+    hits = sorted({m.group(0) for t in texts + outputs for m in INTERNAL.finditer(t)})
+    hits += sorted({m.group(0) for t in outputs for m in RAW_LABEL.finditer(t)})
+    assert not hits, f"{path.name} shows internal words to the reader: {hits}"

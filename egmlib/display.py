@@ -1,0 +1,196 @@
+r"""How the book shows results: its figure style and its tables.
+
+- :func:`use_book_style` applies the book's one matplotlib style (``book.mplstyle`` beside
+  this module): figures drawn at the width of the text column, text no smaller than
+  9 pt, colours that survive colour-vision deficiencies, stored at twice the screen
+  resolution.
+- :func:`table` shows a table as HTML (in the book and in Jupyter) with a plain-text twin
+  (what nbval compares): formatted numbers, optional caption, inline math between
+  ``$...$``; a long table shows its first rows and keeps the full table in a collapsed
+  block.
+
+Examples
+--------
+>>> from egmlib.display import table
+>>> table({"d": [10, 100], "ratio": [1.23456, 7.0]}, formats={"ratio": "{:.3f}"})
+  d  ratio
+ 10  1.235
+100  7.000
+"""
+
+from __future__ import annotations
+
+import html
+import numbers
+import re
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["STYLE", "Table", "table", "use_book_style"]
+
+#: The book's matplotlib style file.
+STYLE = Path(__file__).with_name("book.mplstyle")
+
+
+def use_book_style() -> None:
+    """Use the book's matplotlib style; in IPython, store figures at 2x resolution.
+
+    Figures keep the size the style gives them (no tight cropping), so that a figure
+    fills the text column and its smallest text is legible where it is shown.
+    """
+    import matplotlib.pyplot as plt
+
+    plt.style.use(STYLE)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.run_line_magic("config", "InlineBackend.figure_formats = ['retina']")
+        shell.run_line_magic("config", "InlineBackend.print_figure_kwargs = {'bbox_inches': None}")
+
+
+def _math(text: str) -> str:
+    pieces = re.split(r"(\$[^$]+\$)", text)
+    return "".join(
+        r"\(" + html.escape(p[1:-1], quote=False) + r"\)"
+        if len(p) > 1 and p.startswith("$") and p.endswith("$")
+        else html.escape(p, quote=False)
+        for p in pieces
+    )
+
+
+def _plain(text: str) -> str:
+    return text.replace("$", "")
+
+
+class Table:
+    """A formatted table with an HTML and a plain-text form (see :func:`table`)."""
+
+    def __init__(self, columns: list[str], cells: list[list[str]], numeric: list[bool],
+                 caption: str, head: int | None) -> None:
+        self.columns, self.cells, self.numeric = columns, cells, numeric
+        self.caption, self.head = caption, head
+
+    @property
+    def text(self) -> str:
+        """Aligned plain text: numbers right-aligned, text left-aligned."""
+        heads = [_plain(c) for c in self.columns]
+        widths = [max([len(h)] + [len(r[k]) for r in self.cells]) for k, h in enumerate(heads)]
+
+        def line(vals: list[str]) -> str:
+            return "  ".join(v.rjust(w) if num else v.ljust(w)
+                             for v, w, num in zip(vals, widths, self.numeric, strict=True)).rstrip()
+
+        out = [_plain(self.caption)] if self.caption else []
+        out.append(line(heads))
+        out.extend(line(r) for r in self.cells)
+        return "\n".join(out)
+
+    def _html_table(self, rows: list[list[str]]) -> str:
+        head = "".join(
+            f'<th class="{"egm-num" if num else "egm-txt"}">{_math(c)}</th>'
+            for c, num in zip(self.columns, self.numeric, strict=True))
+        body = "".join(
+            "<tr>" + "".join(
+                f'<td class="{"egm-num" if num else "egm-txt"}">{_math(v)}</td>'
+                for v, num in zip(r, self.numeric, strict=True)) + "</tr>"
+            for r in rows)
+        return (f'<table class="egm-table mathjax_process"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
+
+    @property
+    def html(self) -> str:
+        """The table as HTML; a long one shows ``head`` rows and collapses the rest."""
+        parts = ['<div class="egm-table-wrap">']
+        if self.caption:
+            parts.append(f'<div class="egm-table-caption mathjax_process">{_math(self.caption)}</div>')
+        n = len(self.cells)
+        if self.head is not None and n > self.head:
+            parts.append(self._html_table(self.cells[: self.head]))
+            parts.append(f'<details class="egm-table-full"><summary>All {n} rows</summary>'
+                         f"{self._html_table(self.cells)}</details>")
+        else:
+            parts.append(self._html_table(self.cells))
+        parts.append("</div>")
+        return "".join(parts)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001, ANN202
+        return {"text/plain": self.text, "text/html": self.html}
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _columns_of(data: Any) -> tuple[list[str], list[list[Any]]]:
+    if hasattr(data, "columns") and hasattr(data, "itertuples"):  # a pandas DataFrame
+        return [str(c) for c in data.columns], [list(r) for r in data.itertuples(index=False)]
+    if isinstance(data, Mapping):
+        names = [str(k) for k in data]
+        cols = [list(v) for v in data.values()]
+        if len({len(c) for c in cols}) > 1:
+            raise ValueError(
+                f"data must have columns of equal length, got lengths {[len(c) for c in cols]}")
+        return names, [list(r) for r in zip(*cols, strict=True)]
+    raise TypeError(
+        "data must be a mapping of column name to values or a pandas DataFrame, "
+        f"got type {type(data).__name__}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _formatter(spec: str | Callable[[Any], str] | None) -> Callable[[Any], str]:
+    if spec is None:
+        return lambda v: f"{v:.6g}" if isinstance(v, float) else str(v)
+    if callable(spec):
+        return spec
+    if isinstance(spec, str):
+        return spec.format
+    raise TypeError(f"formats values must be format strings or callables, got {spec!r}")
+
+
+def table(
+    data: Mapping[str, Sequence[Any]] | Any,
+    *,
+    formats: Mapping[str, str | Callable[[Any], str]] | None = None,
+    caption: str = "",
+    head: int | None = None,
+) -> Table:
+    """A table for the page: HTML in the book, aligned text for nbval.
+
+    Parameters
+    ----------
+    data : mapping or pandas.DataFrame
+        Columns in order, ``{"d": [...], "$\\alpha$": [...]}``; inline math in column
+        names between ``$...$``.
+    formats : mapping, optional
+        Per column, a format string (``"{:.4g}"``) or a callable; floats default to
+        ``"{:.6g}"``, everything else to ``str``.
+    caption : str
+        Shown above the table.
+    head : int, optional
+        Show only the first ``head`` rows on the page and the full table in a
+        collapsed block (the plain-text form always has every row).
+
+    Returns
+    -------
+    Table
+        Displayed by IPython as the cell's result.
+    """
+    columns, rows = _columns_of(data)
+    formats = dict(formats or {})
+    unknown = sorted(set(formats) - set(columns))
+    if unknown:
+        raise ValueError(f"formats names columns that are not in data: {unknown}")
+    if head is not None and (isinstance(head, bool) or not isinstance(head, int) or head < 1):
+        raise ValueError(f"head must be a positive int or None, got head={head!r}")
+    if not isinstance(caption, str):
+        raise TypeError(f"caption must be a str, got type {type(caption).__name__}")
+    fmt = [_formatter(formats.get(c)) for c in columns]
+    cells = [[f(v) for f, v in zip(fmt, r, strict=True)] for r in rows]
+    numeric = [bool(rows) and all(_is_number(r[k]) for r in rows) for k in range(len(columns))]
+    return Table(columns, cells, numeric, caption, head)

@@ -1,0 +1,87 @@
+"""egmlib.claims: the one way the book states a checked claim."""
+
+import json
+
+import numpy as np
+import pytest
+
+from egmlib.claims import METADATA_KEY, Check, CheckFailed, check, collect_checks
+
+
+def test_a_check_that_holds_prints_its_plain_form(capsys):
+    check(np.bool_(True), claim="eq. (12)", label="t-ok", outcome="confirms",
+          statement="Stationarity gives $b_j^4$.", evidence="max error 0")
+    out = capsys.readouterr().out
+    assert out == "[confirms the report] eq. (12): Stationarity gives $b_j^4$.\n    max error 0\n"
+
+
+def test_a_check_that_fails_raises_an_assertion_naming_it():
+    with pytest.raises(CheckFailed, match=r"'t-bad' failed: Lemma 4.2: tail bound"):
+        check(False, claim="Lemma 4.2", label="t-bad", outcome="confirms", statement="tail bound")
+    assert issubclass(CheckFailed, AssertionError)
+
+
+@pytest.mark.parametrize("ok", [1, 0.0, "True", None, np.array([True]), np.array(True, dtype=object)])
+def test_ok_must_be_a_bool_not_something_truthy(ok):
+    with pytest.raises(TypeError, match="ok must be a bool"):
+        check(ok, claim="x", label="t", outcome="confirms", statement="s")
+
+
+def test_outcome_erratum_and_label_rules():
+    with pytest.raises(ValueError, match="erratum must name"):
+        check(True, claim="x", label="t", outcome="corrects", statement="s")
+    with pytest.raises(ValueError, match="erratum is only for"):
+        check(True, claim="x", label="t", outcome="confirms", statement="s", erratum="err-a")
+    with pytest.raises(ValueError, match="outcome must be one of"):
+        check(True, claim="x", label="t", outcome="verified", statement="s")
+    with pytest.raises(ValueError, match="label must be lower-case"):
+        check(True, claim="x", label="Bad Label", outcome="confirms", statement="s")
+    with pytest.raises(ValueError, match="statement must not be empty"):
+        check(True, claim="x", label="t", outcome="confirms", statement="  ")
+    with pytest.raises(TypeError, match="claim must be a str"):
+        check(True, claim=4.1, label="t", outcome="confirms", statement="s")
+
+
+def test_html_form_escapes_text_links_the_erratum_and_marks_math():
+    c = Check(claim="eq. (25)", label="t-html", outcome="corrects",
+              statement="P[<x> & y] uses $\\|x\\|^2 > C^2$", erratum="err-eq25")
+    h = c.html
+    assert 'id="check-t-html"' in h and "&lt;x&gt; &amp; y" in h
+    assert r"\(\|x\|^2 &gt; C^2\)" in h and 'href="errata.html#err-eq25"' in h
+    assert "corrects the report" in h and "mathjax_process" in h
+    data, meta = c._repr_mimebundle_()
+    assert data["text/plain"] == c.text and meta[METADATA_KEY]["erratum"] == "err-eq25"
+
+
+def test_collect_checks_reads_the_records_from_executed_notebooks(tmp_path):
+    record = {"claim": "Lemma 4.1", "label": "l41", "outcome": "confirms", "statement": "s",
+              "evidence": "", "erratum": ""}
+    nb = {"cells": [{"cell_type": "code", "outputs": [
+        {"output_type": "display_data", "metadata": {METADATA_KEY: record}, "data": {}},
+        {"output_type": "stream", "text": "x"}]},
+        {"cell_type": "markdown", "source": "m"}], "nbformat": 4}
+    path = tmp_path / "ch.ipynb"
+    path.write_text(json.dumps(nb))
+    assert collect_checks([path]) == [{**record, "notebook": "ch"}]
+    with pytest.raises(ValueError, match="must be .ipynb"):
+        collect_checks([tmp_path / "x.md"])
+
+
+def test_report_items_expands_ranges_and_lists_into_canonical_items():
+    from egmlib.claims import report_items
+
+    assert report_items("eqs. (18)-(22)") == [f"eq. ({k})" for k in range(18, 23)]
+    assert report_items("Lemma 4.1 and eqs. (12), (14)") == ["Lemma 4.1", "eq. (12)", "eq. (14)"]
+    assert report_items("Theorems 1-3") == ["Theorem 1", "Theorem 2", "Theorem 3"]
+    assert report_items("Appendix A") == ["Appendix A"]
+    assert report_items("Proposition 4.A") == [] and report_items("Lemma A.1") == []
+
+
+def test_the_report_items_file_lists_46_checkable_items():
+    import csv
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "data" / "report_items.csv"
+    items = [row["item"] for row in csv.DictReader(path.open())]
+    assert len(items) == len(set(items)) == 46
+    assert [f"eq. ({k})" for k in range(1, 28)] == [i for i in items if i.startswith("eq.")]
