@@ -31,7 +31,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -172,7 +171,8 @@ def check(
     evidence: str = "",
     erratum: str = "",
 ) -> None:
-    """State a checked claim: raise if ``ok`` is false, else show its badge.
+    """State a checked claim of the report (or the book's own): raise if ``ok`` is false,
+    else show its badge.
 
     Parameters
     ----------
@@ -198,6 +198,7 @@ def check(
     statement = _text_arg("statement", statement, required=True)
     evidence = _text_arg("evidence", evidence, required=False)
     erratum = _text_arg("erratum", erratum, required=False)
+    outcome = _text_arg("outcome", outcome, required=True)
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {sorted(OUTCOMES)}, got outcome={outcome!r}")
     if not _LABEL.match(label):
@@ -223,19 +224,23 @@ def check(
         print(record.text)
 
 
-def collect_checks(notebooks: Iterable[str | Path]) -> list[dict[str, str]]:
-    """The checks stored in executed notebooks, in reading order.
+def collect_checks(directory: str | Path) -> list[dict[str, str]]:
+    """The checks stored in the executed notebooks of a directory, by file name.
 
     Each record is the :class:`Check` as a dict plus ``"notebook"`` (the file's stem),
     read from the metadata that :func:`check` attaches to its output. A notebook that
-    was not executed contributes nothing; the coverage table of the book is built from
-    this list, not written by hand.
+    was not executed contributes nothing. The book's table of the report's claims and
+    their checks (every numbered item of the report, Sections 2-7 and Appendix A) is
+    built from this list, not written by hand.
     """
+    if not isinstance(directory, (str, Path)):
+        raise TypeError(f"directory must be a str or Path, got directory={directory!r} "
+                        f"(type {type(directory).__name__})")
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise ValueError(f"directory must be an existing folder, got directory={str(directory)!r}")
     out: list[dict[str, str]] = []
-    for path in notebooks:
-        path = Path(path)
-        if path.suffix != ".ipynb":
-            raise ValueError(f"notebooks must be .ipynb files, got {str(path)!r}")
+    for path in sorted(folder.glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
         for cell in cells:
             for output in cell.get("outputs", []):
@@ -251,7 +256,8 @@ _EQS = re.compile(r"\beqs?\.\s*((?:\(\d+\)(?:\s*(?:,|and|-|\u2013)\s*)?)+)")
 
 
 def report_items(claim: str) -> list[str]:
-    """The report's numbered items that a check's ``claim`` names, in canonical form.
+    """The report's numbered items (Lemma 4.1, eq. (9), ...) that a check's ``claim`` names,
+    in canonical form.
 
     ``"eq. (9)"`` gives ``["eq. (9)"]``; ``"eqs. (18)-(22)"`` the five equations;
     ``"eqs. (12), (14)"`` two; ``"Lemma 4.1 and eq. (16)"`` both; ``"Appendix A"``

@@ -27,14 +27,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["STYLE", "Table", "table", "use_book_style"]
+import numpy as np
+
+__all__ = ["STYLE", "table", "use_book_style"]
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
 
 
 def use_book_style() -> None:
-    """Use the book's matplotlib style; in IPython, store figures at 2x resolution.
+    """Use the book's matplotlib style (for the report's Figures 1-2 and the book's own);
+    in IPython, store figures at 2x resolution.
 
     Figures keep the size the style gives them (no tight cropping), so that a figure
     fills the text column and its smallest text is legible where it is shown.
@@ -129,6 +132,8 @@ def _columns_of(data: Any) -> tuple[list[str], list[list[Any]]]:
         return [str(c) for c in data.columns], [list(r) for r in data.itertuples(index=False)]
     if isinstance(data, Mapping):
         names = [str(k) for k in data]
+        if any(isinstance(v, (str, bytes)) or not isinstance(v, Sequence | np.ndarray) for v in data.values()):
+            raise TypeError(f"data must map column names to sequences of values, got data={data!r:.60}")
         cols = [list(v) for v in data.values()]
         if len({len(c) for c in cols}) > 1:
             raise ValueError(
@@ -136,7 +141,7 @@ def _columns_of(data: Any) -> tuple[list[str], list[list[Any]]]:
         return names, [list(r) for r in zip(*cols, strict=True)]
     raise TypeError(
         "data must be a mapping of column name to values or a pandas DataFrame, "
-        f"got type {type(data).__name__}")
+        f"got data={data!r:.60} (type {type(data).__name__})")
 
 
 def _is_number(value: Any) -> bool:
@@ -160,7 +165,8 @@ def table(
     caption: str = "",
     head: int | None = None,
 ) -> Table:
-    """A table for the page: HTML in the book, aligned text for nbval.
+    """A table of the book's results (e.g. the report's Figure 2 values): HTML in the book,
+    aligned text for nbval.
 
     Parameters
     ----------
@@ -182,14 +188,18 @@ def table(
         Displayed by IPython as the cell's result.
     """
     columns, rows = _columns_of(data)
+    if formats is not None and not isinstance(formats, Mapping):
+        raise TypeError(f"formats must be a mapping of column name to format, got formats={formats!r}")
     formats = dict(formats or {})
     unknown = sorted(set(formats) - set(columns))
     if unknown:
         raise ValueError(f"formats names columns that are not in data: {unknown}")
-    if head is not None and (isinstance(head, bool) or not isinstance(head, int) or head < 1):
-        raise ValueError(f"head must be a positive int or None, got head={head!r}")
+    if head is not None and (isinstance(head, bool) or not isinstance(head, int)):
+        raise TypeError(f"head must be an int or None, got head={head!r} (type {type(head).__name__})")
+    if head is not None and head < 1:
+        raise ValueError(f"head must be >= 1, got head={head!r}")
     if not isinstance(caption, str):
-        raise TypeError(f"caption must be a str, got type {type(caption).__name__}")
+        raise TypeError(f"caption must be a str, got caption={caption!r} (type {type(caption).__name__})")
     fmt = [_formatter(formats.get(c)) for c in columns]
     cells = [[f(v) for f, v in zip(fmt, r, strict=True)] for r in rows]
     numeric = [bool(rows) and all(_is_number(r[k]) for r in rows) for k in range(len(columns))]

@@ -62,9 +62,11 @@ def test_collect_checks_reads_the_records_from_executed_notebooks(tmp_path):
         {"cell_type": "markdown", "source": "m"}], "nbformat": 4}
     path = tmp_path / "ch.ipynb"
     path.write_text(json.dumps(nb))
-    assert collect_checks([path]) == [{**record, "notebook": "ch"}]
-    with pytest.raises(ValueError, match="must be .ipynb"):
-        collect_checks([tmp_path / "x.md"])
+    assert collect_checks(tmp_path) == [{**record, "notebook": "ch"}]
+    with pytest.raises(ValueError, match="existing folder"):
+        collect_checks(tmp_path / "missing")
+    with pytest.raises(TypeError, match="directory must be"):
+        collect_checks([path])
 
 
 def test_report_items_expands_ranges_and_lists_into_canonical_items():

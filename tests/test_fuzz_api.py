@@ -63,7 +63,7 @@ def public_callables() -> list[tuple[str, Callable[..., Any]]]:
         for name in mod.__all__:
             obj = getattr(mod, name)
             if inspect.isclass(obj):
-                if _is_result_type(obj):
+                if _is_result_type(obj) or issubclass(obj, BaseException):
                     continue  # built by egmlib from validated inputs, not called by readers
                 out.append((f"{info.name}.{name}", obj))
                 for meth, fn in vars(obj).items():
@@ -109,6 +109,11 @@ VALID: dict[str, Any] = {
     "problem": lambda: symbolic.lemma41_problem(2), "H": lambda: sp.Matrix([[0, 1, 1], [1, 2, 0], [1, 0, 3]]),
     "a": [1, 2], "c": [3, 4], "s": 1,
     "sigmas": {"s": SIGMA}, "runs": [("s", "base", 0.5, None)],
+    # egmlib.claims and egmlib.display: how the book states checks and shows tables
+    "ok": True, "claim": "Lemma 4.1", "label": "fuzz-check", "outcome": "confirms",
+    "statement": "b minimises the noise.", "evidence": "", "erratum": "",
+    "directory": lambda: str(Path(__file__).resolve().parent.parent / "chapters"),
+    "data": {"d": [10, 100], "ratio": [1.5, 2.5]}, "formats": None, "caption": "", "head": None,
 }
 
 #: Per-function valid values where the vocabulary's example does not fit.
