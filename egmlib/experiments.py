@@ -168,3 +168,29 @@ def figure2_grid(
         "Ct_squared": np.array(ct),
         "improvement": np.array(imp),
     }
+
+
+def leading_count(sigma, *, share: float = 0.99, power: int = 1) -> int:
+    r"""How many of the largest entries hold ``share`` of :math:`\sum_j\sigma_j^{power}` (Figure 1).
+
+    The report's Figure 1 shows normalised Zipf standard deviations for
+    :math:`\alpha \in \{0.1, 1, 3\}`, :math:`d = 100`, and says that "for high :math:`\alpha`
+    only a few dimensions have any variance, and for low :math:`\alpha` it is almost
+    uniformly distributed". With ``power=1`` this counts standard deviations (what the
+    figure plots), with ``power=2`` variances (what the text says).
+
+    Examples
+    --------
+    >>> [leading_count(zipf_sigmas(100, a)) for a in (0.1, 1.0, 3.0)]
+    [99, 95, 6]
+    >>> [leading_count(zipf_sigmas(100, a), power=2) for a in (0.1, 1.0, 3.0)]
+    [99, 38, 2]
+    """
+    from egmlib._validation import check_nonnegative_vector, check_probability
+
+    s = check_nonnegative_vector("sigma", sigma)
+    share = check_probability("share", share)
+    power = check_count("power", power, minimum=1)
+    v = np.sort(s**power)[::-1]
+    c = np.cumsum(v) / math.fsum(v)
+    return int(np.searchsorted(c, share) + 1)

@@ -1159,3 +1159,38 @@ def laurent_massart_steps() -> LaurentMassartSteps:
     beats = at_edge == 0 and bool(monotone) and constant_ok
     return LaurentMassartSteps(bool(series_ok), bool(coeff_ok), bool(chernoff_ok),
                                bool(radius_ok), bool(error_ok), bool(beats))
+
+
+def report_printed_steps(problem: LagrangeProblem) -> dict:
+    r"""The report's eqs. (12), (14), (15) and (16) as printed, for comparison with a solve.
+
+    For Lemma 4.1 (``problem.name == "lemma4.1"``), with :math:`s = \sigma_{\varepsilon,\delta}`:
+
+    - ``"eq12"``: :math:`b_j = \sqrt s/(\lambda^{1/4}\sqrt{\sigma_j})` for each :math:`j`;
+    - ``"eq14"``: the constraint after substitution, left side minus right side,
+      :math:`\sum_j\sigma_j^2\,s/(\sqrt\lambda\sigma_j) - 1`;
+    - ``"eq15"``: :math:`\lambda = (s\sum_j\sigma_j)^2` (from :math:`s\sum_j\sigma_j = \sqrt\lambda`);
+    - ``"eq16"``: :math:`b_j = 1/(\sqrt{\sigma_j}\sqrt{\sum_i\sigma_i})` for each :math:`j`.
+
+    Compare with :func:`solve_stationary_point`'s ``steps["b_of_lambda"]``,
+    ``steps["constraint_in_lambda"]``, ``multiplier`` and ``b``.
+
+    Examples
+    --------
+    >>> P = lemma41_problem(2)
+    >>> pt, printed = solve_stationary_point(P), report_printed_steps(P)
+    >>> all(sp.simplify(a - b) == 0 for a, b in zip(pt.steps["b_of_lambda"], printed["eq12"]))
+    True
+    >>> sp.simplify(pt.steps["constraint_in_lambda"] - printed["eq14"])
+    0
+    """
+    if problem.name != "lemma4.1":
+        raise ValueError(f"problem must be Lemma 4.1's (lemma41_problem), got {problem.name!r}")
+    s, lam, sig = problem.scale, problem.multiplier, problem.params
+    total = sp.Add(*sig)
+    return {
+        "eq12": tuple(sp.sqrt(s) / (lam ** sp.Rational(1, 4) * sp.sqrt(x)) for x in sig),
+        "eq14": sp.Add(*[x**2 * (s / (sp.sqrt(lam) * x)) for x in sig]) - 1,
+        "eq15": (s * total) ** 2,
+        "eq16": tuple(1 / (sp.sqrt(x) * sp.sqrt(total)) for x in sig),
+    }
