@@ -14,7 +14,8 @@ rho = (R - 1)/(Rbar - 1) (egmlib.improvement_margin.normalized_margin); R >= 1 i
 4. The tangent certificate (egmlib.improvement_margin.tangent_certificate), a sufficient
    condition for R >= 1, on a subsample: how often it proves R >= 1 by itself.
 
-Prints a summary and writes benchmarks/results/improvement_search.json.
+Prints a summary and writes benchmarks/results/improvement_search.txt (the summary) and
+benchmarks/results/improvement_search.json (the details).
 Run: python benchmarks/improvement_search.py  (about 3-6 minutes on 2 shared cores).
 """
 
@@ -35,6 +36,13 @@ from egmlib.scaling import egm_improvement, figure2_improvement
 D_VALUES = (2, 3, 4, 5, 10, 30, 100, 300, 1000)
 N_VALUES = (2, 3, 4, 5, 10, 100, 10**3, 10**4, 10**6)
 OUT = Path(__file__).resolve().parent / "results" / "improvement_search.json"
+LINES: list[str] = []
+
+
+def emit(line: str) -> None:
+    """Print a line of the summary and keep it for the .txt file."""
+    print(line, flush=True)
+    LINES.append(line)
 
 
 def families(d: int, rng: np.random.Generator):
@@ -161,30 +169,31 @@ def main() -> None:
     R = np.array([r["R"] for r in rows])
     rho = np.array([r["rho"] for r in rows])          # +inf where Rbar - 1 < 1e-6
     worst = rows[int(np.argmin(rho))]
-    print(f"grid: {len(rows)} (sigma, n) points, d in {D_VALUES}, n in {N_VALUES}  "
+    emit(f"grid: {len(rows)} (sigma, n) points, d in {D_VALUES}, n in {N_VALUES}  "
           f"[{t1 - t0:.0f} s]")
-    print(f"  min R - 1 = {np.min(R - 1):.3e}  (R >= 1 at every point: {bool(np.all(R >= 1 - 1e-9))}; "
+    emit(f"  min R - 1 = {np.min(R - 1):.3e}  (R >= 1 at every point: {bool(np.all(R >= 1 - 1e-9))}; "
           f"{int(np.sum(np.isinf(rho)))} points with Rbar - 1 < 1e-6 count for R only)")
-    print(f"  min rho = (R-1)/(Rbar-1) = {rho.min():.5f} at d={worst['d']}, n={worst['n']}, "
+    emit(f"  min rho = (R-1)/(Rbar-1) = {rho.min():.5f} at d={worst['d']}, n={worst['n']}, "
           f"{worst['family']} {worst['param']:g} (Rbar = {worst['Rbar']:.6g})")
     for n in N_VALUES:
         m = np.array([r["n"] == n for r in rows])
-        print(f"    n = {n:>7}: min rho {rho[m].min():.5f}")
-    print(f"Nelder-Mead on log sigma (d <= 10)  [{t2 - t1:.0f} s]")
+        emit(f"    n = {n:>7}: min rho {rho[m].min():.5f}")
+    emit(f"Nelder-Mead on log sigma (d <= 10)  [{t2 - t1:.0f} s]")
     for r in small:
-        print(f"  d={r['d']:>2} n={r['n']:>7}: min rho {r['rho']:.5f} (R = {r['R']:.8f}, "
+        emit(f"  d={r['d']:>2} n={r['n']:>7}: min rho {r['rho']:.5f} (R = {r['R']:.8f}, "
               f"Rbar = {r['Rbar']:.6f}); equal-weights limit {r['equal_weights_limit']:.5f}")
-    print(f"1-d minimisation over Zipf alpha and two-level ratio (d >= 30)  [{t3 - t2:.0f} s]")
+    emit(f"1-d minimisation over Zipf alpha and two-level ratio (d >= 30)  [{t3 - t2:.0f} s]")
     for r in fam:
-        print(f"  d={r['d']:>4} n={r['n']:>7} {r['family']:<16} min rho {r['rho']:.5f} at {r['param']:.4g}")
-    print(f"equal-weights limit of rho, d = 2..1e5, n = 2..1e6: min {eq['min']:.6f} at d, n = {eq['argmin']}"
+        emit(f"  d={r['d']:>4} n={r['n']:>7} {r['family']:<16} min rho {r['rho']:.5f} at {r['param']:.4g}")
+    emit(f"equal-weights limit of rho, d = 2..1e5, n = 2..1e6: min {eq['min']:.6f} at d, n = {eq['argmin']}"
           f"  ((3 ln 2 - 2)/4 = {(3 * math.log(2) - 2) / 4:.6f})")
-    print(f"tangent certificate: proves R >= 1 at {cert['proved']} of {cert['tried']} points; "
+    emit(f"tangent certificate: proves R >= 1 at {cert['proved']} of {cert['tried']} points; "
           f"fails at {cert['failures_by_n']}  [{t4 - t3:.0f} s]")
     all_rho = min(rho.min(), min(r["rho"] for r in small), min(r["rho"] for r in fam))
-    print(f"overall: smallest rho found {all_rho:.5f}; smallest R - 1 on the grid {np.min(R - 1):.3e}; "
+    emit(f"overall: smallest rho found {all_rho:.5f}; smallest R - 1 on the grid {np.min(R - 1):.3e}; "
           f"total {t4 - t0:.0f} s (timings on a shared machine)")
     OUT.parent.mkdir(exist_ok=True)
+    OUT.with_suffix(".txt").write_text("\n".join(LINES) + "\n")
     OUT.write_text(json.dumps({
         "grid_summary": {"points": len(rows), "min_R_minus_1": float(np.min(R - 1)),
                          "min_rho": float(rho.min()), "argmin": worst},
