@@ -243,3 +243,77 @@ def theorem4_bound(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> Theor
         bound = 4.0 * so * so * smax * smax * p1 * (math.sqrt(8.0 * ln_n * p2) + p1)
         check_finite_result(bound, what="Theorem 4's bound", inputs="sigma or sigma_opt")
     return Theorem4Result(holds=cond.holds, lhs=cond.lhs, rhs=cond.rhs, bound=bound, ct2_bound=ct2)
+
+
+# ----------------------------------------------------------------------------------------
+# Beyond the report: the Laurent-Massart bound, valid for every n
+# ----------------------------------------------------------------------------------------
+
+
+def laurent_massart_threshold(w, *, t: float) -> float:
+    r"""Laurent and Massart's threshold :math:`\sum_jw_j + 2\sqrt{t\sum_jw_j^2} + 2t\max_jw_j`.
+
+    For :math:`Q = \sum_jw_jZ_j^2` with :math:`w_j \ge 0` and :math:`Z_j` independent standard
+    normal, :math:`P(Q \ge x_t) \le e^{-t}` for **every** :math:`t > 0`
+    (Laurent and Massart 2000, Lemma 1): no range restriction, unlike Lemma 4.2.
+
+    Examples
+    --------
+    >>> round(laurent_massart_threshold([1.0], t=1.0), 12)    # 1 + 2 + 2
+    5.0
+    """
+    wv = check_nonnegative_vector("w", w)
+    t = check_nonnegative_finite("t", t)
+    wmax = float(wv.max())
+    u = wv / wmax
+    return wmax * (float(np.sum(u)) + 2.0 * math.sqrt(t * float(np.sum(u * u))) + 2.0 * t)
+
+
+def laurent_massart_ct2_bound(sigma, *, n) -> float:
+    r"""Upper bound on Algorithm 3's squared radius :math:`C_t^2` valid for every :math:`n \ge 2`.
+
+    With Lemma 4.1's scaling the transformed weights are :math:`w_j = \sigma_j/S`,
+    :math:`S = \sum_i\sigma_i`, and :func:`laurent_massart_threshold` at :math:`t = \ln n`
+    gives :math:`P(\|\tilde x\|^2 \ge x) \le 1/n` at
+
+    .. math:: x = 1 + \frac{2\sqrt{\ln n\sum_j\sigma_j^2} + 2\sigma_*\ln n}{S} \ \ge\ C_t^2 .
+
+    Examples
+    --------
+    >>> round(laurent_massart_ct2_bound([1.0], n=100), 6)    # 1 + 2 sqrt(ln 100) + 2 ln 100
+    14.502272
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    ln_n = _check_n_log(n)
+    smax, p2, _ = _power_sums(s)
+    p1 = float(np.sum(s / smax))
+    return 1.0 + (2.0 * math.sqrt(ln_n * p2) + 2.0 * ln_n) / p1
+
+
+def algorithm3_noise_bound(sigma, *, n, sigma_opt: float = 1.0) -> float:
+    r"""Error bound for Algorithm 3 without Theorem 4's condition (beyond the report).
+
+    For rows :math:`\mathcal N(\mu, \operatorname{diag}(\sigma^2))`, Lemma 4.1's scaling and
+    the radius :math:`C` with clipping probability :math:`1/n`, for every :math:`n \ge 2`:
+
+    .. math::
+
+        \mathbb E\|\eta\|^2 \le 4\sigma_{opt}^2\,S\Bigl(S + 2\sqrt{\ln n\textstyle\sum_j\sigma_j^2}
+            + 2\sigma_*\ln n\Bigr),\qquad S = \sum_j\sigma_j,\ \sigma_* = \max_j\sigma_j ,
+
+    i.e. eq. (9) with :math:`\sum_jb_j^{-2} = S^2` and :func:`laurent_massart_ct2_bound`.
+    Wherever Theorem 4's condition :math:`\ln n \le \sum_j\sigma_j^2/(18\sigma_*^2)` holds
+    it is at most Theorem 4's bound (:math:`2 + 2/\sqrt{18} < \sqrt 8`).
+
+    Examples
+    --------
+    >>> b = algorithm3_noise_bound([1.0] * 100, n=100)      # Theorem 4 gives 64278.83
+    >>> round(b, 2), b < theorem4_bound([1.0] * 100, n=100).bound
+    (60851.86, True)
+    """
+    s = check_nonnegative_vector("sigma", sigma)
+    ln_n = _check_n_log(n)
+    so = check_positive_finite("sigma_opt", sigma_opt)
+    smax, p2, _ = _power_sums(s)
+    p1 = float(np.sum(s / smax))
+    return 4.0 * so * so * smax * smax * p1 * (p1 + 2.0 * math.sqrt(ln_n * p2) + 2.0 * ln_n)

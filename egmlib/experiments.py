@@ -42,6 +42,7 @@ __all__ = [
     "figure2_improvement",
     "load_published_figure2",
     "figure2_grid",
+    "leading_count",
 ]
 
 #: Dimensions of Figure 2's three panels.
@@ -344,3 +345,27 @@ def figure2_grid(
                 ct.append(ct_da[i, k])
                 imp.append(d * cn_da[i, k] / ct_da[i, k])
     return Figure2Table(d=rows_d, n=rows_n, alpha=rows_a, Cn_squared=cn, Ct_squared=ct, improvement=imp)
+
+
+def leading_count(sigma: ArrayLike, *, share: float = 0.99, power: int = 1) -> int:
+    r"""How many of the largest entries hold ``share`` of :math:`\sum_j\sigma_j^{power}` (Figure 1).
+
+    The report's Figure 1 shows normalised Zipf standard deviations for
+    :math:`\alpha \in \{0.1, 1, 3\}`, :math:`d = 100`, and says that "for high :math:`\alpha`
+    only a few dimensions have any variance, and for low :math:`\alpha` it is almost
+    uniformly distributed". With ``power=1`` this counts standard deviations (what the
+    figure plots), with ``power=2`` variances (what the text says).
+
+    Examples
+    --------
+    >>> [leading_count(zipf_sigmas(100, alpha=a)) for a in (0.1, 1.0, 3.0)]
+    [99, 95, 6]
+    >>> [leading_count(zipf_sigmas(100, alpha=a), power=2) for a in (0.1, 1.0, 3.0)]
+    [99, 38, 2]
+    """
+    s = _v.check_nonnegative_vector("sigma", sigma)
+    share = _v.check_probability("share", share)
+    power = _v.check_count("power", power, minimum=1, maximum=8)
+    v = np.sort(s**power)[::-1]
+    c = np.cumsum(v) / math.fsum(v)
+    return int(np.searchsorted(c, share) + 1)

@@ -1,0 +1,216 @@
+r"""How far the improvement of Section 5 stays above 1: margins and a sufficient certificate.
+
+The report's Section 5 {cite}`poulsen2023` compares Algorithm 3 with the clipped Gaussian
+mechanism through the improvement (with the factor :math:`d` of eq. (1), see the errata)
+
+.. math::
+
+    R(\sigma, n) = \frac{\mathcal E_n}{\mathcal E_t}
+                 = \frac{d\,C_n^2}{C_t^2\,(\sum_i\sigma_i)^2},
+
+:math:`C_n^2` and :math:`C_t^2` the upper :math:`1/n`-quantiles of :math:`\sum_j\sigma_j^2Z_j^2`
+and :math:`\sum_j(\sigma_j/\sum_i\sigma_i)Z_j^2` (:func:`egmlib.scaling.figure2_improvement`).
+The report observes :math:`R \in [1, d]`; the upper half is proved in the book, the lower
+half, :math:`R \ge 1`, is open. Its expectation-based counterpart
+:math:`\bar R = d\sum_j\sigma_j^2/(\sum_j\sigma_j)^2 \ge 1` (Cauchy-Schwarz;
+:func:`egmlib.scaling.egm_improvement`) equals 1 exactly when all :math:`\sigma_j` are
+equal, and so does :math:`R`. This module measures :math:`R \ge 1` on the scale of
+:math:`\bar R`:
+
+- :func:`normalized_margin`: :math:`\rho = (R - 1)/(\bar R - 1)`, so :math:`R \ge 1` iff
+  :math:`\rho \ge 0`;
+- :func:`equal_weights_margin`: the limit of :math:`\rho` as :math:`\sigma` tends to equal
+  weights, in closed form (second-order expansion of the quantiles);
+- :func:`tangent_certificate`: a sufficient condition for :math:`R \ge 1` at a given
+  :math:`\sigma` that follows from the concavity of
+  :math:`u \mapsto \log P(\sum_j e^{u_j}Z_j^2 \le x)` (Prékopa's theorem): if the
+  certificate is :math:`\ge 0` then :math:`R \ge 1` (the proof is in the book's findings).
+
+Notation: :math:`F(x; w) = P(\sum_j w_jZ_j^2 \le x)`; :math:`q_p(w)` its upper
+:math:`p`-quantile; :math:`\chi^2_k` a chi-square with :math:`k` degrees of freedom.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from egmlib._validation import check_count, check_positive_vector
+
+__all__ = [
+    "normalized_margin",
+    "equal_weights_margin",
+    "TangentCertificate",
+    "tangent_certificate",
+]
+
+
+def normalized_margin(sigma, *, n) -> float:
+    r""":math:`\rho = (R - 1)/(\bar R - 1)`: the improvement's margin above 1 relative to Theorem 3's factor.
+
+    :math:`R` is Figure 2's improvement (:func:`egmlib.scaling.figure2_improvement`, exact
+    quantiles) and :math:`\bar R = d\sum_j\sigma_j^2/(\sum_j\sigma_j)^2` its
+    expectation-based counterpart (:func:`egmlib.scaling.egm_improvement`). :math:`R \ge 1`
+    exactly when :math:`\rho \ge 0`; :math:`\rho = 1` would mean :math:`R = \bar R`.
+
+    The quantiles carry a relative error of about :math:`10^{-10}`, so :math:`\rho` is
+    meaningful when :math:`\bar R - 1 \gg 10^{-9}`.
+
+    Parameters
+    ----------
+    sigma : array_like
+        Positive standard deviations, not all equal.
+    n : int >= 2
+        Number of points (clipping probability :math:`1/n`).
+
+    Raises
+    ------
+    ValueError
+        If all entries of ``sigma`` are equal (then :math:`R = \bar R = 1` and the ratio is
+        undefined).
+
+    Examples
+    --------
+    >>> round(normalized_margin([0.51, 0.49], n=2), 3)     # near equal weights: limit 0.0199
+    0.02
+    """
+    from egmlib.scaling import egm_improvement, figure2_improvement
+
+    s = check_positive_vector("sigma", sigma)
+    n = check_count("n", n, minimum=2)
+    rbar = egm_improvement(s)
+    if not rbar > 1.0:
+        raise ValueError(
+            "sigma must not have all entries equal (then R = Rbar = 1 and the margin "
+            f"(R - 1)/(Rbar - 1) is undefined), got sigma with {s.size} equal entries")
+    return (figure2_improvement(s, n=n) - 1.0) / (rbar - 1.0)
+
+
+def equal_weights_margin(d: int, *, n) -> float:
+    r"""Limit of :func:`normalized_margin` as :math:`\sigma` tends to equal weights.
+
+    Write :math:`\sigma_j = (1 + e_j)/d` with :math:`\sum_je_j = 0`. At equal weights the
+    gradient of :math:`F(x; w)` is orthogonal to :math:`\sum_j\delta w_j = 0` and its Hessian
+    is :math:`g'(x)(2I + J)` with :math:`g` the density of :math:`\chi^2_{d+4}/d`
+    (:math:`\partial_{w_j}F = -f_{Q + w_j\chi^2_2}`, hence
+    :math:`\partial^2_{w_jw_j}F = 3f'_{Q + w_j\chi^2_4}`,
+    :math:`\partial^2_{w_jw_k}F = f'_{Q + w_j\chi^2_2 + w_k\chi^2_2}`). So
+    :math:`q_p(w) = q_0 - g'(q_0)\|\delta w\|^2/f_0(q_0) + \dots` with :math:`q_0` the upper
+    :math:`p`-quantile and :math:`f_0` the density of :math:`\chi^2_d/d`. The transformed
+    weights deviate by :math:`e_j/d`, the squared weights :math:`\sigma_j^2/\sum\sigma^2` by
+    :math:`2e_j/d`, and :math:`\bar R = 1 + \sum_je_j^2/d`, whence
+
+    .. math::
+
+        \lim \rho = 1 - \frac{3\,g'(q_0)}{d\,f_0(q_0)\,q_0} .
+
+    At :math:`d = 2`, :math:`n = 2` this is :math:`(3\ln 2 - 2)/4 = 0.01986`, the smallest
+    value over :math:`d \ge 2`, :math:`n \ge 2` found (it grows with :math:`n` and with
+    :math:`d`).
+
+    Parameters
+    ----------
+    d : int >= 2
+    n : int >= 2
+
+    Examples
+    --------
+    >>> round(equal_weights_margin(2, n=2), 12) == round((3 * math.log(2) - 2) / 4, 12)
+    True
+    """
+    d = check_count("d", d, minimum=2)
+    n = check_count("n", n, minimum=2)
+    p = 1.0 / n
+    y = float(stats.chi2.isf(p, d))        # d q0
+    q0 = y / d
+    f0 = d * float(stats.chi2.pdf(y, d))   # density of chi2_d / d at q0
+    k = d + 4                              # g(x) = d pdf_k(d x), g'(x) = d^2 pdf_k'(d x)
+    dpdf = float(stats.chi2.pdf(y, k)) * ((k / 2.0 - 1.0) / y - 0.5)
+    g_prime = d * d * dpdf
+    return 1.0 - 3.0 * g_prime / (d * f0 * q0)
+
+
+@dataclass(frozen=True)
+class TangentCertificate:
+    r"""Outcome of :func:`tangent_certificate`.
+
+    Attributes
+    ----------
+    value : float
+        :math:`D = \sum_j \log(d\,\sigma_j/S)\,\Delta_j` (:math:`S = \sum_i\sigma_i`).
+    increments : numpy.ndarray
+        :math:`\Delta_j = P(Q_t + (\sigma_j/S)\chi^2_2 > C_t^2) - 1/n \ge 0`, with
+        :math:`Q_t = \sum_i(\sigma_i/S)Z_i^2`.
+    tolerance : float
+        The size of :math:`D` below which its sign is not trusted (from the
+        :math:`10^{-10}` relative accuracy of the tails).
+    proves : bool
+        ``value > tolerance``: then :math:`R(\sigma, n) \ge 1` (indeed :math:`> 1`).
+    """
+
+    value: float
+    increments: np.ndarray
+    tolerance: float
+    proves: bool
+
+
+def tangent_certificate(sigma, *, n) -> TangentCertificate:
+    r"""A sufficient condition for :math:`R(\sigma, n) \ge 1` (tangent-plane certificate).
+
+    Normalise :math:`\sum_j\sigma_j = 1` (:math:`R` is scale invariant) and let
+    :math:`x = C_t^2 = q_{1/n}(\sigma)`. :math:`R \ge 1` is equivalent to
+    :math:`F(x; d\sigma^2) \le F(x; \sigma) = 1 - 1/n`. The function
+    :math:`\varphi(u) = \log F(x; e^u)` is concave (Prékopa: the indicator of the convex set
+    :math:`\{(u, y): \log\sum_je^{u_j + y_j} \le \log x\}` times the log-concave density of
+    :math:`y_j = \log Z_j^2` is log-concave, and marginals of log-concave functions are
+    log-concave), and :math:`\partial\varphi/\partial u_j = -\Delta_j/(2F)` with
+    :math:`\Delta_j` as in :class:`TangentCertificate` (from
+    :math:`\partial_{w_j}F = -f_{Q + w_j\chi^2_2}(x)` and
+    :math:`F_Q - F_{Q + c\chi^2_2} = 2c f_{Q + c\chi^2_2}`). The tangent plane at
+    :math:`u = \log\sigma` in the direction :math:`\log(d\sigma^2) - \log\sigma = \log(d\sigma)`
+    gives
+
+    .. math::
+
+        \log F(x; d\sigma^2) \le \log(1 - \tfrac1n) - \frac{D}{2(1 - 1/n)},\qquad
+        D = \sum_j \log(d\sigma_j)\,\Delta_j ,
+
+    so :math:`D \ge 0` implies :math:`R \ge 1`. :math:`D` is always :math:`\ge 0` far enough
+    in the tail (large :math:`n` for fixed :math:`\sigma`), but not near equal weights at
+    :math:`n = 2`, where :math:`R \ge 1` nevertheless holds (:func:`equal_weights_margin`).
+
+    Parameters
+    ----------
+    sigma : array_like
+        Positive standard deviations.
+    n : int >= 2
+
+    Returns
+    -------
+    TangentCertificate
+
+    Examples
+    --------
+    >>> c = tangent_certificate([3.0, 1.0, 1.0], n=10)
+    >>> c.proves, bool(np.all(c.increments > 0))
+    (True, True)
+    """
+    from egmlib import gchisq
+
+    s = check_positive_vector("sigma", sigma)
+    n = check_count("n", n, minimum=2)
+    p = 1.0 / n
+    w = s / math.fsum(s)
+    d = w.size
+    x = float(gchisq.isf(p, w))
+    values, inverse = np.unique(w, return_inverse=True)
+    inc_unique = np.array([float(gchisq.sf(x, np.r_[w, v, v])) - p for v in values])
+    inc = inc_unique[inverse]
+    logs = np.log(d * w)
+    terms = logs * inc
+    value = math.fsum(terms)
+    tolerance = 1e-8 * (math.fsum(np.abs(terms)) + p * math.fsum(np.abs(logs)))
+    return TangentCertificate(value, inc, tolerance, bool(value > tolerance))

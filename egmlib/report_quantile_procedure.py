@@ -1,0 +1,511 @@
+r"""The report's own quantile procedure for Figure 2, run with an exact or a perturbed CDF.
+
+Section 5 of the report {cite}`poulsen2023` obtains its squared clipping radii
+:math:`C_n^2` and :math:`C_t^2` (upper :math:`1/n`-quantiles of
+:math:`Q = \sum_j w_j Z_j^2`) from chi2comb (Davies' algorithm {cite}`davies1980`) at
+absolute tolerance :math:`1/n`. The authors' public code (``generate.py`` of
+``TSPoulsen/egm``) wraps that CDF in a bisection which, in its fault-free branch, does
+the following with :math:`t = 1 - p` and :math:`p = 1/n`:
+
+1. bracket: ``lo, hi = 0, 1``; while :math:`\hat F(hi) < t`: ``lo, hi = hi, 2 hi``;
+2. bisection: ``c = (lo + hi) / 2``; if :math:`\hat F(c) < t` then ``lo = c`` else
+   ``hi = c``; repeat until :math:`|\hat F(c) - t| \le p/10` at the point :math:`c` just
+   evaluated;
+3. return ``(lo + hi) / 2``, the midpoint of the final bracket, **not** the point
+   :math:`c` at which the stopping rule was met.
+
+Step 3 is why the published radii are dyadic rationals and why they can be far from
+the quantile even when :math:`\hat F` is exact: the returned value is half a bracket
+width away from a point that passed the test. (On a Davies fault the code moves the
+upper end by 10, or the evaluation point by 1; no published radius needs that branch,
+see :func:`reproducing_path`.)
+
+Everything here works with the tail :math:`P(c) = 1 - F(c)` instead of :math:`F`, which
+is exactly equivalent for every comparison above (:math:`\hat F(c) < t \iff \hat P(c) > p`,
+:math:`|\hat F(c) - t| \le p/10 \iff |\hat P(c) - p| \le p/10`) and keeps full relative
+accuracy. A CDF error :math:`|\hat F - F| \le \tau` is the same as :math:`|\hat P - P| \le
+\tau`; errors are reported in units of :math:`p = 1/n`, so Davies' tolerance is 1.
+
+- :func:`report_bisection`: the procedure for any tail function (exact or perturbed);
+- :func:`exact_report_radius`: the procedure with the exact tail of :mod:`egmlib.gchisq`;
+- :func:`reproducing_path`: for a given output value (a published radius), the unique
+  run that returns it and the smallest uniform CDF error that makes the procedure take
+  that run;
+- :func:`published_radii_procedure`: both, for the 216 published radii of Figure 2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+from scipy import optimize
+
+from egmlib._validation import (
+    check_count,
+    check_nonnegative_vector,
+    check_positive_finite,
+    check_probability,
+)
+
+__all__ = [
+    "STOP_FRACTION",
+    "BisectionTrace",
+    "ReproducingPath",
+    "report_bisection",
+    "exact_tail",
+    "exact_report_radius",
+    "reproducing_path",
+    "snap_to_dyadic",
+    "published_radii_procedure",
+]
+
+#: The stopping rule's half-width in units of p: stop once |F(c) - (1 - p)| <= p / 10.
+STOP_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class BisectionTrace:
+    """One run of the report's bisection.
+
+    Attributes
+    ----------
+    value : float
+        What the procedure returns: the midpoint of the final bracket.
+    last_point : float
+        The last point at which the CDF was evaluated (the one that met the stopping
+        rule); returning it instead of ``value`` is the obvious fix.
+    points : tuple of float
+        Every evaluation point in order (the doubling phase first).
+    bracket : tuple of float
+        The final ``(lo, hi)``; ``value = (lo + hi) / 2`` and ``last_point`` is one end.
+    """
+
+    value: float
+    last_point: float
+    points: tuple
+    bracket: tuple
+
+
+@dataclass(frozen=True)
+class ReproducingPath:
+    r"""The run of the report's bisection that returns a given value.
+
+    Attributes
+    ----------
+    value : float
+        The output to be reproduced (a published radius, snapped to its dyadic value).
+    points : tuple of float
+        The evaluation points of that run, in order.
+    decisions : tuple of str
+        At each point what the run must decide: ``"double"`` (:math:`\hat P > p`, double the
+        bracket), ``"bracketed"`` (:math:`\hat P \le p`), ``"lo"``
+        (:math:`\hat P > 1.1p`, raise the lower end and go on), ``"hi"``
+        (:math:`\hat P < 0.9p`, lower the upper end and go on), ``"stop-lo"``
+        (:math:`p < \hat P \le 1.1p`, raise the lower end and stop), ``"stop-hi"``
+        (:math:`0.9p \le \hat P \le p`, lower the upper end and stop).
+    tail_ratio : tuple of float
+        :math:`n P(c)` with the exact tail at each point (``nan`` where a Chernoff bound
+        already showed that the exact tail takes the required decision).
+    required_error : tuple of float
+        At each point the smallest :math:`n|\hat P(c) - P(c)|` for which that decision is
+        taken (0 where the exact tail takes it).
+    max_required_error : float
+        :math:`\varepsilon^* = \max` of ``required_error``: the smallest uniform CDF error,
+        in units of :math:`1/n`, with which the procedure returns ``value``; ``inf`` if no
+        run of the procedure returns ``value`` (then the other fields are empty).
+    last_point : float
+        The point at which that run stops (``nan`` if there is no such run).
+    """
+
+    value: float
+    points: tuple
+    decisions: tuple
+    tail_ratio: tuple
+    required_error: tuple
+    max_required_error: float
+    last_point: float
+
+    @property
+    def exact(self) -> bool:
+        """True when the exact CDF itself makes the procedure return ``value``."""
+        return self.max_required_error == 0.0
+
+
+def report_bisection(
+    tail: Callable[[float], float], *, p: float, max_steps: int = 200
+) -> BisectionTrace:
+    r"""Run the report's bisection (fault-free branch) on a tail function.
+
+    Implements the procedure of the report's Section 5 as its authors' code does it
+    (module docstring): bracket :math:`[0, 1]`, doubling of the upper end until
+    :math:`\hat F(hi) \ge 1 - p`, bisection until :math:`|\hat F(c) - (1 - p)| \le p/10`
+    at the evaluated point :math:`c`, and the midpoint of the final bracket returned.
+
+    Parameters
+    ----------
+    tail : callable
+        ``tail(c)`` returns :math:`\hat P(Q > c) = 1 - \hat F(c)`, exact or perturbed.
+    p : float in (0, 1)
+        The tail probability (the report's :math:`1/n`).
+    max_steps : int, optional
+        Upper limit on the number of doublings and on the number of bisection steps.
+
+    Returns
+    -------
+    BisectionTrace
+
+    Raises
+    ------
+    RuntimeError
+        If the bracket or the bisection does not terminate within ``max_steps`` steps
+        (a tail that never drops below ``p``, or one that jumps over the stopping band).
+
+    Examples
+    --------
+    >>> tr = report_bisection(lambda c: math.exp(-c), p=0.01)   # exact quantile ln 100 = 4.605
+    >>> tr.points
+    (1.0, 2.0, 4.0, 8.0, 6.0, 5.0, 4.5, 4.75, 4.625)
+    >>> tr.last_point, tr.bracket, tr.value        # exp(-4.625) = 0.0098 passed the test
+    (4.625, (4.5, 4.625), 4.5625)
+    """
+    p = check_probability("p", p)
+    max_steps = check_count("max_steps", max_steps, minimum=1)
+    tol = STOP_FRACTION * p
+    points = []
+    lo, hi = 0.0, 1.0
+    for _ in range(max_steps):
+        points.append(hi)
+        if not tail(hi) > p:  # F(hi) >= 1 - p
+            break
+        lo, hi = hi, 2.0 * hi
+    else:
+        raise RuntimeError(
+            f"report_bisection: no upper end with F(hi) >= 1 - p after {max_steps} doublings "
+            f"(p={p!r}, last hi={hi!r})")
+    for _ in range(max_steps):
+        c = 0.5 * (lo + hi)
+        points.append(c)
+        P = tail(c)
+        if P > p:  # F(c) < 1 - p
+            lo = c
+        else:
+            hi = c
+        if abs(P - p) <= tol:
+            return BisectionTrace(0.5 * (lo + hi), c, tuple(points), (lo, hi))
+    raise RuntimeError(
+        f"report_bisection: the stopping rule |F(c) - (1 - p)| <= p/10 was not met within "
+        f"{max_steps} bisection steps (p={p!r}, bracket [{lo!r}, {hi!r}])")
+
+
+# --------------------------------------------------------------------------------------
+# The exact tail, with Chernoff bounds deciding the far-away points
+# --------------------------------------------------------------------------------------
+
+
+def _log_chernoff(w: np.ndarray, x: float, upper: bool) -> float:
+    r"""log of a Chernoff bound on P(Q >= x) (upper) or P(Q <= x) (lower).
+
+    :math:`\log P \le \min_s K(s) - s x` with :math:`K(s) = -\tfrac12\sum_j\log(1 - 2w_js)`,
+    over :math:`0 \le s < 1/(2\max_j w_j)` (upper) or :math:`s \le 0` (lower). Any ``s``
+    gives a valid bound; the minimiser only makes it tight.
+    """
+    wmax = float(w.max())
+
+    def g(s):
+        return -0.5 * float(np.sum(np.log1p(-2.0 * w * s))) - s * x
+
+    if upper:
+        res = optimize.minimize_scalar(g, bounds=(0.0, (1.0 - 1e-12) / (2.0 * wmax)),
+                                       method="bounded", options={"xatol": 1e-12 / wmax})
+    else:
+        res = optimize.minimize_scalar(g, bounds=(-1e6 / wmax, 0.0), method="bounded",
+                                       options={"xatol": 1e-12 / wmax})
+    return min(0.0, float(res.fun), g(0.0))
+
+
+class _Tail:
+    """Exact tail of Q = sum_j w_j Z_j^2, or a Chernoff bound where that decides (see exact_tail)."""
+
+    def __init__(self, w, p: float):
+        from egmlib import gchisq
+
+        wv = check_nonnegative_vector("w", w)
+        self.p = check_probability("p", p)
+        self.w = wv[wv > 0]
+        self.law = gchisq.WeightedChiSquare(self.w)
+        self.mean = float(np.sum(self.w))
+        self.log_low = math.log(0.5 * self.p)
+        self.log_high = math.log(0.5 * (1.0 - 1.1 * self.p))
+
+    def with_flag(self, c: float) -> tuple[float, bool]:
+        """(value, exact): the exact P(Q > c), or (a bound, False) far from the thresholds."""
+        c = float(c)
+        if c > self.mean:
+            lb = _log_chernoff(self.w, c, upper=True)
+            if lb < self.log_low:
+                return math.exp(lb), False
+        elif c > 0:
+            lb = _log_chernoff(self.w, c, upper=False)  # bound on P(Q <= c)
+            if lb < self.log_high:
+                return -math.expm1(lb), False
+        return self.exact(c), True
+
+    def exact(self, c: float) -> float:
+        return float(self.law.sf(float(c)))
+
+    def __call__(self, c: float) -> float:
+        return self.with_flag(c)[0]
+
+
+def exact_tail(w, *, p: float) -> Callable[[float], float]:
+    r"""The exact tail :math:`c \mapsto P(Q > c)` for the report's decisions at level ``p``.
+
+    Returns :math:`P(Q > c)` from :class:`egmlib.gchisq.WeightedChiSquare` (relative error
+    about :math:`10^{-10}`), except where a Chernoff bound already places :math:`P(c)` below
+    :math:`p/2` or above :math:`(1 + 1.1p)/2`, far from every threshold
+    :math:`0.9p, p, 1.1p` of :func:`report_bisection`; there it returns that bound, which
+    leads to the same decisions. This keeps the far tails, which underflow, away from
+    :mod:`egmlib.gchisq`.
+
+    Parameters
+    ----------
+    w : array_like
+        Weights :math:`w_j \ge 0`, at least one positive (e.g. :math:`\sigma_j^2` for
+        :math:`C_n^2`, :math:`\sigma_j/\sum_i\sigma_i` for :math:`C_t^2`).
+    p : float in (0, 1)
+        The level the decisions are taken at.
+
+    Examples
+    --------
+    >>> tail = exact_tail([1.0, 1.0], p=0.01)      # chi^2_2: P(Q > c) = exp(-c/2)
+    >>> round(tail(9.0) / math.exp(-4.5), 9), tail(200.0) < 0.005
+    (1.0, True)
+    """
+    return _Tail(w, p)
+
+
+def exact_report_radius(w, *, p: float) -> BisectionTrace:
+    r"""The report's procedure (:func:`report_bisection`) with the exact CDF.
+
+    What the published radii of Figure 2 would have been had chi2comb returned the exact
+    :math:`F`: the midpoint return and the stopping rule :math:`|F - (1 - p)| \le p/10`
+    are the only sources of error left.
+
+    Examples
+    --------
+    >>> from egmlib.experiments import zipf_sigmas
+    >>> s = zipf_sigmas(100, 0.1)
+    >>> tr = exact_report_radius(s / s.sum(), p=1e-3)   # C_t^2 at d=100, n=1e3, alpha=0.1
+    >>> tr.last_point, tr.value                         # exact quantile 1.49807
+    (1.5, 1.25)
+    """
+    return report_bisection(exact_tail(w, p=p), p=p)
+
+
+# --------------------------------------------------------------------------------------
+# Which CDF errors reproduce a given output
+# --------------------------------------------------------------------------------------
+
+#: decision -> (lowest allowed n P-hat, highest allowed n P-hat, lowest open?, highest open?)
+_ALLOWED = {
+    "double": (1.0, math.inf, True, True),
+    "bracketed": (0.0, 1.0, False, False),
+    "lo": (1.0 + STOP_FRACTION, math.inf, True, True),
+    "hi": (0.0, 1.0 - STOP_FRACTION, False, True),
+    "stop-lo": (1.0, 1.0 + STOP_FRACTION, True, False),
+    "stop-hi": (1.0 - STOP_FRACTION, 1.0, False, False),
+}
+
+
+def _required(r: float, decision: str) -> float:
+    """Distance from n P = r to the interval of n P-hat values that take ``decision``."""
+    a, b, _, _ = _ALLOWED[decision]
+    return max(0.0, a - r, r - b)
+
+
+def reproducing_path(w, *, p: float, value: float, max_steps: int = 200) -> ReproducingPath:
+    r"""The run of the report's bisection that returns ``value``, and the CDF error it needs.
+
+    Every output of :func:`report_bisection` is the midpoint of a final bracket, and the
+    brackets are nested halves of :math:`[2^{k-1}, 2^k]` (or :math:`[0, 1]`). Hence a given
+    ``value`` determines the run completely: the doubling must stop at the first power of
+    two above ``value``, each bisection step must keep the half that contains ``value``,
+    and the run must stop at the step whose new bracket has ``value`` as its midpoint. Each
+    decision needs :math:`\hat P(c)` in an interval (see :class:`ReproducingPath`); the
+    smallest perturbation :math:`n|\hat P(c) - P(c)|` that achieves it is computed with the
+    exact tail, and its maximum over the run is the smallest uniform CDF error
+    :math:`\varepsilon^*` (units of :math:`1/n`) under which the procedure returns
+    ``value``. With chi2comb at absolute tolerance :math:`1/n`, every ``value`` with
+    :math:`\varepsilon^* \le 1` is a possible output; :math:`\varepsilon^* = 0` means the
+    exact CDF returns it.
+
+    (Open and closed ends of the decision intervals are ignored in the distance: a
+    required error of 0 at a point where the exact tail lies exactly on a threshold is
+    reported as 0.)
+
+    Parameters
+    ----------
+    w : array_like
+        Weights of :math:`Q = \sum_j w_jZ_j^2`.
+    p : float in (0, 1)
+        The report's :math:`1/n`.
+    value : float > 0
+        The output to reproduce, e.g. a published :math:`C^2` (pass it through
+        :func:`snap_to_dyadic` first: the published file rounds some radii to 12 digits).
+
+    Returns
+    -------
+    ReproducingPath
+        With ``max_required_error = inf`` if no run returns ``value`` (a value at which
+        the run would evaluate the CDF, or one needing more than ``max_steps`` steps).
+        Every float is a dyadic rational, so a value such as ``0.3`` is reachable, in about
+        55 steps and with a huge required error: snap printed values first.
+    """
+    p = check_probability("p", p)
+    value = check_positive_finite("value", value)
+    max_steps = check_count("max_steps", max_steps, minimum=1)
+    tail = _Tail(w, p)
+    n_scale = 1.0 / p
+    points, decisions = [], []
+    lo, hi = 0.0, 1.0
+    for _ in range(max_steps):
+        points.append(hi)
+        if value < hi:
+            decisions.append("bracketed")
+            break
+        decisions.append("double")
+        lo, hi = hi, 2.0 * hi
+    else:
+        return _no_path(value)
+    found = False
+    for _ in range(max_steps):
+        c = 0.5 * (lo + hi)
+        if value == 0.5 * (c + hi):
+            points.append(c)
+            decisions.append("stop-lo")
+            found = True
+            break
+        if value == 0.5 * (lo + c):
+            points.append(c)
+            decisions.append("stop-hi")
+            found = True
+            break
+        if value == c:
+            break  # an evaluated point is never returned
+        points.append(c)
+        if value > c:
+            decisions.append("lo")
+            lo = c
+        else:
+            decisions.append("hi")
+            hi = c
+    if not found:
+        return _no_path(value)
+    ratios, required = [], []
+    for c, dec in zip(points, decisions):
+        P, exact = tail.with_flag(c)
+        need = _required(n_scale * P, dec)
+        if not exact and need == 0.0:  # a bound shows the exact tail takes this decision
+            ratios.append(math.nan)
+            required.append(0.0)
+            continue
+        if not exact:  # a bound on the wrong side: the distance needs the exact tail
+            P = tail.exact(c)
+            need = _required(n_scale * P, dec)
+        ratios.append(n_scale * P)
+        required.append(need)
+    return ReproducingPath(value, tuple(points), tuple(decisions), tuple(ratios),
+                           tuple(required), float(max(required)), points[-1])
+
+
+def _no_path(value: float) -> ReproducingPath:
+    return ReproducingPath(value, (), (), (), (), math.inf, math.nan)
+
+
+def snap_to_dyadic(x: float, *, max_log2_denominator: int = 30, rtol: float = 1e-11) -> float:
+    r"""The dyadic rational :math:`k/2^m` nearest to ``x`` within relative distance ``rtol``.
+
+    The published Figure 2 file prints some radii with 12 significant digits
+    (``0.00123596191406`` for :math:`81/65536 = 0.0012359619140625`); every output of the
+    report's bisection is a dyadic rational, so the printed value is snapped back before
+    :func:`reproducing_path` looks for the run that produced it.
+
+    Raises
+    ------
+    ValueError
+        If no :math:`k/2^m` with :math:`m \le` ``max_log2_denominator`` lies within
+        ``rtol`` of ``x``.
+
+    Examples
+    --------
+    >>> snap_to_dyadic(0.00123596191406) == 81 / 65536
+    True
+    """
+    x = check_positive_finite("x", x)
+    max_log2_denominator = check_count("max_log2_denominator", max_log2_denominator, minimum=0)
+    rtol = check_positive_finite("rtol", rtol)
+    for m in range(max_log2_denominator + 1):
+        k = round(x * 2**m)
+        if k > 0 and abs(k / 2**m - x) <= rtol * x:
+            return float(Fraction(k, 2**m))
+    raise ValueError(
+        f"x must lie within relative distance rtol={rtol!r} of a dyadic rational k/2^m with "
+        f"m <= {max_log2_denominator}, got x={x!r}")
+
+
+def published_radii_procedure() -> dict[str, np.ndarray]:
+    r"""The report's procedure against the 216 published squared radii of Figure 2.
+
+    For every published point (:func:`egmlib.experiments.load_published_figure2`) and both
+    radii (:math:`C_n^2`: weights :math:`\sigma_j^2`; :math:`C_t^2`: weights
+    :math:`\sigma_j/\sum_i\sigma_i`; :math:`p = 1/n`) the row holds
+
+    - ``published``: the published value, snapped to its dyadic rational;
+    - ``exact``: the exact quantile (:func:`egmlib.gchisq.isf`);
+    - ``procedure``: :func:`exact_report_radius`, the report's procedure with the exact CDF;
+    - ``procedure_last``: the point at which that run stopped;
+    - ``required_error``: :math:`\varepsilon^*` of :func:`reproducing_path` for the
+      published value (units of :math:`1/n`);
+    - ``last_point``: the point at which the run that returns the published value stopped,
+      i.e. what the procedure would have returned without the midpoint step;
+    - ``tail_ratio``: :math:`nP(Q > \text{published})`, the exact clipping probability at
+      the published radius in units of :math:`1/n`.
+
+    Keys ``d``, ``n``, ``alpha`` (int, int, float) and ``radius`` (``"Cn"`` or ``"Ct"``)
+    identify the rows; order: the published file's rows, :math:`C_n^2` before :math:`C_t^2`.
+    Takes a few seconds (about 15 tail evaluations per radius).
+    """
+    from egmlib import gchisq
+    from egmlib.experiments import load_published_figure2, zipf_sigmas
+
+    pub = load_published_figure2()
+    cols = {k: [] for k in ("d", "n", "alpha", "radius", "published", "exact", "procedure",
+                            "procedure_last", "required_error", "last_point", "tail_ratio")}
+    for d, n, a, cn2, ct2 in zip(pub["d"], pub["n"], pub["alpha"], pub["Cn_squared"],
+                                 pub["Ct_squared"]):
+        s = zipf_sigmas(int(d), float(a))
+        for name, w, v in (("Cn", s * s, cn2), ("Ct", s / s.sum(), ct2)):
+            p = 1.0 / float(n)
+            v = snap_to_dyadic(float(v))
+            tr = exact_report_radius(w, p=p)
+            path = reproducing_path(w, p=p, value=v)
+            law = gchisq.WeightedChiSquare(w)
+            cols["d"].append(int(d))
+            cols["n"].append(int(n))
+            cols["alpha"].append(float(a))
+            cols["radius"].append(name)
+            cols["published"].append(v)
+            cols["exact"].append(float(law.isf(p)))
+            cols["procedure"].append(tr.value)
+            cols["procedure_last"].append(tr.last_point)
+            cols["required_error"].append(path.max_required_error)
+            cols["last_point"].append(path.last_point)
+            cols["tail_ratio"].append(float(n) * float(law.sf(v)))
+    out = {k: np.array(v) for k, v in cols.items()}
+    out["d"] = out["d"].astype(np.int64)
+    out["n"] = out["n"].astype(np.int64)
+    return out

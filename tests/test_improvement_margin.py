@@ -1,0 +1,89 @@
+"""egmlib.improvement_margin: R >= 1 measured on the scale of Theorem 3's factor."""
+
+import math
+
+import numpy as np
+import pytest
+
+from egmlib import gchisq
+from egmlib import improvement_margin as im
+from egmlib.scaling import egm_improvement, figure2_improvement
+
+
+def test_equal_weights_margin_closed_form_d2_n2():
+    assert im.equal_weights_margin(2, n=2) == pytest.approx((3 * math.log(2) - 2) / 4, rel=1e-12)
+
+
+@pytest.mark.parametrize("d,n", [(2, 2), (2, 100), (3, 2), (10, 3), (50, 1000)])
+def test_equal_weights_margin_is_the_limit(d, n):
+    e = np.zeros(d)
+    e[0], e[1] = 0.01, -0.01
+    got = im.normalized_margin((1 + e) / d, n=n)
+    assert got == pytest.approx(im.equal_weights_margin(d, n=n), abs=2e-3)
+
+
+def test_equal_weights_margin_positive_and_increasing_in_n():
+    for d in (2, 3, 5, 30, 1000, 10**5):
+        vals = [im.equal_weights_margin(d, n=n) for n in (2, 3, 10, 1000, 10**6)]
+        assert vals[0] > 0.0198 and all(a < b for a, b in zip(vals, vals[1:]))
+
+
+def test_normalized_margin_definition_and_equal_sigma():
+    s = np.array([3.0, 1.0, 0.5])
+    R, rbar = figure2_improvement(s, n=100), egm_improvement(s)
+    assert im.normalized_margin(s, n=100) == pytest.approx((R - 1) / (rbar - 1), rel=1e-12)
+    with pytest.raises(ValueError, match="not have all entries equal"):
+        im.normalized_margin([2.0, 2.0, 2.0], n=10)
+
+
+def test_log_cdf_is_concave_in_log_weights():
+    """Prekopa: u -> log P(sum e^{u_j} Z_j^2 <= x) is concave (midpoint test on random chords)."""
+    rng = np.random.default_rng(7)
+    for _ in range(25):
+        d = int(rng.integers(2, 6))
+        u, v = rng.normal(0, 1.5, d), rng.normal(0, 1.5, d)
+        x = float(rng.uniform(0.5, 8.0))
+        phi = lambda z: float(gchisq.logcdf(x, np.exp(z)))  # noqa: E731
+        assert phi(0.5 * (u + v)) >= 0.5 * (phi(u) + phi(v)) - 1e-9
+
+
+def test_weight_derivative_identity():
+    """dF/dw_j = -f_{Q + w_j chi2_2}(x) = -(F_Q - F_{Q + w_j chi2_2})(x) / (2 w_j)."""
+    w = np.array([0.5, 0.3, 0.2])
+    x, h = 2.0, 1e-5
+    for j in range(3):
+        wp, wm = w.copy(), w.copy()
+        wp[j] += h
+        wm[j] -= h
+        fd = (float(gchisq.cdf(x, wp)) - float(gchisq.cdf(x, wm))) / (2 * h)
+        ident = -(float(gchisq.cdf(x, w)) - float(gchisq.cdf(x, np.r_[w, w[j], w[j]]))) / (2 * w[j])
+        assert fd == pytest.approx(ident, rel=1e-5)
+
+
+def test_certificate_is_sufficient():
+    rng = np.random.default_rng(11)
+    proved = 0
+    for _ in range(12):
+        s = rng.lognormal(0.0, 1.0, int(rng.integers(2, 8)))
+        n = int(rng.choice([3, 10, 1000]))
+        c = im.tangent_certificate(s, n=n)
+        assert np.all(c.increments >= 0)
+        if c.proves:
+            proved += 1
+            assert figure2_improvement(s, n=n) >= 1.0
+    assert proved >= 10
+
+
+def test_certificate_fails_near_equal_weights_at_n2_although_R_ge_1():
+    c = im.tangent_certificate([0.6, 0.4], n=2)
+    assert c.value < -c.tolerance and not c.proves
+    assert figure2_improvement([0.6, 0.4], n=2) > 1.0
+
+
+def test_validation():
+    with pytest.raises(ValueError, match="n must be an integer >= 2"):
+        im.equal_weights_margin(3, n=1)
+    with pytest.raises(ValueError, match="d must be an integer >= 2"):
+        im.equal_weights_margin(1, n=10)
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        im.tangent_certificate([1.0, 0.0], n=10)
