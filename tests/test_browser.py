@@ -592,7 +592,10 @@ def test_report_macros_typeset(browser):
 
 _LAYOUT_JS = r"""
 const article = document.querySelector("article.bd-article") || document.querySelector("main");
-const seen = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+// Content of a closed <details> (collapsed code, the rest of a long table) still has layout
+// boxes in current Chromium (content-visibility: hidden), but the reader does not see it.
+const seen = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"
+    && !(el.parentElement && el.parentElement.closest("details:not([open])"));
 const cut = [];
 for (const el of document.querySelectorAll(
     "div.cell_output pre, div.egm-check, div.cell_output div.output, div.admonition")) {
