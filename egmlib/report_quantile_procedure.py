@@ -70,7 +70,7 @@ __all__ = [
     "published_radii_procedure",
 ]
 
-#: The stopping rule's half-width in units of p: stop once |F(c) - (1 - p)| <= p / 10.
+#: Half-width of the stopping rule in units of p (stop once ``|F(c) - (1 - p)| <= p / 10``).
 STOP_FRACTION = 0.1
 
 #: Most steps a run can take: 1024 doublings reach the largest float, and about 1130
@@ -513,10 +513,10 @@ class PublishedRadiiProcedure:
     procedure_last: NDArray[np.float64]  #: the point at which that run stopped
     #: epsilon* of reproducing_path for the published value (units of 1/n)
     required_error: NDArray[np.float64]
-    #: where the run that returns the published value stopped: the procedure's output
-    #: without the midpoint step
+    #: where the run that returns the published value stopped (the procedure's output
+    #: without the midpoint step)
     last_point: NDArray[np.float64]
-    #: n P(Q > published): the exact clipping probability at the published radius, in units of 1/n
+    #: the exact clipping probability at the published radius, n P(Q > published), in units of 1/n
     tail_ratio: NDArray[np.float64]
 
     def __post_init__(self) -> None:
