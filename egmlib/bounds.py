@@ -29,6 +29,11 @@ a frozen :class:`Theorem4Result` with ``holds=False`` and ``bound=None``, so a g
 configurations can be evaluated in one pass and the failing ones reported.  Bad *input*
 (negative sigma, n < 2, ...) still raises ``ValueError``.
 
+Beyond the report: Laurent and Massart's bound (2000, Lemma 1) has no range condition, so
+:func:`laurent_massart_ct2_bound` and :func:`algorithm3_noise_bound` bound :math:`C_t^2`
+and Algorithm 3's error for every :math:`n \ge 2`, below Theorem 4's bound wherever that
+applies.
+
 All sums of powers are formed after dividing by :math:`\sigma_*`, so
 :math:`\sigma_j^4` never underflows for Zipf weights with large exponents.
 """
@@ -60,6 +65,9 @@ __all__ = [
     "Theorem4Result",
     "theorem4_condition",
     "theorem4_bound",
+    "laurent_massart_threshold",
+    "laurent_massart_ct2_bound",
+    "algorithm3_noise_bound",
 ]
 
 
@@ -250,12 +258,17 @@ def theorem4_bound(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> Theor
 # ----------------------------------------------------------------------------------------
 
 
-def laurent_massart_threshold(w, *, t: float) -> float:
+def laurent_massart_threshold(w: ArrayLike, *, t: float) -> float:
     r"""Laurent and Massart's threshold :math:`\sum_jw_j + 2\sqrt{t\sum_jw_j^2} + 2t\max_jw_j`.
 
     For :math:`Q = \sum_jw_jZ_j^2` with :math:`w_j \ge 0` and :math:`Z_j` independent standard
     normal, :math:`P(Q \ge x_t) \le e^{-t}` for **every** :math:`t > 0`
     (Laurent and Massart 2000, Lemma 1): no range restriction, unlike Lemma 4.2.
+
+    Raises
+    ------
+    ValueError
+        Also when the threshold overflows the float64 range (``w`` or ``t`` near 1e308).
 
     Examples
     --------
@@ -266,10 +279,12 @@ def laurent_massart_threshold(w, *, t: float) -> float:
     t = check_nonnegative_finite("t", t)
     wmax = float(wv.max())
     u = wv / wmax
-    return wmax * (float(np.sum(u)) + 2.0 * math.sqrt(t * float(np.sum(u * u))) + 2.0 * t)
+    out = wmax * (float(np.sum(u)) + 2.0 * math.sqrt(t * float(np.sum(u * u))) + 2.0 * t)
+    check_finite_result(out, what="the Laurent-Massart threshold", inputs="w or t")
+    return out
 
 
-def laurent_massart_ct2_bound(sigma, *, n) -> float:
+def laurent_massart_ct2_bound(sigma: ArrayLike, *, n: int) -> float:
     r"""Upper bound on Algorithm 3's squared radius :math:`C_t^2` valid for every :math:`n \ge 2`.
 
     With Lemma 4.1's scaling the transformed weights are :math:`w_j = \sigma_j/S`,
@@ -284,13 +299,13 @@ def laurent_massart_ct2_bound(sigma, *, n) -> float:
     14.502272
     """
     s = check_nonnegative_vector("sigma", sigma)
-    ln_n = _check_n_log(n)
+    ln_n = math.log(check_count("n", n, minimum=2))
     smax, p2, _ = _power_sums(s)
     p1 = float(np.sum(s / smax))
     return 1.0 + (2.0 * math.sqrt(ln_n * p2) + 2.0 * ln_n) / p1
 
 
-def algorithm3_noise_bound(sigma, *, n, sigma_opt: float = 1.0) -> float:
+def algorithm3_noise_bound(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> float:
     r"""Error bound for Algorithm 3 without Theorem 4's condition (beyond the report).
 
     For rows :math:`\mathcal N(\mu, \operatorname{diag}(\sigma^2))`, Lemma 4.1's scaling and
@@ -312,8 +327,10 @@ def algorithm3_noise_bound(sigma, *, n, sigma_opt: float = 1.0) -> float:
     (60851.86, True)
     """
     s = check_nonnegative_vector("sigma", sigma)
-    ln_n = _check_n_log(n)
+    ln_n = math.log(check_count("n", n, minimum=2))
     so = check_positive_finite("sigma_opt", sigma_opt)
     smax, p2, _ = _power_sums(s)
     p1 = float(np.sum(s / smax))
-    return 4.0 * so * so * smax * smax * p1 * (p1 + 2.0 * math.sqrt(ln_n * p2) + 2.0 * ln_n)
+    out = 4.0 * so * so * smax * smax * p1 * (p1 + 2.0 * math.sqrt(ln_n * p2) + 2.0 * ln_n)
+    check_finite_result(out, what="the error bound", inputs="sigma or sigma_opt")
+    return out

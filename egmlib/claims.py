@@ -79,8 +79,9 @@ class Check:
     label : str
         Stable identifier of the check; the badge carries the HTML anchor
         ``check-<label>``.
-    outcome : {"confirms", "corrects", "beyond"}
-        What the check shows about the report.
+    outcome : str
+        What the check shows about the report: ``"confirms"``, ``"corrects"`` or
+        ``"beyond"``.
     statement : str
         What was checked, one or two sentences; inline math between ``$...$``.
     evidence : str

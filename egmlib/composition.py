@@ -22,19 +22,22 @@ sensitivity (the worst case of each component).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, special
 
 from egmlib._validation import (
     check_count,
+    check_finite_array,
+    check_length,
     check_nonnegative_vector,
     check_positive_finite,
-    check_real,
-    check_same_shape,
 )
 
 __all__ = [
+    "OutputLaws",
     "hockey_stick",
     "randomized_response",
     "randomized_response_composition",
@@ -42,51 +45,86 @@ __all__ = [
     "laplace_gaussian_delta",
 ]
 
+#: Largest number of composed randomized responses (the sum has k + 1 terms).
+_K_MAX = 10**6
 
-def hockey_stick(p, q, *, eps: float) -> float:
+#: Largest Laplace parameter: the quadrature in :func:`laplace_gaussian_delta` resolves the
+#: Laplace loss density, whose mass lies within about 1/laplace_eps of one end of [0, 1],
+#: up to here (it agrees with the substitution v = u laplace_eps to 1e-14 relative; from
+#: about 5000 on it misses the mass).
+_LAPLACE_EPS_MAX = 1000.0
+
+#: How far the entries of a probability vector may sum from 1 (rounding of products).
+_MASS_TOL = 1e-9
+
+#: Largest eps with a finite e^eps.
+_LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
+
+
+class OutputLaws(NamedTuple):
+    """The output distributions of a mechanism on one pair of neighbouring inputs."""
+
+    p: NDArray[np.float64]  #: the law of the output on the input X
+    q: NDArray[np.float64]  #: the law of the output on the neighbouring input X'
+
+
+def hockey_stick(p: ArrayLike, *, q: ArrayLike, eps: float) -> float:
     r"""Hockey-stick divergence :math:`\sum_y \max(0, p_y - e^\varepsilon q_y)` of two discrete laws.
 
     The smallest :math:`\delta` for which the pair of output distributions ``p`` (on
-    input :math:`X`) and ``q`` (on :math:`X'`) satisfies Definition 2.3 at this
+    input :math:`X`) and ``q`` (on :math:`X'`) satisfies the report's Definition 2.3 at this
     :math:`\varepsilon`; the supremum over events is attained at
     :math:`\{y: p_y > e^\varepsilon q_y\}`.
 
     Parameters
     ----------
     p, q : array_like
-        Probability vectors of the same shape (entries :math:`\ge 0`; they are used as
-        given, so pass normalised vectors).
+        Probability vectors of the same length (entries :math:`\ge 0` summing to 1 within
+        :math:`10^{-9}`).
     eps : float
-        Any real :math:`\varepsilon`.
+        Any finite real :math:`\varepsilon`.
 
     Examples
     --------
-    >>> hockey_stick([0.75, 0.25], [0.25, 0.75], eps=math.log(3))
+    >>> hockey_stick([0.75, 0.25], q=[0.25, 0.75], eps=math.log(3))
     0.0
     """
-    pv = check_nonnegative_vector("p", p, allow_all_zero=True)
-    qv = check_nonnegative_vector("q", q, allow_all_zero=True)
-    check_same_shape("p", pv, "q", qv)
-    e = check_real("eps", eps)
-    if not math.isfinite(e):
-        raise ValueError(f"eps must be finite, got eps={e!r}")
+    laws = []
+    for name, value in (("p", p), ("q", q)):
+        v = check_nonnegative_vector(name, value, allow_all_zero=True)
+        if np.any(v > 1.0) or abs(math.fsum(v) - 1.0) > _MASS_TOL:
+            raise ValueError(f"{name} must be a probability vector (entries in [0, 1] summing to 1), "
+                             f"got {name} with entries summing to {math.fsum(np.minimum(v, 1.0))!r}")
+        laws.append(v)
+    pv, qv = laws
+    check_length("q", qv, length=pv.size, of="the length of p")
+    e = float(check_finite_array("eps", eps, ndim=0))
+    if e > _LOG_FLOAT_MAX:  # e^eps q_y is infinite wherever q_y > 0
+        return float(math.fsum(pv[qv == 0.0]))
     return float(math.fsum(np.maximum(0.0, pv - math.exp(e) * qv)))
 
 
-def randomized_response(eps0: float) -> tuple[np.ndarray, np.ndarray]:
+def randomized_response(eps0: float) -> OutputLaws:
     r"""Randomized response on one bit: output laws on the inputs 0 and 1.
 
     The true bit is reported with probability :math:`e^{\varepsilon_0}/(1 + e^{\varepsilon_0})`
-    and flipped otherwise; this is :math:`(\varepsilon_0, 0)`-DP and no better.
-    Returns ``(p, q)`` over the outputs ``(0, 1)``.
+    and flipped otherwise; this is :math:`(\varepsilon_0, 0)`-DP and no better
+    ({cite}`dwork2014`, Section 3.2). Returns the laws ``p`` (input 0) and ``q`` (input 1)
+    over the outputs ``(0, 1)``.
+
+    Examples
+    --------
+    >>> laws = randomized_response(math.log(3))
+    >>> laws.p.round(12).tolist(), laws.q.round(12).tolist()
+    ([0.75, 0.25], [0.25, 0.75])
     """
     e0 = check_positive_finite("eps0", eps0)
     keep = 1.0 / (1.0 + math.exp(-e0))
-    return np.array([keep, 1.0 - keep]), np.array([1.0 - keep, keep])
+    return OutputLaws(p=np.array([keep, 1.0 - keep]), q=np.array([1.0 - keep, keep]))
 
 
 def randomized_response_composition(eps0: float, *, k: int, eps: float) -> float:
-    r"""Exact :math:`\delta(\varepsilon)` of :math:`k` independent randomized responses.
+    r"""Exact :math:`\delta(\varepsilon)` of :math:`k` independent randomized responses (Lemma 2.2).
 
     The joint output laws are the :math:`k`-fold products of :func:`randomized_response`
     (all :math:`k` bits of a record flip between the neighbours). The privacy loss of an
@@ -104,10 +142,10 @@ def randomized_response_composition(eps0: float, *, k: int, eps: float) -> float
     ----------
     eps0 : float > 0
         Privacy parameter of each randomized response.
-    k : int >= 1
+    k : int, 1 <= k <= 10**6
         Number of mechanisms.
     eps : float
-        The :math:`\varepsilon` at which :math:`\delta` is evaluated.
+        The finite :math:`\varepsilon` at which :math:`\delta` is evaluated.
 
     Examples
     --------
@@ -117,10 +155,8 @@ def randomized_response_composition(eps0: float, *, k: int, eps: float) -> float
     True
     """
     e0 = check_positive_finite("eps0", eps0)
-    k = check_count("k", k, minimum=1)
-    e = check_real("eps", eps)
-    if not math.isfinite(e):
-        raise ValueError(f"eps must be finite, got eps={e!r}")
+    k = check_count("k", k, minimum=1, maximum=_K_MAX)
+    e = float(check_finite_array("eps", eps, ndim=0))
     log_keep = -math.log1p(math.exp(-e0))
     log_flip = -e0 + log_keep
     terms = []
@@ -138,10 +174,17 @@ def gaussian_loss_profile(t: float, *, m: float) -> float:
 
     :math:`\Phi(m/2 - t/m) - e^{t}\Phi(-m/2 - t/m)`: for :math:`t = \varepsilon` this is the
     privacy profile of the Gaussian mechanism with :math:`m = \Delta/\sigma` (the report's
-    eq. (2)); here :math:`t` may be any real number, as needed inside a composition.
-    Evaluated with ``log_ndtr`` so that it keeps its relative accuracy in the tails.
+    eq. (2), {cite}`balle2018`); here :math:`t` may be any finite real number, as needed
+    inside a composition. Evaluated with ``log_ndtr`` so that it keeps its relative
+    accuracy in the tails.
+
+    Examples
+    --------
+    >>> from egmlib.calibration import privacy_profile
+    >>> bool(abs(gaussian_loss_profile(1.0, m=0.25) - privacy_profile(4.0, eps=1.0)) < 1e-15)
+    True
     """
-    t = check_real("t", t)
+    t = float(check_finite_array("t", t, ndim=0))
     m = check_positive_finite("m", m)
     a = special.log_ndtr(m / 2.0 - t / m)
     b = t + special.log_ndtr(-m / 2.0 - t / m)
@@ -152,7 +195,7 @@ def gaussian_loss_profile(t: float, *, m: float) -> float:
 
 def laplace_gaussian_delta(eps: float, *, laplace_eps: float, sigma: float,
                            sensitivity: float = 1.0) -> float:
-    r"""Exact :math:`\delta(\varepsilon)` of a Laplace and a Gaussian mechanism run independently.
+    r"""Exact :math:`\delta(\varepsilon)` of a Laplace and a Gaussian mechanism run independently (Lemma 2.2).
 
     The Laplace mechanism adds :math:`\mathrm{Lap}(\Delta/\varepsilon_L)` to a query of
     sensitivity :math:`\Delta` (pure :math:`\varepsilon_L`-DP), the Gaussian mechanism adds
@@ -177,6 +220,18 @@ def laplace_gaussian_delta(eps: float, *, laplace_eps: float, sigma: float,
     (relative tolerance :math:`10^{-12}`). Lemma 2.2 with :math:`\delta_{\mathrm{Lap}} = 0`
     promises :math:`\delta(\varepsilon_L + \varepsilon_G) \le \delta_G(\varepsilon_G)`.
 
+    Parameters
+    ----------
+    eps : float
+        The finite :math:`\varepsilon` at which :math:`\delta` is evaluated.
+    laplace_eps : float, 0 < laplace_eps <= 1000
+        :math:`\varepsilon_L` (beyond 1000 the quadrature would no longer resolve the
+        Laplace loss density).
+    sigma : float > 0
+        Standard deviation of the Gaussian noise.
+    sensitivity : float > 0, optional
+        :math:`\Delta` of both queries.
+
     Examples
     --------
     >>> from egmlib.calibration import privacy_profile
@@ -184,15 +239,19 @@ def laplace_gaussian_delta(eps: float, *, laplace_eps: float, sigma: float,
     >>> bool(joint <= privacy_profile(4.0, eps=1.0))
     True
     """
-    e = check_real("eps", eps)
-    if not math.isfinite(e):
-        raise ValueError(f"eps must be finite, got eps={e!r}")
+    e = float(check_finite_array("eps", eps, ndim=0))
     eL = check_positive_finite("laplace_eps", laplace_eps)
+    if eL > _LAPLACE_EPS_MAX:
+        raise ValueError(f"laplace_eps must be <= {_LAPLACE_EPS_MAX!r} (the quadrature resolves the "
+                         f"Laplace loss density up to there), got laplace_eps={eL!r}")
     s = check_positive_finite("sigma", sigma)
     D = check_positive_finite("sensitivity", sensitivity)
     m = D / s
+    if m == 0.0:
+        raise ValueError(f"sensitivity / sigma must be representable (> 0), got sensitivity={D!r} and "
+                         f"sigma={s!r}, whose ratio underflows to 0")
 
-    def g(t):
+    def g(t: float) -> float:
         return gaussian_loss_profile(t, m=m)
 
     atoms = 0.5 * g(e - eL) + 0.5 * math.exp(-eL) * g(e + eL)

@@ -79,7 +79,7 @@ class Table:
 
     @property
     def text(self) -> str:
-        """Aligned plain text: numbers right-aligned, text left-aligned."""
+        """Aligned plain text (numbers right-aligned, text left-aligned)."""
         heads = [_plain(c) for c in self.columns]
         widths = [max([len(h)] + [len(r[k]) for r in self.cells]) for k, h in enumerate(heads)]
 

@@ -356,6 +356,15 @@ def leading_count(sigma: ArrayLike, *, share: float = 0.99, power: int = 1) -> i
     uniformly distributed". With ``power=1`` this counts standard deviations (what the
     figure plots), with ``power=2`` variances (what the text says).
 
+    Parameters
+    ----------
+    sigma : array_like
+        Standard deviations :math:`\ge 0`, at least one positive.
+    share : float in (0, 1), optional
+        The share of the total to be held.
+    power : int, 1 <= power <= 8, optional
+        1 for standard deviations, 2 for variances.
+
     Examples
     --------
     >>> [leading_count(zipf_sigmas(100, alpha=a)) for a in (0.1, 1.0, 3.0)]
@@ -366,6 +375,6 @@ def leading_count(sigma: ArrayLike, *, share: float = 0.99, power: int = 1) -> i
     s = _v.check_nonnegative_vector("sigma", sigma)
     share = _v.check_probability("share", share)
     power = _v.check_count("power", power, minimum=1, maximum=8)
-    v = np.sort(s**power)[::-1]
+    v = np.sort((s / s.max()) ** power)[::-1]  # relative to the largest: no overflow, no underflow to 0
     c = np.cumsum(v) / math.fsum(v)
     return int(np.searchsorted(c, share) + 1)

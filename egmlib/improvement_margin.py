@@ -9,7 +9,7 @@ mechanism through the improvement (with the factor :math:`d` of eq. (1), see the
                  = \frac{d\,C_n^2}{C_t^2\,(\sum_i\sigma_i)^2},
 
 :math:`C_n^2` and :math:`C_t^2` the upper :math:`1/n`-quantiles of :math:`\sum_j\sigma_j^2Z_j^2`
-and :math:`\sum_j(\sigma_j/\sum_i\sigma_i)Z_j^2` (:func:`egmlib.scaling.figure2_improvement`).
+and :math:`\sum_j(\sigma_j/\sum_i\sigma_i)Z_j^2` (:func:`egmlib.experiments.figure2_improvement`).
 The report observes :math:`R \in [1, d]`; the upper half is proved in the book, the lower
 half, :math:`R \ge 1`, is open. Its expectation-based counterpart
 :math:`\bar R = d\sum_j\sigma_j^2/(\sum_j\sigma_j)^2 \ge 1` (Cauchy-Schwarz;
@@ -36,9 +36,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from egmlib._validation import check_count, check_positive_vector
+from egmlib import gchisq
+from egmlib._validation import check_count, check_finite_result, check_positive_vector
+from egmlib.experiments import figure2_improvement
+from egmlib.scaling import egm_improvement
 
 __all__ = [
     "normalized_margin",
@@ -47,11 +51,15 @@ __all__ = [
     "tangent_certificate",
 ]
 
+#: Largest dimension of :func:`equal_weights_margin`: beyond it the closed form, a
+#: difference of two numbers within about 1/sqrt(d) of each other, loses its digits.
+_D_MAX = 10**7
 
-def normalized_margin(sigma, *, n) -> float:
+
+def normalized_margin(sigma: ArrayLike, *, n: int) -> float:
     r""":math:`\rho = (R - 1)/(\bar R - 1)`: the improvement's margin above 1 relative to Theorem 3's factor.
 
-    :math:`R` is Figure 2's improvement (:func:`egmlib.scaling.figure2_improvement`, exact
+    :math:`R` is Figure 2's improvement (:func:`egmlib.experiments.figure2_improvement`, exact
     quantiles) and :math:`\bar R = d\sum_j\sigma_j^2/(\sum_j\sigma_j)^2` its
     expectation-based counterpart (:func:`egmlib.scaling.egm_improvement`). :math:`R \ge 1`
     exactly when :math:`\rho \ge 0`; :math:`\rho = 1` would mean :math:`R = \bar R`.
@@ -77,8 +85,6 @@ def normalized_margin(sigma, *, n) -> float:
     >>> round(normalized_margin([0.51, 0.49], n=2), 3)     # near equal weights: limit 0.0199
     0.02
     """
-    from egmlib.scaling import egm_improvement, figure2_improvement
-
     s = check_positive_vector("sigma", sigma)
     n = check_count("n", n, minimum=2)
     rbar = egm_improvement(s)
@@ -89,8 +95,8 @@ def normalized_margin(sigma, *, n) -> float:
     return (figure2_improvement(s, n=n) - 1.0) / (rbar - 1.0)
 
 
-def equal_weights_margin(d: int, *, n) -> float:
-    r"""Limit of :func:`normalized_margin` as :math:`\sigma` tends to equal weights.
+def equal_weights_margin(d: int, *, n: int) -> float:
+    r"""Limit of :func:`normalized_margin` (Figure 2's improvement against Theorem 3's) at equal weights.
 
     Write :math:`\sigma_j = (1 + e_j)/d` with :math:`\sum_je_j = 0`. At equal weights the
     gradient of :math:`F(x; w)` is orthogonal to :math:`\sum_j\delta w_j = 0` and its Hessian
@@ -113,15 +119,17 @@ def equal_weights_margin(d: int, *, n) -> float:
 
     Parameters
     ----------
-    d : int >= 2
+    d : int, 2 <= d <= 10**7
+        Dimension (beyond :math:`10^7` the difference above loses its digits).
     n : int >= 2
+        Number of points (clipping probability :math:`1/n`).
 
     Examples
     --------
     >>> round(equal_weights_margin(2, n=2), 12) == round((3 * math.log(2) - 2) / 4, 12)
     True
     """
-    d = check_count("d", d, minimum=2)
+    d = check_count("d", d, minimum=2, maximum=_D_MAX)
     n = check_count("n", n, minimum=2)
     p = 1.0 / n
     y = float(stats.chi2.isf(p, d))        # d q0
@@ -130,7 +138,9 @@ def equal_weights_margin(d: int, *, n) -> float:
     k = d + 4                              # g(x) = d pdf_k(d x), g'(x) = d^2 pdf_k'(d x)
     dpdf = float(stats.chi2.pdf(y, k)) * ((k / 2.0 - 1.0) / y - 0.5)
     g_prime = d * d * dpdf
-    return 1.0 - 3.0 * g_prime / (d * f0 * q0)
+    out = 1.0 - 3.0 * g_prime / (d * f0 * q0)
+    check_finite_result(out, what="the equal-weights margin", inputs="n")
+    return out
 
 
 @dataclass(frozen=True)
@@ -152,13 +162,13 @@ class TangentCertificate:
     """
 
     value: float
-    increments: np.ndarray
+    increments: NDArray[np.float64]
     tolerance: float
     proves: bool
 
 
-def tangent_certificate(sigma, *, n) -> TangentCertificate:
-    r"""A sufficient condition for :math:`R(\sigma, n) \ge 1` (tangent-plane certificate).
+def tangent_certificate(sigma: ArrayLike, *, n: int) -> TangentCertificate:
+    r"""A sufficient condition for Figure 2's improvement :math:`R(\sigma, n) \ge 1` (tangent-plane certificate).
 
     Normalise :math:`\sum_j\sigma_j = 1` (:math:`R` is scale invariant) and let
     :math:`x = C_t^2 = q_{1/n}(\sigma)`. :math:`R \ge 1` is equivalent to
@@ -198,11 +208,11 @@ def tangent_certificate(sigma, *, n) -> TangentCertificate:
     >>> c.proves, bool(np.all(c.increments > 0))
     (True, True)
     """
-    from egmlib import gchisq
-
     s = check_positive_vector("sigma", sigma)
     n = check_count("n", n, minimum=2)
     p = 1.0 / n
+    if not math.isfinite(float(s.max()) * s.size):  # the sum could overflow: R is scale-free
+        s = s / s.max()
     w = s / math.fsum(s)
     d = w.size
     x = float(gchisq.isf(p, w))

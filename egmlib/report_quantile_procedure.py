@@ -37,24 +37,31 @@ accuracy. A CDF error :math:`|\hat F - F| \le \tau` is the same as :math:`|\hat 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
+from egmlib import gchisq
 from egmlib._validation import (
+    check_callable,
     check_count,
+    check_finite_array,
+    check_finite_result,
     check_nonnegative_vector,
     check_positive_finite,
     check_probability,
 )
+from egmlib.experiments import load_published_figure2, zipf_sigmas
 
 __all__ = [
     "STOP_FRACTION",
     "BisectionTrace",
     "ReproducingPath",
+    "PublishedRadiiProcedure",
     "report_bisection",
     "exact_tail",
     "exact_report_radius",
@@ -63,8 +70,15 @@ __all__ = [
     "published_radii_procedure",
 ]
 
-#: The stopping rule's half-width in units of p: stop once |F(c) - (1 - p)| <= p / 10.
+#: Half-width of the stopping rule in units of p (stop once ``|F(c) - (1 - p)| <= p / 10``).
 STOP_FRACTION = 0.1
+
+#: Most steps a run can take: 1024 doublings reach the largest float, and about 1130
+#: halvings take a float bracket down to adjacent floats.
+_MAX_STEPS = 2200
+
+#: Largest denominator exponent of a dyadic float: every positive float is k / 2**m, m <= 1074.
+_MAX_LOG2_DENOMINATOR = 1074
 
 
 @dataclass(frozen=True)
@@ -86,8 +100,8 @@ class BisectionTrace:
 
     value: float
     last_point: float
-    points: tuple
-    bracket: tuple
+    points: tuple[float, ...]
+    bracket: tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -107,9 +121,10 @@ class ReproducingPath:
         (:math:`\hat P < 0.9p`, lower the upper end and go on), ``"stop-lo"``
         (:math:`p < \hat P \le 1.1p`, raise the lower end and stop), ``"stop-hi"``
         (:math:`0.9p \le \hat P \le p`, lower the upper end and stop).
-    tail_ratio : tuple of float
-        :math:`n P(c)` with the exact tail at each point (``nan`` where a Chernoff bound
-        already showed that the exact tail takes the required decision).
+    tail_ratio : tuple of float or None
+        :math:`n P(c)` with the exact tail at each point (``None`` where a Chernoff bound
+        already showed that the exact tail takes the required decision, so it was not
+        computed).
     required_error : tuple of float
         At each point the smallest :math:`n|\hat P(c) - P(c)|` for which that decision is
         taken (0 where the exact tail takes it).
@@ -117,17 +132,17 @@ class ReproducingPath:
         :math:`\varepsilon^* = \max` of ``required_error``: the smallest uniform CDF error,
         in units of :math:`1/n`, with which the procedure returns ``value``; ``inf`` if no
         run of the procedure returns ``value`` (then the other fields are empty).
-    last_point : float
-        The point at which that run stops (``nan`` if there is no such run).
+    last_point : float or None
+        The point at which that run stops (``None`` if there is no such run).
     """
 
     value: float
-    points: tuple
-    decisions: tuple
-    tail_ratio: tuple
-    required_error: tuple
+    points: tuple[float, ...]
+    decisions: tuple[str, ...]
+    tail_ratio: tuple[float | None, ...]
+    required_error: tuple[float, ...]
     max_required_error: float
-    last_point: float
+    last_point: float | None
 
     @property
     def exact(self) -> bool:
@@ -151,8 +166,9 @@ def report_bisection(
         ``tail(c)`` returns :math:`\hat P(Q > c) = 1 - \hat F(c)`, exact or perturbed.
     p : float in (0, 1)
         The tail probability (the report's :math:`1/n`).
-    max_steps : int, optional
-        Upper limit on the number of doublings and on the number of bisection steps.
+    max_steps : int, 1 <= max_steps <= 2200, optional
+        Upper limit on the number of doublings and on the number of bisection steps
+        (no run on floats needs more than 2200).
 
     Returns
     -------
@@ -163,6 +179,8 @@ def report_bisection(
     RuntimeError
         If the bracket or the bisection does not terminate within ``max_steps`` steps
         (a tail that never drops below ``p``, or one that jumps over the stopping band).
+    ValueError
+        If ``tail`` returns NaN or an infinity (TypeError: something not a real number).
 
     Examples
     --------
@@ -172,14 +190,19 @@ def report_bisection(
     >>> tr.last_point, tr.bracket, tr.value        # exp(-4.625) = 0.0098 passed the test
     (4.625, (4.5, 4.625), 4.5625)
     """
+    tail = check_callable("tail", tail)
     p = check_probability("p", p)
-    max_steps = check_count("max_steps", max_steps, minimum=1)
+    max_steps = check_count("max_steps", max_steps, minimum=1, maximum=_MAX_STEPS)
     tol = STOP_FRACTION * p
+
+    def evaluate(c: float) -> float:
+        return float(check_finite_array("tail(c)", tail(c), ndim=0))
+
     points = []
     lo, hi = 0.0, 1.0
     for _ in range(max_steps):
         points.append(hi)
-        if not tail(hi) > p:  # F(hi) >= 1 - p
+        if not evaluate(hi) > p:  # F(hi) >= 1 - p
             break
         lo, hi = hi, 2.0 * hi
     else:
@@ -189,7 +212,7 @@ def report_bisection(
     for _ in range(max_steps):
         c = 0.5 * (lo + hi)
         points.append(c)
-        P = tail(c)
+        P = evaluate(c)
         if P > p:  # F(c) < 1 - p
             lo = c
         else:
@@ -215,7 +238,7 @@ def _log_chernoff(w: np.ndarray, x: float, upper: bool) -> float:
     """
     wmax = float(w.max())
 
-    def g(s):
+    def g(s: float) -> float:
         return -0.5 * float(np.sum(np.log1p(-2.0 * w * s))) - s * x
 
     if upper:
@@ -230,14 +253,14 @@ def _log_chernoff(w: np.ndarray, x: float, upper: bool) -> float:
 class _Tail:
     """Exact tail of Q = sum_j w_j Z_j^2, or a Chernoff bound where that decides (see exact_tail)."""
 
-    def __init__(self, w, p: float):
-        from egmlib import gchisq
-
+    def __init__(self, w: ArrayLike, p: float) -> None:
         wv = check_nonnegative_vector("w", w)
         self.p = check_probability("p", p)
         self.w = wv[wv > 0]
+        with np.errstate(over="ignore"):
+            self.mean = float(np.sum(self.w))
+        check_finite_result(self.mean, what="the mean sum(w) of Q", inputs="w")
         self.law = gchisq.WeightedChiSquare(self.w)
-        self.mean = float(np.sum(self.w))
         self.log_low = math.log(0.5 * self.p)
         self.log_high = math.log(0.5 * (1.0 - 1.1 * self.p))
 
@@ -261,7 +284,7 @@ class _Tail:
         return self.with_flag(c)[0]
 
 
-def exact_tail(w, *, p: float) -> Callable[[float], float]:
+def exact_tail(w: ArrayLike, *, p: float) -> Callable[[float], float]:
     r"""The exact tail :math:`c \mapsto P(Q > c)` for the report's decisions at level ``p``.
 
     Returns :math:`P(Q > c)` from :class:`egmlib.gchisq.WeightedChiSquare` (relative error
@@ -274,8 +297,9 @@ def exact_tail(w, *, p: float) -> Callable[[float], float]:
     Parameters
     ----------
     w : array_like
-        Weights :math:`w_j \ge 0`, at least one positive (e.g. :math:`\sigma_j^2` for
-        :math:`C_n^2`, :math:`\sigma_j/\sum_i\sigma_i` for :math:`C_t^2`).
+        Weights :math:`w_j \ge 0`, at least one positive, with a finite sum (e.g.
+        :math:`\sigma_j^2` for :math:`C_n^2`, :math:`\sigma_j/\sum_i\sigma_i` for
+        :math:`C_t^2`).
     p : float in (0, 1)
         The level the decisions are taken at.
 
@@ -288,7 +312,7 @@ def exact_tail(w, *, p: float) -> Callable[[float], float]:
     return _Tail(w, p)
 
 
-def exact_report_radius(w, *, p: float) -> BisectionTrace:
+def exact_report_radius(w: ArrayLike, *, p: float) -> BisectionTrace:
     r"""The report's procedure (:func:`report_bisection`) with the exact CDF.
 
     What the published radii of Figure 2 would have been had chi2comb returned the exact
@@ -298,7 +322,7 @@ def exact_report_radius(w, *, p: float) -> BisectionTrace:
     Examples
     --------
     >>> from egmlib.experiments import zipf_sigmas
-    >>> s = zipf_sigmas(100, 0.1)
+    >>> s = zipf_sigmas(100, alpha=0.1)
     >>> tr = exact_report_radius(s / s.sum(), p=1e-3)   # C_t^2 at d=100, n=1e3, alpha=0.1
     >>> tr.last_point, tr.value                         # exact quantile 1.49807
     (1.5, 1.25)
@@ -327,7 +351,7 @@ def _required(r: float, decision: str) -> float:
     return max(0.0, a - r, r - b)
 
 
-def reproducing_path(w, *, p: float, value: float, max_steps: int = 200) -> ReproducingPath:
+def reproducing_path(w: ArrayLike, *, p: float, value: float, max_steps: int = 200) -> ReproducingPath:
     r"""The run of the report's bisection that returns ``value``, and the CDF error it needs.
 
     Every output of :func:`report_bisection` is the midpoint of a final bracket, and the
@@ -356,18 +380,21 @@ def reproducing_path(w, *, p: float, value: float, max_steps: int = 200) -> Repr
     value : float > 0
         The output to reproduce, e.g. a published :math:`C^2` (pass it through
         :func:`snap_to_dyadic` first: the published file rounds some radii to 12 digits).
+    max_steps : int, 1 <= max_steps <= 2200, optional
+        As in :func:`report_bisection`.
 
     Returns
     -------
     ReproducingPath
         With ``max_required_error = inf`` if no run returns ``value`` (a value at which
-        the run would evaluate the CDF, or one needing more than ``max_steps`` steps).
-        Every float is a dyadic rational, so a value such as ``0.3`` is reachable, in about
-        55 steps and with a huge required error: snap printed values first.
+        the run would evaluate the CDF, or one needing more than ``max_steps`` steps);
+        ``last_point`` is then ``None``. Every float is a dyadic rational, so a value such
+        as ``0.3`` is reachable, in about 55 steps and with a huge required error: snap
+        printed values first.
     """
     p = check_probability("p", p)
     value = check_positive_finite("value", value)
-    max_steps = check_count("max_steps", max_steps, minimum=1)
+    max_steps = check_count("max_steps", max_steps, minimum=1, maximum=_MAX_STEPS)
     tail = _Tail(w, p)
     n_scale = 1.0 / p
     points, decisions = [], []
@@ -406,11 +433,11 @@ def reproducing_path(w, *, p: float, value: float, max_steps: int = 200) -> Repr
     if not found:
         return _no_path(value)
     ratios, required = [], []
-    for c, dec in zip(points, decisions):
+    for c, dec in zip(points, decisions, strict=True):
         P, exact = tail.with_flag(c)
         need = _required(n_scale * P, dec)
         if not exact and need == 0.0:  # a bound shows the exact tail takes this decision
-            ratios.append(math.nan)
+            ratios.append(None)
             required.append(0.0)
             continue
         if not exact:  # a bound on the wrong side: the distance needs the exact tail
@@ -423,7 +450,7 @@ def reproducing_path(w, *, p: float, value: float, max_steps: int = 200) -> Repr
 
 
 def _no_path(value: float) -> ReproducingPath:
-    return ReproducingPath(value, (), (), (), (), math.inf, math.nan)
+    return ReproducingPath(value, (), (), (), (), math.inf, None)
 
 
 def snap_to_dyadic(x: float, *, max_log2_denominator: int = 30, rtol: float = 1e-11) -> float:
@@ -433,6 +460,15 @@ def snap_to_dyadic(x: float, *, max_log2_denominator: int = 30, rtol: float = 1e
     (``0.00123596191406`` for :math:`81/65536 = 0.0012359619140625`); every output of the
     report's bisection is a dyadic rational, so the printed value is snapped back before
     :func:`reproducing_path` looks for the run that produced it.
+
+    Parameters
+    ----------
+    x : float > 0
+        The printed value.
+    max_log2_denominator : int, 0 <= max_log2_denominator <= 1074, optional
+        Largest :math:`m` tried (every positive float is :math:`k/2^m` with :math:`m \le 1074`).
+    rtol : float > 0, optional
+        Largest relative distance accepted.
 
     Raises
     ------
@@ -446,10 +482,11 @@ def snap_to_dyadic(x: float, *, max_log2_denominator: int = 30, rtol: float = 1e
     True
     """
     x = check_positive_finite("x", x)
-    max_log2_denominator = check_count("max_log2_denominator", max_log2_denominator, minimum=0)
+    max_log2_denominator = check_count("max_log2_denominator", max_log2_denominator, minimum=0,
+                                       maximum=_MAX_LOG2_DENOMINATOR)
     rtol = check_positive_finite("rtol", rtol)
     for m in range(max_log2_denominator + 1):
-        k = round(x * 2**m)
+        k = round(math.ldexp(x, m))  # x 2^m, exact, without forming the float 2.0**m
         if k > 0 and abs(k / 2**m - x) <= rtol * x:
             return float(Fraction(k, 2**m))
     raise ValueError(
@@ -457,55 +494,72 @@ def snap_to_dyadic(x: float, *, max_log2_denominator: int = 30, rtol: float = 1e
         f"m <= {max_log2_denominator}, got x={x!r}")
 
 
-def published_radii_procedure() -> dict[str, np.ndarray]:
-    r"""The report's procedure against the 216 published squared radii of Figure 2.
+@dataclass(frozen=True)
+class PublishedRadiiProcedure:
+    r"""The report's procedure against the published squared radii of Figure 2.
+
+    One row per published point and radius, in the published file's row order with
+    :math:`C_n^2` before :math:`C_t^2` at each point; every field is a read-only 1-D array
+    of the same length (216).
+    """
+
+    d: NDArray[np.int64]  #: dimension
+    n: NDArray[np.int64]  #: number of points (p = 1/n)
+    alpha: NDArray[np.float64]  #: Zipf exponent
+    radius: NDArray[np.str_]  #: ``"Cn"`` (weights sigma_j^2) or ``"Ct"`` (weights sigma_j / sum sigma)
+    published: NDArray[np.float64]  #: the published squared radius, snapped to its dyadic rational
+    exact: NDArray[np.float64]  #: the exact quantile (egmlib.gchisq.isf)
+    procedure: NDArray[np.float64]  #: the report's procedure with the exact CDF (exact_report_radius)
+    procedure_last: NDArray[np.float64]  #: the point at which that run stopped
+    #: epsilon* of reproducing_path for the published value (units of 1/n)
+    required_error: NDArray[np.float64]
+    #: where the run that returns the published value stopped (the procedure's output
+    #: without the midpoint step)
+    last_point: NDArray[np.float64]
+    #: the exact clipping probability at the published radius, n P(Q > published), in units of 1/n
+    tail_ratio: NDArray[np.float64]
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            dtype = {"d": np.int64, "n": np.int64, "radius": np.str_}.get(f.name, np.float64)
+            a = np.array(getattr(self, f.name), dtype=dtype)
+            a.setflags(write=False)
+            object.__setattr__(self, f.name, a)
+
+    def __len__(self) -> int:
+        return int(self.d.size)
+
+
+def published_radii_procedure() -> PublishedRadiiProcedure:
+    r"""The report's procedure (Section 5) against the 216 published squared radii of Figure 2.
 
     For every published point (:func:`egmlib.experiments.load_published_figure2`) and both
     radii (:math:`C_n^2`: weights :math:`\sigma_j^2`; :math:`C_t^2`: weights
-    :math:`\sigma_j/\sum_i\sigma_i`; :math:`p = 1/n`) the row holds
-
-    - ``published``: the published value, snapped to its dyadic rational;
-    - ``exact``: the exact quantile (:func:`egmlib.gchisq.isf`);
-    - ``procedure``: :func:`exact_report_radius`, the report's procedure with the exact CDF;
-    - ``procedure_last``: the point at which that run stopped;
-    - ``required_error``: :math:`\varepsilon^*` of :func:`reproducing_path` for the
-      published value (units of :math:`1/n`);
-    - ``last_point``: the point at which the run that returns the published value stopped,
-      i.e. what the procedure would have returned without the midpoint step;
-    - ``tail_ratio``: :math:`nP(Q > \text{published})`, the exact clipping probability at
-      the published radius in units of :math:`1/n`.
-
-    Keys ``d``, ``n``, ``alpha`` (int, int, float) and ``radius`` (``"Cn"`` or ``"Ct"``)
-    identify the rows; order: the published file's rows, :math:`C_n^2` before :math:`C_t^2`.
-    Takes a few seconds (about 15 tail evaluations per radius).
+    :math:`\sigma_j/\sum_i\sigma_i`; :math:`p = 1/n`): the published value snapped to its
+    dyadic rational, the exact quantile, :func:`exact_report_radius` and where its run
+    stopped, :math:`\varepsilon^*` of :func:`reproducing_path` for the published value and
+    where that run stopped, and the exact clipping probability at the published radius
+    (see :class:`PublishedRadiiProcedure`). Every published radius is the output of some
+    run of the procedure, so ``required_error`` and ``last_point`` are finite. Takes a few
+    seconds (about 15 tail evaluations per radius).
     """
-    from egmlib import gchisq
-    from egmlib.experiments import load_published_figure2, zipf_sigmas
-
     pub = load_published_figure2()
-    cols = {k: [] for k in ("d", "n", "alpha", "radius", "published", "exact", "procedure",
-                            "procedure_last", "required_error", "last_point", "tail_ratio")}
-    for d, n, a, cn2, ct2 in zip(pub["d"], pub["n"], pub["alpha"], pub["Cn_squared"],
-                                 pub["Ct_squared"]):
-        s = zipf_sigmas(int(d), float(a))
+    cols: dict[str, list[float | int | str]] = {f.name: [] for f in fields(PublishedRadiiProcedure)}
+    for d, n, a, cn2, ct2 in zip(pub.d, pub.n, pub.alpha, pub.Cn_squared, pub.Ct_squared, strict=True):
+        s = zipf_sigmas(int(d), alpha=float(a))
         for name, w, v in (("Cn", s * s, cn2), ("Ct", s / s.sum(), ct2)):
             p = 1.0 / float(n)
             v = snap_to_dyadic(float(v))
             tr = exact_report_radius(w, p=p)
             path = reproducing_path(w, p=p, value=v)
+            if path.last_point is None:
+                raise RuntimeError(f"no run of the report's procedure returns the published {name}^2 = {v!r} "
+                                   f"at d={int(d)}, n={int(n)}, alpha={float(a)!r}")
             law = gchisq.WeightedChiSquare(w)
-            cols["d"].append(int(d))
-            cols["n"].append(int(n))
-            cols["alpha"].append(float(a))
-            cols["radius"].append(name)
-            cols["published"].append(v)
-            cols["exact"].append(float(law.isf(p)))
-            cols["procedure"].append(tr.value)
-            cols["procedure_last"].append(tr.last_point)
-            cols["required_error"].append(path.max_required_error)
-            cols["last_point"].append(path.last_point)
-            cols["tail_ratio"].append(float(n) * float(law.sf(v)))
-    out = {k: np.array(v) for k, v in cols.items()}
-    out["d"] = out["d"].astype(np.int64)
-    out["n"] = out["n"].astype(np.int64)
-    return out
+            row = {"d": int(d), "n": int(n), "alpha": float(a), "radius": name, "published": v,
+                   "exact": float(law.isf(p)), "procedure": tr.value, "procedure_last": tr.last_point,
+                   "required_error": path.max_required_error, "last_point": path.last_point,
+                   "tail_ratio": float(n) * float(law.sf(v))}
+            for key, val in row.items():
+                cols[key].append(val)
+    return PublishedRadiiProcedure(**cols)

@@ -76,6 +76,16 @@ __all__ = [
     "cauchy_schwarz_certificate",
     "chi2_moment",
     "chi2_abs_central_moment",
+    "GeneralBorderedHessian",
+    "ArrowheadRecurrenceProof",
+    "GeneralMinors",
+    "LaurentMassartSteps",
+    "PrintedSteps",
+    "general_bordered_hessian",
+    "prove_arrowhead_recurrence",
+    "general_minors",
+    "laurent_massart_steps",
+    "report_printed_steps",
 ]
 
 _HALF = sp.Rational(1, 2)
@@ -909,7 +919,7 @@ def general_bordered_hessian() -> GeneralBorderedHessian:
     >>> H.matches_closed_form, H.positive
     (True, True)
     """
-    g = general_stationary_point("lemma4.1")
+    g = general_stationary_point(kind="lemma4.1")
     d, j, sigma, s = g.d, g.j, g.params, g.scale
     i = sp.Symbol("i", integer=True, positive=True)
     k = sp.Symbol("k", integer=True, positive=True)
@@ -945,7 +955,7 @@ def _block_identity(product: sp.BlockMatrix, target: sp.BlockMatrix) -> bool:
     return True
 
 
-def _arrow_entry(r, col, a: sp.IndexedBase, c: sp.IndexedBase) -> sp.Expr:
+def _arrow_entry(r: Any, col: Any, a: sp.IndexedBase, c: sp.IndexedBase) -> sp.Expr:
     """Entry ``(r, col)`` (0-based; row/column 0 is lambda) of ``[[0, c^T], [c, diag(a)]]``."""
     KD = sp.KroneckerDelta
     return (KD(r, 0) * (1 - KD(col, 0)) * c[col] + (1 - KD(r, 0)) * KD(col, 0) * c[r]
@@ -992,7 +1002,7 @@ class ArrowheadRecurrenceProof:
     recurrence: bool
     closed_form: bool
     schur_route: bool
-    axioms: tuple
+    axioms: tuple[str, ...]
 
     @property
     def verified(self) -> bool:
@@ -1060,13 +1070,13 @@ def prove_arrowhead_recurrence() -> ArrowheadRecurrenceProof:
                          [sp.ZeroMatrix(m, 1), Dm]])
     U2 = sp.BlockMatrix([[I1, sp.ZeroMatrix(1, m)], [Dinv * cv, Im]])
     schur2 = _block_identity(L2 * B2 * U2, M2)
-    k, l, q = sp.symbols("k l q", integer=True, positive=True)
-    D_entry = lambda x, y: KD(x, y) * a[x]                     # noqa: E731
-    Dinv_entry = lambda x, y: KD(x, y) / a[x]                  # noqa: E731
+    k, h, q = sp.symbols("k l q", integer=True, positive=True)
+    D_entry = lambda x, y: KD(x, y) * a[x]
+    Dinv_entry = lambda x, y: KD(x, y) / a[x]
     inverse_ok = _is_zero(
-        sp.refine(sp.piecewise_fold(sp.Sum(D_entry(k, l) * Dinv_entry(l, q), (l, 1, m)).doit()),
+        sp.refine(sp.piecewise_fold(sp.Sum(D_entry(k, h) * Dinv_entry(h, q), (h, 1, m)).doit()),
                   sp.Q.le(k, m)) - KD(k, q))
-    quad = sp.Sum(sp.Sum(c[k] * Dinv_entry(k, l) * c[l], (l, 1, m)), (k, 1, m))
+    quad = sp.Sum(sp.Sum(c[k] * Dinv_entry(k, h) * c[h], (h, 1, m)), (k, 1, m))
     quad_ok = _is_zero(sp.refine(sp.piecewise_fold(quad.doit()), sp.Q.le(k, m))
                        - sp.Sum(c[k] ** 2 / a[k], (k, 1, m)))
     axioms = (
@@ -1251,36 +1261,48 @@ def laurent_massart_steps() -> LaurentMassartSteps:
                                bool(radius_ok), bool(error_ok), bool(beats))
 
 
-def report_printed_steps(problem: LagrangeProblem) -> dict:
+@dataclass(frozen=True)
+class PrintedSteps:
+    r"""The report's eqs. (12), (14), (15) and (16) as printed (:func:`report_printed_steps`).
+
+    ``eq12``: :math:`b_j = \sqrt s/(\lambda^{1/4}\sqrt{\sigma_j})` for each :math:`j`;
+    ``eq14``: the constraint after substitution, left side minus right side,
+    :math:`\sum_j\sigma_j^2\,s/(\sqrt\lambda\sigma_j) - 1`; ``eq15``:
+    :math:`\lambda = (s\sum_j\sigma_j)^2` (from :math:`s\sum_j\sigma_j = \sqrt\lambda`);
+    ``eq16``: :math:`b_j = 1/(\sqrt{\sigma_j}\sqrt{\sum_i\sigma_i})` for each :math:`j`.
+    """
+
+    eq12: tuple[sp.Expr, ...]
+    eq14: sp.Expr
+    eq15: sp.Expr
+    eq16: tuple[sp.Expr, ...]
+
+
+def report_printed_steps(problem: LagrangeProblem) -> PrintedSteps:
     r"""The report's eqs. (12), (14), (15) and (16) as printed, for comparison with a solve.
 
-    For Lemma 4.1 (``problem.name == "lemma4.1"``), with :math:`s = \sigma_{\varepsilon,\delta}`:
-
-    - ``"eq12"``: :math:`b_j = \sqrt s/(\lambda^{1/4}\sqrt{\sigma_j})` for each :math:`j`;
-    - ``"eq14"``: the constraint after substitution, left side minus right side,
-      :math:`\sum_j\sigma_j^2\,s/(\sqrt\lambda\sigma_j) - 1`;
-    - ``"eq15"``: :math:`\lambda = (s\sum_j\sigma_j)^2` (from :math:`s\sum_j\sigma_j = \sqrt\lambda`);
-    - ``"eq16"``: :math:`b_j = 1/(\sqrt{\sigma_j}\sqrt{\sum_i\sigma_i})` for each :math:`j`.
-
-    Compare with :func:`solve_stationary_point`'s ``steps["b_of_lambda"]``,
+    For Lemma 4.1 (``problem.name == "lemma4.1"``), with :math:`s = \sigma_{\varepsilon,\delta}`,
+    the steps of :class:`PrintedSteps`, in the problem's symbols. Compare with
+    :func:`solve_stationary_point`'s ``steps["b_of_lambda"]``,
     ``steps["constraint_in_lambda"]``, ``multiplier`` and ``b``.
 
     Examples
     --------
     >>> P = lemma41_problem(2)
     >>> pt, printed = solve_stationary_point(P), report_printed_steps(P)
-    >>> all(sp.simplify(a - b) == 0 for a, b in zip(pt.steps["b_of_lambda"], printed["eq12"]))
+    >>> all(sp.simplify(a - b) == 0 for a, b in zip(pt.steps["b_of_lambda"], printed.eq12, strict=True))
     True
-    >>> sp.simplify(pt.steps["constraint_in_lambda"] - printed["eq14"])
+    >>> sp.simplify(pt.steps["constraint_in_lambda"] - printed.eq14)
     0
     """
+    problem = _check_problem(problem)
     if problem.name != "lemma4.1":
-        raise ValueError(f"problem must be Lemma 4.1's (lemma41_problem), got {problem.name!r}")
+        raise ValueError(f"problem must be Lemma 4.1's (lemma41_problem), got problem.name={problem.name!r}")
     s, lam, sig = problem.scale, problem.multiplier, problem.params
     total = sp.Add(*sig)
-    return {
-        "eq12": tuple(sp.sqrt(s) / (lam ** sp.Rational(1, 4) * sp.sqrt(x)) for x in sig),
-        "eq14": sp.Add(*[x**2 * (s / (sp.sqrt(lam) * x)) for x in sig]) - 1,
-        "eq15": (s * total) ** 2,
-        "eq16": tuple(1 / (sp.sqrt(x) * sp.sqrt(total)) for x in sig),
-    }
+    return PrintedSteps(
+        eq12=tuple(sp.sqrt(s) / (lam ** sp.Rational(1, 4) * sp.sqrt(x)) for x in sig),
+        eq14=sp.Add(*[x**2 * (s / (sp.sqrt(lam) * x)) for x in sig]) - 1,
+        eq15=(s * total) ** 2,
+        eq16=tuple(1 / (sp.sqrt(x) * sp.sqrt(total)) for x in sig),
+    )

@@ -6,7 +6,9 @@ the same rules:
 * every parameter and the return value carry a type hint;
 * the docstring cites what it implements: an equation, lemma, theorem, algorithm,
   definition, section, figure or appendix of the report, the paper it follows, or the
-  chapter of the book that goes beyond the report.
+  chapter of the book that goes beyond the report;
+* every public module is listed in egmlib's docstring and has a page in the API reference
+  (chapters/api/, its index table and _toc.yml).
 
 gchisq's signatures, hints and docstrings follow in the second pass of issue 10, after the
 engine rewrite; its cases are strict xfails until then.
@@ -15,11 +17,15 @@ engine rewrite; its cases are strict xfails until then.
 from __future__ import annotations
 
 import inspect
+import pkgutil
 import re
 import typing
+from pathlib import Path
 
 import pytest
 from test_fuzz_api import public_callables
+
+import egmlib
 
 CITATION = re.compile(
     r"\beqs?\.|Lemma|Theorem|Algorithm|Definition|Corollary|Section|Figure|Appendix|"
@@ -80,3 +86,18 @@ def test_type_hints_on_every_parameter_and_return(qualname, fn):
 def test_docstring_cites_the_report(qualname, fn):
     doc = inspect.getdoc(fn) or ""
     assert CITATION.search(doc), f"{qualname}: the docstring cites no equation, lemma, section or paper"
+
+
+ROOT = Path(__file__).resolve().parent.parent
+PUBLIC_MODULES = sorted(m.name for m in pkgutil.iter_modules(egmlib.__path__) if not m.name.startswith("_"))
+
+
+@pytest.mark.parametrize("module", PUBLIC_MODULES)
+def test_every_public_module_is_listed_and_has_a_reference_page(module):
+    """egmlib's docstring names the module, and the API reference has its page, in the
+    index table and in the table of contents."""
+    assert f":mod:`egmlib.{module}`" in (egmlib.__doc__ or ""), f"egmlib/__init__.py does not list {module}"
+    page = ROOT / "chapters" / "api" / f"{module}.md"
+    assert page.is_file() and f".. automodule:: egmlib.{module}" in page.read_text(encoding="utf-8")
+    assert f"<{module}>`" in (ROOT / "chapters" / "api" / "index.md").read_text(encoding="utf-8")
+    assert f"- file: chapters/api/{module}\n" in (ROOT / "_toc.yml").read_text(encoding="utf-8")

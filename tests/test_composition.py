@@ -11,9 +11,9 @@ from egmlib.calibration import privacy_profile
 
 def test_hockey_stick_randomized_response():
     p, q = co.randomized_response(1.0)
-    assert co.hockey_stick(p, q, eps=1.0) == pytest.approx(0.0, abs=1e-15)   # rounding only
-    assert co.hockey_stick(p, q, eps=0.0) == pytest.approx(0.5 * np.abs(p - q).sum(), rel=1e-15)
-    assert co.hockey_stick(p, q, eps=0.999) > 0.0
+    assert co.hockey_stick(p, q=q, eps=1.0) == pytest.approx(0.0, abs=1e-15)   # rounding only
+    assert co.hockey_stick(p, q=q, eps=0.0) == pytest.approx(0.5 * np.abs(p - q).sum(), rel=1e-15)
+    assert co.hockey_stick(p, q=q, eps=0.999) > 0.0
 
 
 @pytest.mark.parametrize("k", [1, 3, 6])
@@ -24,7 +24,7 @@ def test_randomized_response_composition_matches_enumeration(k):
         p, q = np.outer(p, p1).ravel(), np.outer(q, q1).ravel()
     for eps in np.linspace(0.0, 0.4 * k + 0.5, 9):
         assert co.randomized_response_composition(0.4, k=k, eps=eps) == pytest.approx(
-            co.hockey_stick(p, q, eps=eps), abs=1e-15)
+            co.hockey_stick(p, q=q, eps=eps), abs=1e-15)
 
 
 @pytest.mark.parametrize("k", [2, 10, 50])
@@ -65,11 +65,26 @@ def test_laplace_term_vanishes():
 
 
 def test_validation():
-    with pytest.raises(ValueError, match="same shape"):
-        co.hockey_stick([0.5, 0.5], [1.0], eps=0.0)
+    with pytest.raises(ValueError, match="q must have length"):
+        co.hockey_stick([0.5, 0.5], q=[1.0], eps=0.0)
+    with pytest.raises(ValueError, match="p must be a probability vector"):
+        co.hockey_stick([0.5, 0.6], q=[0.5, 0.5], eps=0.0)
+    with pytest.raises(TypeError, match="eps"):
+        co.hockey_stick([0.5, 0.5], q=[0.5, 0.5], eps="1")
     with pytest.raises(ValueError, match="eps0"):
         co.randomized_response(0.0)
     with pytest.raises(ValueError, match="eps must be finite"):
         co.laplace_gaussian_delta(math.inf, laplace_eps=1.0, sigma=1.0)
     with pytest.raises(ValueError, match="k must be an integer"):
         co.randomized_response_composition(0.5, k=0, eps=1.0)
+    with pytest.raises(ValueError, match="laplace_eps must be <= 1000"):
+        co.laplace_gaussian_delta(1.0, laplace_eps=1e4, sigma=1.0)
+    with pytest.raises(ValueError, match="t must be finite"):
+        co.gaussian_loss_profile(math.nan, m=1.0)
+
+
+def test_hockey_stick_at_huge_eps():
+    """e^eps overflows: only the outputs impossible under q count."""
+    assert co.hockey_stick([0.5, 0.5, 0.0], q=[0.0, 0.5, 0.5], eps=1e308) == 0.5
+    p, q = co.randomized_response(1.0)
+    assert co.hockey_stick(p, q=q, eps=800.0) == 0.0

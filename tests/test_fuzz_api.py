@@ -114,6 +114,10 @@ VALID: dict[str, Any] = {
     "statement": "b minimises the noise.", "evidence": "", "erratum": "",
     "directory": lambda: str(Path(__file__).resolve().parent.parent / "chapters"),
     "data": {"d": [10, 100], "ratio": [1.5, 2.5]}, "formats": None, "caption": "", "head": None,
+    # beyond the report: composition, the improvement's margin, the report's quantile procedure
+    "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
+    "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
+    "max_log2_denominator": 30, "rtol": 1e-11,
 }
 
 #: Per-function valid values where the vocabulary's example does not fit.
@@ -146,6 +150,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "gchisq.WeightedChiSquare.isf": {"p": [0.01, 0.5]},
     "gchisq.isf": {"p": [0.01, 0.5]},
     "gchisq.sf": {"x": [0.5, 2.0]},
+    "composition.hockey_stick": {"p": [0.75, 0.25], "q": [0.25, 0.75]},
+    "composition.laplace_gaussian_delta": {"sigma": 4.0},
 }
 
 #: Functions whose results may hold infinities by design (each documented in its docstring).
@@ -156,6 +162,7 @@ DOCUMENTED_INFINITIES = {
     "mechanisms.egm_gaussian_data": "result.b = inf where sigma_j = 0",
     "gchisq.logsf": "log 0 = -inf beyond the support", "gchisq.logcdf": "log 0 = -inf below 0",
     "gchisq.WeightedChiSquare.logsf": "log 0", "gchisq.WeightedChiSquare.logcdf": "log 0",
+    "report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",
 }
 
 

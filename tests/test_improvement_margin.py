@@ -7,7 +7,8 @@ import pytest
 
 from egmlib import gchisq
 from egmlib import improvement_margin as im
-from egmlib.scaling import egm_improvement, figure2_improvement
+from egmlib.experiments import figure2_improvement
+from egmlib.scaling import egm_improvement
 
 
 def test_equal_weights_margin_closed_form_d2_n2():
@@ -25,7 +26,7 @@ def test_equal_weights_margin_is_the_limit(d, n):
 def test_equal_weights_margin_positive_and_increasing_in_n():
     for d in (2, 3, 5, 30, 1000, 10**5):
         vals = [im.equal_weights_margin(d, n=n) for n in (2, 3, 10, 1000, 10**6)]
-        assert vals[0] > 0.0198 and all(a < b for a, b in zip(vals, vals[1:]))
+        assert vals[0] > 0.0198 and all(a < b for a, b in zip(vals, vals[1:], strict=False))
 
 
 def test_normalized_margin_definition_and_equal_sigma():
@@ -43,7 +44,7 @@ def test_log_cdf_is_concave_in_log_weights():
         d = int(rng.integers(2, 6))
         u, v = rng.normal(0, 1.5, d), rng.normal(0, 1.5, d)
         x = float(rng.uniform(0.5, 8.0))
-        phi = lambda z: float(gchisq.logcdf(x, np.exp(z)))  # noqa: E731
+        phi = lambda z, x=x: float(gchisq.logcdf(x, np.exp(z)))
         assert phi(0.5 * (u + v)) >= 0.5 * (phi(u) + phi(v)) - 1e-9
 
 
@@ -87,3 +88,12 @@ def test_validation():
         im.equal_weights_margin(1, n=10)
     with pytest.raises(ValueError, match="sigma must be > 0"):
         im.tangent_certificate([1.0, 0.0], n=10)
+    with pytest.raises(ValueError, match="d must be an integer <= 10000000"):
+        im.equal_weights_margin(10**8, n=10)
+
+
+def test_certificate_is_scale_free():
+    """R is invariant under rescaling sigma, and so is the certificate (no overflow near 1e308)."""
+    c = im.tangent_certificate([3.0, 1.0, 1.0], n=10)
+    big = im.tangent_certificate([3e307, 1e307, 1e307], n=10)
+    assert big.proves == c.proves and big.value == pytest.approx(c.value, rel=1e-9)

@@ -2,7 +2,6 @@
 
 import math
 
-import numpy as np
 import pytest
 
 from egmlib import gchisq
@@ -11,7 +10,7 @@ from egmlib.experiments import zipf_sigmas
 
 
 def _ct_weights(d, alpha):
-    s = zipf_sigmas(d, alpha)
+    s = zipf_sigmas(d, alpha=alpha)
     return s / s.sum()
 
 
@@ -72,7 +71,7 @@ def test_unreachable_values():
     assert rq.reproducing_path(w, p=1e-2, value=0.3).max_required_error > 50
     # 3 is the first bisection point of the bracket [2, 4]: evaluated, so never returned
     path = rq.reproducing_path(w, p=1e-2, value=3.0)
-    assert math.isinf(path.max_required_error) and path.points == ()
+    assert math.isinf(path.max_required_error) and path.points == () and path.last_point is None
 
 
 def test_published_radii_examples():
@@ -80,7 +79,7 @@ def test_published_radii_examples():
     w = _ct_weights(100, 0.1)
     path = rq.reproducing_path(w, p=1e-3, value=1.25)
     assert path.exact and path.last_point == 1.5
-    s = zipf_sigmas(10, 7.5)
+    s = zipf_sigmas(10, alpha=7.5)
     path = rq.reproducing_path(s * s, p=1e-6, value=24.9375)
     assert path.last_point == 24.875
     assert 0.5 < path.max_required_error < 0.55
@@ -91,6 +90,8 @@ def test_snap_to_dyadic():
     assert rq.snap_to_dyadic(6.875) == 6.875
     with pytest.raises(ValueError, match="dyadic"):
         rq.snap_to_dyadic(0.3)
+    assert rq.snap_to_dyadic(5e-324, max_log2_denominator=1074) == 5e-324   # 2^-1074
+    assert rq.snap_to_dyadic(0.3, max_log2_denominator=1074, rtol=1e-300) == 0.3  # exact at m = 54
 
 
 @pytest.mark.parametrize("kwargs,match", [
@@ -105,6 +106,21 @@ def test_validation_path():
         rq.reproducing_path([1.0, 1.0], p=0.1, value=-1.0)
     with pytest.raises(ValueError, match="w must"):
         rq.reproducing_path([-1.0, 1.0], p=0.1, value=1.0)
+
+
+def test_tail_values_are_checked():
+    with pytest.raises(ValueError, match="tail"):
+        rq.report_bisection(lambda c: math.nan, p=0.1)
+    with pytest.raises(TypeError, match="tail"):
+        rq.report_bisection("exp", p=0.1)
+
+
+def test_chernoff_screened_points_have_no_ratio():
+    """Where a Chernoff bound decided, the exact tail was not computed: None, not NaN."""
+    w = [1.0] * 50                                  # chi^2_50: 1, 2, ..., 32 lie far below the mean
+    path = rq.reproducing_path(w, p=0.01, value=rq.exact_report_radius(w, p=0.01).value)
+    assert path.tail_ratio[:5] == (None,) * 5 and path.required_error[:5] == (0.0,) * 5
+    assert all(r is None or math.isfinite(r) for r in path.tail_ratio)
 
 
 def test_bisection_that_cannot_bracket_raises():

@@ -45,6 +45,6 @@ def test_minor_formula_against_explicit_matrix(minors):
     expr = minors.minor.subs({minors.m: 2, d: 3}).doit()
     expr = expr.subs({sigma[k]: v for k, v in vals.items()}).subs(s, 2)
     P = symbolic.lemma41_problem(3)
-    H = symbolic.bordered_hessian(P, symbolic.expected_stationary_point(P))
+    H = symbolic.bordered_hessian(P, point=symbolic.expected_stationary_point(P))
     det = H[:3, :3].det().subs({x: vals[i + 1] for i, x in enumerate(P.params)}).subs(P.scale, 2)
     assert sp.simplify(expr - det) == 0 and det < 0
