@@ -16,14 +16,15 @@ Outside IPython (scripts, tests) the plain-text form is printed.
 
 Examples
 --------
->>> from egmlib.claims import check
+>>> from egmlib.claims import CheckFailed, check
 >>> check(2 + 2 == 4, claim="Lemma 2.3", label="doc-example", outcome="confirms",
 ...       statement="Scaling a Gaussian scales its mean and standard deviation.")
 [confirms the report] Lemma 2.3: Scaling a Gaussian scales its mean and standard deviation.
->>> check(False, claim="eq. (99)", label="doc-fail", outcome="confirms", statement="x")
-Traceback (most recent call last):
-...
-egmlib.claims.CheckFailed: check 'doc-fail' failed: eq. (99): x
+>>> try:
+...     check(False, claim="eq. (99)", label="doc-fail", outcome="confirms", statement="x")
+... except CheckFailed as failure:
+...     print(failure)
+check 'doc-fail' failed: eq. (99): x
 """
 
 from __future__ import annotations

@@ -769,3 +769,22 @@ def test_landing_page_opens_with_the_verdict_table():
     first_table = text.index("<table")
     first_figure = text.find("<img", text.index('<article'))
     assert first_figure == -1 or first_table < first_figure, "the verdict table must come first"
+
+
+MAX_BOOK_BYTES = 15_000_000  # the whole of _build/html
+
+
+@needs_build
+def test_built_book_is_at_most_15_mb():
+    """The book ships only what its pages load (MathJax's one component, no source maps,
+    no theme translations): at most 15 MB in all, and no absolute path of the machine
+    that built it in any page."""
+    files = [p for p in HTML.rglob("*") if p.is_file()]
+    total = sum(p.stat().st_size for p in files)
+    biggest = sorted(files, key=lambda p: p.stat().st_size)[-5:]
+    assert total <= MAX_BOOK_BYTES, (
+        f"_build/html holds {total / 1e6:.1f} MB (limit {MAX_BOOK_BYTES / 1e6:.0f} MB); largest: "
+        + ", ".join(f"{p.relative_to(HTML)} {p.stat().st_size / 1e6:.1f} MB" for p in biggest))
+    leaks = [p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
+             if str(ROOT) in p.read_text(encoding="utf-8", errors="replace")]
+    assert not leaks, f"pages show the build machine's path {ROOT}: {leaks[:5]}"
