@@ -60,11 +60,11 @@ from egmlib.peers.coinpress import coinpress_known_scales
 from egmlib.peers.scales import coinpress_log_scales
 
 __all__ = [
-    "Algorithm3Result",
-    "algorithm3_zcdp",
-    "algorithm3_private_centre",
-    "algorithm3_private",
     "REPORT_DELTA",
+    "Algorithm3Result",
+    "algorithm3_private",
+    "algorithm3_private_centre",
+    "algorithm3_zcdp",
 ]
 
 #: Default delta at which the exact (epsilon, delta) of the noise step is reported.

@@ -50,13 +50,13 @@ from egmlib import calibration
 from egmlib._validation import check_positive_finite, check_probability
 
 __all__ = [
-    "ZCDPBudget",
-    "split_budget",
-    "gaussian_noise_std",
-    "exponential_mechanism_epsilon",
-    "approx_dp_epsilon",
-    "gaussian_epsilon_exact",
     "SHARE_SUM_TOL",
+    "ZCDPBudget",
+    "approx_dp_epsilon",
+    "exponential_mechanism_epsilon",
+    "gaussian_epsilon_exact",
+    "gaussian_noise_std",
+    "split_budget",
 ]
 
 #: How far the shares given to :func:`split_budget` may sum from 1.

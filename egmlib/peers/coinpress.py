@@ -51,13 +51,13 @@ from egmlib.peers import budget as _budget
 from egmlib.peers._checks import check_data, check_universe, check_vector
 
 __all__ = [
-    "CoinPressResult",
-    "chi2_radius",
-    "coinpress_schedule",
-    "coinpress_mean",
-    "coinpress_known_scales",
     "MAX_STEPS",
     "PRELIMINARY_SHARES",
+    "CoinPressResult",
+    "chi2_radius",
+    "coinpress_known_scales",
+    "coinpress_mean",
+    "coinpress_schedule",
 ]
 
 #: Largest number of steps considered when the number of steps is chosen automatically.
@@ -118,7 +118,7 @@ def _recursion(n, d, radius, rho, beta, t, pre):
     """Public radii of t steps: r before each step, clip radius, noise std of each step."""
     r = radius
     radii, clips, stds = [], [], []
-    for share, b in zip(_shares(t, pre), _betas(t, beta)):
+    for share, b in zip(_shares(t, pre), _betas(t, beta), strict=True):
         R = r + chi2_radius(d, b / n)
         s = _budget.gaussian_noise_std(share * rho, sensitivity=2.0 * R / n)
         radii.append(r)
@@ -217,7 +217,7 @@ def coinpress_mean(Y: Any, *, rho: float, centre: Any, radius: float,
     sq = np.einsum("ij,ij->i", Y, Y)
     c = centre.copy()
     n_clipped = []
-    for R, s in zip(clips, stds):
+    for R, s in zip(clips, stds, strict=True):
         # ||y_i - c||^2 from precomputed ||y_i||^2 (one matrix-vector product per step)
         dist2 = np.maximum(sq - 2.0 * (Y @ c) + float(c @ c), 0.0)
         dist = np.sqrt(dist2)

@@ -31,13 +31,13 @@ import numpy as np
 from egmlib import _validation as _v
 
 __all__ = [
-    "GaussianSetting",
-    "RHOS",
-    "DIMENSIONS",
     "ALPHAS",
+    "DIMENSIONS",
+    "RHOS",
+    "GaussianSetting",
     "plan_sigmas",
-    "settings",
     "sample",
+    "settings",
 ]
 
 #: zCDP budgets of PLAN's Gaussian experiments.

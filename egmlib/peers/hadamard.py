@@ -28,7 +28,7 @@ from scipy.linalg import hadamard as _sylvester
 
 from egmlib import _validation as _v
 
-__all__ = ["hadamard_transform", "RandomizedHadamard", "random_hadamard"]
+__all__ = ["RandomizedHadamard", "hadamard_transform", "random_hadamard"]
 
 @lru_cache(maxsize=16)
 def _factor(m: int) -> np.ndarray:

@@ -38,10 +38,11 @@ import numpy as np
 from egmlib import _validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers._checks import check_data, check_universe
+from egmlib.peers.clipping import clipped_sum
 from egmlib.peers.hadamard import RandomizedHadamard, random_hadamard
 from egmlib.peers.quantiles import binary_search_quantile, binary_search_quantiles
 
-__all__ = ["IOMEResult", "IOME_SHARES", "iome_mean"]
+__all__ = ["IOME_SHARES", "IOMEResult", "iome_mean"]
 
 #: IOME's budget split in PLAN's experiments.
 IOME_SHARES = {"centre": 0.25, "threshold": 0.75 * 0.01, "noise": 0.75 * 0.99}
@@ -137,11 +138,8 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
             - 2.0 * math.sqrt(steps / (2.0 * budget["threshold"])))
     C = binary_search_quantile(norms, rank=m, rho=budget["threshold"], lower=0.0,
                                upper=0.5 * (upper - lower), rng=rng, steps=steps)
-    far = norms > C
-    scale = np.ones(n)
-    scale[far] = C / norms[far]
-    mean = (scale @ Y) / n
-    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C) / n
-    noisy = mean + s * rng.standard_normal(N)
+    total, _ = clipped_sum(Y, C=C)
+    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C) / n if C > 0 else 0.0
+    noisy = total / n + s * rng.standard_normal(N)
     return IOMEResult(estimate=R.unrotate(noisy + centre), centre=centre, C=C, rank_target=m,
-                      noise_std=s, n_clipped=int(np.count_nonzero(far)), budget=budget)
+                      noise_std=s, n_clipped=int(np.count_nonzero(norms > C)), budget=budget)

@@ -76,20 +76,21 @@ import numpy as np
 from egmlib import _validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers._checks import check_data, check_universe, check_vector
+from egmlib.peers.clipping import clipped_sum
 from egmlib.peers.quantiles import coordinatewise_quantiles, private_quantile
 from egmlib.peers.scales import pairwise_scales
 
 __all__ = [
-    "PlanResult",
-    "PLAN_SHARES",
     "PLAN_NOSCALE_SHARES",
     "PLAN_ORACLE_SHARES",
-    "plan_scaling",
+    "PLAN_SHARES",
+    "PlanResult",
     "plan_clip_fraction",
-    "plan_norm_bound",
     "plan_mean",
+    "plan_norm_bound",
     "plan_noscale_mean",
     "plan_oracle_mean",
+    "plan_scaling",
 ]
 
 #: PLAN's budget split in its experiments.
@@ -186,13 +187,10 @@ def _clipped_release(X, *, centre, Delta, norm_upper, clip_quantile, rho_thresho
     norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
     C = private_quantile(norms, q=clip_quantile, rho=rho_threshold, lower=0.0,
                          upper=norm_upper, rng=rng)
-    far = norms > C
-    scale = np.ones(n)
-    scale[far] = C / norms[far]
-    total = scale @ Y
+    total, _ = clipped_sum(Y, C=C)
     s = _budget.gaussian_noise_std(rho_noise, sensitivity=2.0 * C) if C > 0 else 0.0
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
-    return centre + root * noisy, C, s, int(np.count_nonzero(far))
+    return centre + root * noisy, C, s, int(np.count_nonzero(norms > C))
 
 
 def _check_common(X, rho, lower, upper, rng, beta, shares, default, min_rows=2):

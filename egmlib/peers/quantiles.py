@@ -58,12 +58,12 @@ from egmlib.peers import budget as _budget
 from egmlib.peers._checks import check_data, check_universe
 
 __all__ = [
-    "sorted_columns",
-    "private_quantile",
-    "coordinatewise_quantiles",
+    "SORT_CACHE_SIZE",
     "binary_search_quantile",
     "binary_search_quantiles",
-    "SORT_CACHE_SIZE",
+    "coordinatewise_quantiles",
+    "private_quantile",
+    "sorted_columns",
 ]
 
 #: Number of sorted matrices kept by :func:`sorted_columns`.

@@ -53,9 +53,8 @@ for the prior ball of :math:`\ln\sigma_j^2`.
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special, stats
@@ -69,9 +68,9 @@ __all__ = [
     "CHI2_1_MEDIAN",
     "LOG_CHI2_1_MEAN",
     "LOG_CHI2_1_SD",
-    "pairwise_squared_differences",
-    "pairwise_scales",
     "coinpress_log_scales",
+    "pairwise_scales",
+    "pairwise_squared_differences",
 ]
 
 #: Median of the chi-square distribution with one degree of freedom.
