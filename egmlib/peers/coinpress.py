@@ -94,7 +94,11 @@ def chi2_radius(d: int, beta: float) -> float:
     """
     d = _v.check_count("d", d)
     beta = _v.check_probability("beta", beta)
-    L = math.log(1.0 / beta)
+    return _gamma(d, beta)
+
+
+def _gamma(d: int, beta: float) -> float:
+    L = -math.log(beta)
     return math.sqrt(d + 2.0 * math.sqrt(d * L) + 2.0 * L)
 
 
@@ -119,12 +123,12 @@ def _recursion(n, d, radius, rho, beta, t, pre):
     r = radius
     radii, clips, stds = [], [], []
     for share, b in zip(_shares(t, pre), _betas(t, beta), strict=True):
-        R = r + chi2_radius(d, b / n)
-        s = _budget.gaussian_noise_std(share * rho, sensitivity=2.0 * R / n)
+        R = r + _gamma(d, b / n)
+        s = 2.0 * R / n / math.sqrt(2.0 * share * rho)  # budget.gaussian_noise_std
         radii.append(r)
         clips.append(R)
         stds.append(s)
-        r = chi2_radius(d, b) * math.sqrt(1.0 / n + s * s)
+        r = _gamma(d, b) * math.sqrt(1.0 / n + s * s)
     return radii, clips, stds
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from egmlib import _validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers._checks import check_data, check_universe
-from egmlib.peers.clipping import clipped_sum
+from egmlib.peers.clipping import clipped_sum, transformed_norms
 from egmlib.peers.hadamard import RandomizedHadamard, random_hadamard
 from egmlib.peers.quantiles import binary_search_quantile, binary_search_quantiles
 
@@ -132,13 +132,12 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     root = math.sqrt(N)
     centre = binary_search_quantiles(Y, rank=0.5 * n, rho=budget["centre"], lower=lower / root,
                                      upper=upper / root, rng=rng, steps=steps)
-    Y = Y - centre
-    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    norms = transformed_norms(Y, centre=centre)
     m = int(n - 4.0 * math.sqrt(N / (2.0 * budget["noise"]))
             - 2.0 * math.sqrt(steps / (2.0 * budget["threshold"])))
     C = binary_search_quantile(norms, rank=m, rho=budget["threshold"], lower=0.0,
                                upper=0.5 * (upper - lower), rng=rng, steps=steps)
-    total, _ = clipped_sum(Y, C=C)
+    total, _ = clipped_sum(Y, C=C, centre=centre)
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C) / n if C > 0 else 0.0
     noisy = total / n + s * rng.standard_normal(N)
     return IOMEResult(estimate=R.unrotate(noisy + centre), centre=centre, C=C, rank_target=m,

@@ -76,7 +76,7 @@ import numpy as np
 from egmlib import _validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers._checks import check_data, check_universe, check_vector
-from egmlib.peers.clipping import clipped_sum
+from egmlib.peers.clipping import clipped_sum, transformed_norms
 from egmlib.peers.quantiles import coordinatewise_quantiles, private_quantile
 from egmlib.peers.scales import pairwise_scales
 
@@ -182,12 +182,10 @@ def _clipped_release(X, *, centre, Delta, norm_upper, clip_quantile, rho_thresho
     """PLAN's last step: private threshold on the scaled norms, clip, noise, scale back."""
     n = X.shape[0]
     root = np.sqrt(Delta)
-    Y = X - centre
-    Y /= root
-    norms = np.sqrt(np.einsum("ij,ij->i", Y, Y))
+    norms = transformed_norms(X, centre=centre, scale=1.0 / root)
     C = private_quantile(norms, q=clip_quantile, rho=rho_threshold, lower=0.0,
                          upper=norm_upper, rng=rng)
-    total, _ = clipped_sum(Y, C=C)
+    total, _ = clipped_sum(X, C=C, centre=centre, scale=1.0 / root)
     s = _budget.gaussian_noise_std(rho_noise, sensitivity=2.0 * C) if C > 0 else 0.0
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
     return centre + root * noisy, C, s, int(np.count_nonzero(norms > C))

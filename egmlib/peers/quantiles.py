@@ -69,7 +69,7 @@ __all__ = [
 #: Number of sorted matrices kept by :func:`sorted_columns`.
 SORT_CACHE_SIZE = 2
 #: Elements per block of columns processed at once by the exponential mechanism.
-_BLOCK_ELEMENTS = 2**21
+_BLOCK_ELEMENTS = 2**18
 #: Rows per block of the blocked transpose in :func:`sorted_columns`.
 _TRANSPOSE_ROWS = 1024
 
@@ -125,25 +125,28 @@ def _em_sorted_rows(S: np.ndarray, *, q: float, eps: float, lower: float, upper:
     """One exponential-mechanism quantile per row of the row-sorted (k, n) array S."""
     k, n = S.shape
     out = np.empty(k)
-    dist = np.abs(np.arange(n + 1) - q * n)  # -utility of interval i
-    block = max(1, _BLOCK_ELEMENTS // (n + 2))
+    penalty = (0.5 * eps) * np.abs(np.arange(n + 1) - q * n)  # -eps u_i / 2
+    block = max(1, min(k, _BLOCK_ELEMENTS // (n + 2)))
+    Z = np.empty((block, n + 2))  # work buffers reused by every block
+    W = np.empty((block, n + 1))
     for start in range(0, k, block):
         rows = S[start:start + block]
         m = rows.shape[0]
-        Z = np.empty((m, n + 2))
-        Z[:, 0] = lower
-        Z[:, -1] = upper
-        np.clip(rows, lower, upper, out=Z[:, 1:-1])
+        z, w = Z[:m], W[:m]
+        z[:, 0] = lower
+        z[:, -1] = upper
+        np.clip(rows, lower, upper, out=z[:, 1:-1])
+        np.subtract(z[:, 1:], z[:, :-1], out=w)  # interval lengths
         with np.errstate(divide="ignore"):
-            logw = np.log(np.diff(Z, axis=1))  # log interval lengths, -inf for ties
-        logw -= (0.5 * eps) * dist
-        logw -= logw.max(axis=1, keepdims=True)
-        np.exp(logw, out=logw)
-        np.cumsum(logw, axis=1, out=logw)
-        u = rng.random(m) * logw[:, -1]
-        idx = np.minimum(np.count_nonzero(logw < u[:, None], axis=1), n)
+            np.log(w, out=w)  # -inf for ties
+        w -= penalty
+        w -= w.max(axis=1, keepdims=True)
+        np.exp(w, out=w)
+        np.cumsum(w, axis=1, out=w)
+        u = rng.random(m) * w[:, -1]
+        idx = np.minimum(np.count_nonzero(w < u[:, None], axis=1), n)
         r = np.arange(m)
-        left, right = Z[r, idx], Z[r, idx + 1]
+        left, right = z[r, idx], z[r, idx + 1]
         out[start:start + m] = left + rng.random(m) * (right - left)
     return out
 
@@ -255,14 +258,37 @@ def _count_leq(S: np.ndarray, v: np.ndarray) -> np.ndarray:
     return lo
 
 
-def _bisect_rows(S: np.ndarray, *, rank: float, noise_std: float, lower: float, upper: float,
-                 steps: int, rng: np.random.Generator) -> np.ndarray:
-    k = S.shape[0]
+def _count_leq_columns(X: np.ndarray, v: np.ndarray, lo: np.ndarray,
+                       hi: np.ndarray) -> np.ndarray:
+    """#{X[:, j] <= v[j]} for every column j, without sorting.
+
+    Columns whose threshold lies outside their data range [lo_j, hi_j] (the column
+    minima and maxima) are answered without looking at the data; the others are
+    counted in row chunks (one pass over X).
+    """
+    n, d = X.shape
+    counts = np.where(v >= hi, n, 0)
+    inside = np.flatnonzero((v >= lo) & (v < hi))
+    if inside.size:
+        full = inside.size == d
+        vi = v[inside]
+        step = max(1, 2**17 // d)
+        acc = np.zeros(inside.size, dtype=np.int64)
+        for a in range(0, n, step):
+            block = X[a:a + step] if full else X[a:a + step][:, inside]
+            acc += np.count_nonzero(block <= vi, axis=0)
+        counts[inside] = acc
+    return counts
+
+
+def _bisect(count, k: int, *, rank: float, noise_std: float, lower: float, upper: float,
+            steps: int, rng: np.random.Generator) -> np.ndarray:
+    """Noisy bisection for k quantiles at once; ``count(mid)`` returns the exact counts."""
     left = np.full(k, lower)
     right = np.full(k, upper)
     for _ in range(steps):
         mid = 0.5 * (left + right)
-        noisy = _count_leq(S, mid) + noise_std * rng.standard_normal(k)
+        noisy = count(mid) + noise_std * rng.standard_normal(k)
         below = noisy <= rank
         left = np.where(below, mid, left)
         right = np.where(below, right, mid)
@@ -323,8 +349,9 @@ def binary_search_quantile(values: Any, *, rank: float, rho: float, lower: float
     v = check_data(v[:, None], name="values")[:, 0]
     rank, rho, lower, upper, steps, rng = _check_binary_search(rank, rho, lower, upper, steps, rng)
     noise_std = _budget.gaussian_noise_std(rho / steps, sensitivity=1.0)
-    return float(_bisect_rows(np.sort(v)[None, :], rank=rank, noise_std=noise_std, lower=lower,
-                              upper=upper, steps=steps, rng=rng)[0])
+    S = np.sort(v)[None, :]
+    return float(_bisect(lambda mid: _count_leq(S, mid), 1, rank=rank, noise_std=noise_std,
+                         lower=lower, upper=upper, steps=steps, rng=rng)[0])
 
 
 def binary_search_quantiles(X: Any, *, rank: float, rho: float, lower: float, upper: float,
@@ -354,6 +381,7 @@ def binary_search_quantiles(X: Any, *, rank: float, rho: float, lower: float, up
     rank, rho, lower, upper, steps, rng = _check_binary_search(rank, rho, lower, upper, steps, rng)
     d = X.shape[1]
     noise_std = _budget.gaussian_noise_std(rho / (d * steps), sensitivity=1.0)
-    return _bisect_rows(sorted_columns(X), rank=rank, noise_std=noise_std, lower=lower,
-                        upper=upper, steps=steps, rng=rng)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    return _bisect(lambda mid: _count_leq_columns(X, mid, lo, hi), d, rank=rank,
+                   noise_std=noise_std, lower=lower, upper=upper, steps=steps, rng=rng)
 

@@ -105,13 +105,18 @@ def pairwise_squared_differences(X: Any, *, rng: np.random.Generator) -> np.ndar
     """
     X = check_data(X, min_rows=2)
     rng = _v.check_rng(rng)
-    n = X.shape[0]
+    n, d = X.shape
     perm = rng.permutation(n)
     m = n // 2
-    diff = X[perm[0:2 * m:2]] - X[perm[1:2 * m:2]]
-    diff *= diff
-    diff *= 0.5
-    return diff
+    first, second = perm[0:2 * m:2], perm[1:2 * m:2]
+    out = np.empty((m, d))
+    step = max(1, 2**17 // d)  # chunks: no whole-size temporaries
+    for a in range(0, m, step):
+        b = min(a + step, m)
+        np.subtract(X[first[a:b]], X[second[a:b]], out=out[a:b])
+    out *= out
+    out *= 0.5
+    return out
 
 
 def pairwise_scales(X: Any, *, rho: float, lower: float, upper: float,
