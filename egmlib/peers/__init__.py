@@ -6,7 +6,7 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
 
 - :mod:`egmlib.peers.plan`       PLAN (Aumuller, Lebeda, Nelson and Pagh, PETS 2024), without
   scaling, and its last step with oracle inputs
-- :mod:`egmlib.peers.iome`       IOME (Huang, Liang and Yi, NeurIPS 2021) as run in PLAN's experiments
+- :mod:`egmlib.peers.iome`       IOME (Huang, Liang and Yi, NeurIPS 2021), as in PLAN's experiments
 - :mod:`egmlib.peers.coinpress`  CoinPress (Biswas, Dong, Kamath and Ullman, NeurIPS 2020)
 - :mod:`egmlib.peers.algorithm3` the report's Algorithm 3 with rho-zCDP noise, and end to end
   with a private centre and private scales

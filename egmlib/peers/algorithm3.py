@@ -1,4 +1,4 @@
-r"""Algorithm 3 under :math:`\rho`-zCDP, alone and end to end with a private centre and private scales.
+r"""Algorithm 3 under rho-zCDP, alone and end to end with a private centre and scales.
 
 The report's Algorithm 3 (:func:`egmlib.mechanisms.egm_gaussian_data`) takes the
 standard deviations :math:`\sigma` and the centre :math:`\hat\mu` as free public inputs
@@ -86,7 +86,7 @@ class Algorithm3Result:
     C: float  #: clipping radius in the transformed space
     p_clip: float
     noise_std: np.ndarray  #: (d,) std of the noise on the sum, 2C/(sqrt(2 rho_noise) b_j)
-    analytic_noise_std: np.ndarray  #: (d,) Theorem 2's std at the exact (eps, delta) of the noise step
+    analytic_noise_std: np.ndarray  #: (d,) Theorem 2's std at the noise step's exact (eps, delta)
     eps: float  #: exact epsilon of the noise step at delta (Balle-Wang profile)
     delta: float
     n_clipped: int
@@ -113,7 +113,7 @@ def _alg3(X, *, sigma, mu_hat, rho_noise, rng, p_clip, delta, budget):
 
 def algorithm3_zcdp(X: Any, *, sigma: Any, mu_hat: Any, rho: float, rng: np.random.Generator,
                     p_clip: float | None = None, delta: float = REPORT_DELTA) -> Algorithm3Result:
-    r"""Algorithm 3 (the report's EGM for Gaussian data) with :math:`\rho`-zCDP noise :math:`2C/\sqrt{2\rho}`.
+    r"""Algorithm 3 (the report's EGM for Gaussian data) with rho-zCDP noise 2C/sqrt(2 rho).
 
     Transformation :math:`b_j = 1/\sqrt{\sigma_j\sum_i\sigma_i}` (Lemma 4.1, eq. (7)),
     radius :math:`C` with tail probability ``p_clip`` (default :math:`1/n`), clipped
@@ -145,8 +145,10 @@ def algorithm3_zcdp(X: Any, *, sigma: Any, mu_hat: Any, rho: float, rng: np.rand
     >>> sigma = np.array([4.0, 2.0, 1.0])
     >>> X = 5.0 + sigma * rng.standard_normal((20000, 3))
     >>> r = algorithm3_zcdp(X, sigma=sigma, mu_hat=np.full(3, 5.0), rho=1.0, rng=rng)
-    >>> bool(np.linalg.norm(r.estimate - 5.0) < 0.1), bool(np.allclose(r.noise_std, r.analytic_noise_std))
-    (True, True)
+    >>> bool(np.linalg.norm(r.estimate - 5.0) < 0.1)
+    True
+    >>> bool(np.allclose(r.noise_std, r.analytic_noise_std))
+    True
     """
     X = check_data(X)
     d = X.shape[1]
@@ -202,7 +204,7 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
                        rng: np.random.Generator, scale_share: float = 0.125,
                        centre_share: float = 0.125, p_clip: float | None = None,
                        floor: float = 1e-12, delta: float = REPORT_DELTA) -> Algorithm3Result:
-    r"""Algorithm 3 end to end: private scales, private centre, then Algorithm 3, :math:`\rho`-zCDP in total.
+    r"""Algorithm 3 end to end: private scales and centre, then Algorithm 3 (rho-zCDP in total).
 
     :math:`\hat\sigma` = :func:`~egmlib.peers.scales.coinpress_log_scales` (budget
     ``scale_share`` :math:`\cdot\rho`), :math:`\hat\mu` =

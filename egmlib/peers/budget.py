@@ -130,7 +130,7 @@ def split_budget(rho: float, *, shares: Mapping[str, float]) -> ZCDPBudget:
 
 
 def gaussian_noise_std(rho: float, *, sensitivity: float) -> float:
-    r"""Noise standard deviation :math:`\Delta/\sqrt{2\rho}` of a :math:`\rho`-zCDP Gaussian mechanism.
+    r"""Noise standard deviation Delta/sqrt(2 rho) of a rho-zCDP Gaussian mechanism.
 
     Bun and Steinke (2016, Prop. 1.6): adding :math:`\mathcal N(0,\sigma^2 I)` to a query
     of :math:`\ell_2` sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP.
@@ -149,7 +149,7 @@ def gaussian_noise_std(rho: float, *, sensitivity: float) -> float:
 
 
 def exponential_mechanism_epsilon(rho: float) -> float:
-    r""":math:`\varepsilon = \sqrt{8\rho}`: the exponential mechanism at this :math:`\varepsilon` is :math:`\rho`-zCDP.
+    r"""eps = sqrt(8 rho): the exponential mechanism run at this eps is rho-zCDP.
 
     An :math:`\varepsilon`-DP exponential mechanism is :math:`\varepsilon`-bounded range
     and hence :math:`\varepsilon^2/8`-zCDP (Cesar and Rogers 2021, arXiv 2004.07223,
@@ -165,7 +165,7 @@ def exponential_mechanism_epsilon(rho: float) -> float:
 
 
 def approx_dp_epsilon(rho: float, *, delta: float) -> float:
-    r""":math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}`: a :math:`\rho`-zCDP release is :math:`(\varepsilon,\delta)`-DP.
+    r"""eps = rho + 2 sqrt(rho ln(1/delta)): a rho-zCDP release is (eps, delta)-DP.
 
     Bun and Steinke (2016, Prop. 1.3), computed as
     :func:`egmlib.calibration.rho_to_eps` at the notes' parameter :math:`2\rho`.  Holds

@@ -57,7 +57,7 @@ def _check(Y, centre, scale):
 
 
 def transformed_norms(Y: Any, *, centre: Any = None, scale: Any = None) -> np.ndarray:
-    r"""The norms :math:`\|(y_i - c)\odot s\|` of every row (``centre`` and ``scale`` default to 0 and 1).
+    r"""The norms :math:`\|(y_i - c)\odot s\|` of every row (centre 0 and scale 1 by default).
 
     Examples
     --------
@@ -73,7 +73,9 @@ def transformed_norms(Y: Any, *, centre: Any = None, scale: Any = None) -> np.nd
 
 def clipped_sum(Y: Any, *, C: float, centre: Any = None,
                 scale: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    r""":math:`\sum_i \min(1, C/\|y_i\|)\,y_i` for :math:`y_i = (x_i - c)\odot s`, and the norms :math:`\|y_i\|`.
+    r"""The clipped sum of the rows :math:`y_i = (x_i - c)\odot s`, and their norms.
+
+    :math:`\sum_i \min(1, C/\|y_i\|)\,y_i` and :math:`\|y_i\|`.
 
     Rows with norm at most :math:`C` are kept as they are; the others are scaled onto
     the sphere of radius :math:`C`.  ``C = 0`` clips every row to 0.

@@ -83,7 +83,9 @@ class CoinPressResult:
 
 
 def chi2_radius(d: int, beta: float) -> float:
-    r""":math:`\gamma(d,\beta) = \sqrt{d + 2\sqrt{d\ln(1/\beta)} + 2\ln(1/\beta)}`: :math:`P(\|Z\| > \gamma) \le \beta` for :math:`Z\sim\mathcal N(0, I_d)`.
+    r"""The radius gamma(d, beta) with P(||Z|| > gamma) <= beta for Z ~ N(0, I_d).
+
+    :math:`\gamma(d,\beta) = \sqrt{d + 2\sqrt{d\ln(1/\beta)} + 2\ln(1/\beta)}`.
 
     Laurent and Massart (2000, Lemma 1), as used by CoinPress (Biswas et al. 2020).
 
@@ -175,7 +177,7 @@ def _best_schedule(n, d, radius, rho, beta, steps):
 def coinpress_mean(Y: Any, *, rho: float, centre: Any, radius: float,
                    rng: np.random.Generator, beta: float = 0.01,
                    steps: int | None = None) -> CoinPressResult:
-    r"""CoinPress mean of rows believed to be :math:`\mathcal N(\mu, I_d)` with :math:`\mu\in B_2(\text{centre}, \text{radius})`.
+    r"""CoinPress mean of rows from N(mu, I_d), mu in the prior ball B(centre, radius).
 
     Biswas, Dong, Kamath and Ullman (2020), Algorithms 1-2; :math:`\rho`-zCDP for any
     data (see the module docstring for the steps, radii, budget split and the choice of

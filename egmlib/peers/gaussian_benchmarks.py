@@ -5,13 +5,13 @@ Rows :math:`x_i \sim \mathcal N(\mu\mathbf 1, \mathrm{diag}(\lambda))` with
 identity), i.e. :math:`\sigma_j = (d/j)^{\alpha/2}`, and the public universe
 :math:`[-u, u]` of every coordinate that their experiments use:
 
-==========  ===========  =====================  ========================  ======  ===========================
-setting     n            d                      alpha                     mu      u
-==========  ===========  =====================  ========================  ======  ===========================
-GaussianA   4000         16, 32, ..., 2048      0                         0       :math:`25\sqrt d`
-GaussianB   10000        512                    0, 0.5, 1, 1.5, 2         10      :math:`50\,d\,\lambda_1^{1/4}`
-GaussianC   10000        16, 32, ..., 2048      2                         10      :math:`50\,d\,\lambda_1^{1/4}`
-==========  ===========  =====================  ========================  ======  ===========================
+=========  =====  ================  ================  ==  ==============================
+setting    n      d                 alpha             mu  u
+=========  =====  ================  ================  ==  ==============================
+GaussianA  4000   16, 32, .., 2048  0                 0   :math:`25\sqrt d`
+GaussianB  10000  512               0, .5, 1, 1.5, 2  10  :math:`50\,d\,\lambda_1^{1/4}`
+GaussianC  10000  16, 32, .., 2048  2                 10  :math:`50\,d\,\lambda_1^{1/4}`
+=========  =====  ================  ================  ==  ==============================
 
 (:math:`\lambda_1 = d^\alpha` is the largest variance.)  Every setting is run at
 :math:`\rho\in\{1/16, 1/8, 1/4, 1/2, 1\}`, 50 fresh datasets each, and scored by
@@ -79,7 +79,7 @@ class GaussianSetting:
 
 
 def plan_sigmas(d: int, alpha: float) -> np.ndarray:
-    r""":math:`\sigma_j = (d/j)^{\alpha/2}`, :math:`j = 1..d`: the square roots of PLAN's Zipf variances.
+    r"""sigma_j = (d/j)^(alpha/2), j = 1..d: the square roots of PLAN's Zipf variances.
 
     Examples
     --------

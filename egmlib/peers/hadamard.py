@@ -101,7 +101,7 @@ class RandomizedHadamard:
         return Y
 
     def unrotate(self, y: Any) -> np.ndarray:
-        """:math:`R^{-1} y = D_1 H\\cdots D_t H y` of a vector in :math:`\\mathbf R^N`, first d coordinates."""
+        """R^-1 y = D_1 H ... D_t H y of a vector y of length N: its first d coordinates."""
         y = np.asarray(y, dtype=np.float64)
         if y.shape != (self.padded_dim,):
             raise ValueError(f"y must have shape ({self.padded_dim},), got shape {y.shape}")

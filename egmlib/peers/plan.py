@@ -123,7 +123,9 @@ class PlanResult:
 
 
 def plan_scaling(sigma_hat: Any) -> np.ndarray:
-    r"""PLAN's regularised :math:`\Delta_j = 2\hat\sigma_j + \|2\hat\sigma\|_1/d` (rows are scaled by :math:`\Delta^{-1/2}`).
+    r"""PLAN's regularised scaling :math:`\Delta_j = 2\hat\sigma_j + \|2\hat\sigma\|_1/d`.
+
+    Rows are scaled by :math:`\Delta^{-1/2}`.
 
     The factor 2 is the experiments' ``max_std_distance``; the regularisation keeps
     :math:`\Delta_j \ge 2\|\hat\sigma\|_1/d > 0` (Aumuller et al. 2024).  All-zero
@@ -143,7 +145,9 @@ def plan_scaling(sigma_hat: Any) -> np.ndarray:
 
 def plan_clip_fraction(n: int, *, rho_threshold: float, lower: float, upper: float,
                        beta: float = 0.1) -> float:
-    r""":math:`k = (\sqrt n + \sqrt{\tfrac T2\ln(T/\beta)/\rho_{\rm threshold}})/n`, the fraction PLAN aims to clip.
+    r"""The fraction k of rows PLAN aims to clip.
+
+    :math:`k = (\sqrt n + \sqrt{\tfrac T2\ln(T/\beta)/\rho_{\rm threshold}})/n`.
 
     :math:`T = \max(1, \ln(\text{upper}-\text{lower}))` (PLAN's experiments).  The
     threshold is the :math:`\max(1-k, 0)` quantile of the scaled norms.
@@ -162,7 +166,9 @@ def plan_clip_fraction(n: int, *, rho_threshold: float, lower: float, upper: flo
 
 
 def plan_norm_bound(sigma_hat: Any, *, beta: float = 0.1) -> float:
-    r"""Upper end :math:`\sqrt{\ln d\,\ln(1/\beta)\,\|\hat\sigma\|_1}` of the threshold's universe (PLAN's experiments).
+    r"""Upper end of the threshold's universe in PLAN's experiments.
+
+    :math:`\sqrt{\ln d\,\ln(1/\beta)\,\|\hat\sigma\|_1}`.
 
     :math:`\ln d` is raised to 1 for :math:`d \le 2`.
 
@@ -295,7 +301,7 @@ def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
 def plan_oracle_mean(X: Any, *, mu: Any, sigma: Any, rho: float, lower: float, upper: float,
                      rng: np.random.Generator, beta: float = 0.1,
                      shares: Mapping[str, float] | None = None) -> PlanResult:
-    r"""PLAN's last step given the true :math:`\mu` and :math:`\sigma` (the "oracle" arm), :math:`\rho`-zCDP.
+    r"""PLAN's last step given the true mu and sigma (the "oracle" arm), rho-zCDP.
 
     Centre :math:`\mu`, :math:`\Delta` from :func:`plan_scaling` of :math:`\sigma`, then
     the private threshold (:math:`\rho/4`) and the noise (:math:`3\rho/4`) as in

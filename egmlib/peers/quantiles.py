@@ -308,7 +308,7 @@ def _check_binary_search(rank, rho, lower, upper, steps, rng):
 
 def binary_search_quantile(values: Any, *, rank: float, rho: float, lower: float,
                            upper: float, rng: np.random.Generator, steps: int = 20) -> float:
-    r"""A :math:`\rho`-zCDP value with about ``rank`` of ``values`` at or below it, by noisy bisection.
+    r"""A rho-zCDP value with about ``rank`` of ``values`` at or below it (noisy bisection).
 
     Starting from :math:`[\ell, r]` = [lower, upper], each of the ``steps`` rounds
     counts :math:`c = \#\{x_i \le (\ell+r)/2\}`, adds :math:`\mathcal N(0, T/(2\rho))`

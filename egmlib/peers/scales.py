@@ -82,7 +82,9 @@ LOG_CHI2_1_SD = math.pi / math.sqrt(2.0)
 
 
 def pairwise_squared_differences(X: Any, *, rng: np.random.Generator) -> np.ndarray:
-    r""":math:`v_{ij} = \tfrac12(x_{\pi(2i-1),j} - x_{\pi(2i),j})^2` for a random pairing :math:`\pi` of the rows.
+    r"""Half squared differences of randomly paired rows.
+
+    :math:`v_{ij} = \tfrac12(x_{\pi(2i-1),j} - x_{\pi(2i),j})^2` for a random pairing :math:`\pi`.
 
     The pairing is a uniformly random permutation drawn from ``rng`` (independent of
     the data); with odd ``n`` one row is left out.  Each :math:`v_{ij}` has mean
@@ -121,7 +123,7 @@ def pairwise_squared_differences(X: Any, *, rng: np.random.Generator) -> np.ndar
 
 def pairwise_scales(X: Any, *, rho: float, lower: float, upper: float,
                     rng: np.random.Generator) -> np.ndarray:
-    r"""Private standard deviations :math:`\hat\sigma_j`, :math:`\rho`-zCDP in total (PLAN's scale step).
+    r"""Private standard deviations, rho-zCDP in total (PLAN's scale step).
 
     :math:`\hat\sigma_j = \sqrt{\widetilde{\mathrm{med}}_j / \mathrm{med}(\chi^2_1)}` where
     :math:`\widetilde{\mathrm{med}}_j` is the exponential-mechanism median (budget
@@ -162,7 +164,7 @@ def pairwise_scales(X: Any, *, rho: float, lower: float, upper: float,
 def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
                          rng: np.random.Generator, floor: float = 1e-12,
                          beta: float = 0.01) -> tuple[np.ndarray, CoinPressResult]:
-    r"""Private :math:`\hat\sigma_j` by CoinPress on standardised log pairwise differences, :math:`\rho`-zCDP.
+    r"""Private standard deviations by CoinPress on log pairwise differences, rho-zCDP.
 
     With :math:`v_{ij}` from :func:`pairwise_squared_differences` (:math:`m = \lfloor n/2\rfloor`
     rows), :math:`\ell = \ln(\text{floor}^2(\text{upper}-\text{lower})^2)` and
