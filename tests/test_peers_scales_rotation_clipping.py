@@ -54,6 +54,13 @@ def test_scale_estimators_recover_sigma():
     assert sum(res.budget.parts.values()) == pytest.approx(4.0, rel=1e-14)
 
 
+def test_log_scales_stay_in_the_public_range_when_the_budget_is_tiny():
+    X = np.random.default_rng(9).normal(size=(40, 64))
+    s, _ = scales.coinpress_log_scales(X, rho=1e-9, lower=-10, upper=10,
+                                       rng=np.random.default_rng(2), floor=1e-6)
+    assert np.all(s >= 1e-6 * 20 * (1 - 1e-12)) and np.all(s <= 10 * (1 + 1e-12))
+
+
 def test_log_chi2_constants():
     z = np.log(np.random.default_rng(3).chisquare(1, size=400000))
     assert z.mean() == pytest.approx(scales.LOG_CHI2_1_MEAN, abs=0.02)

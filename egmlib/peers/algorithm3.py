@@ -169,7 +169,7 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
 
     :math:`\hat\mu` = :func:`~egmlib.peers.coinpress.coinpress_known_scales` (Biswas et
     al. 2020) with budget ``centre_share`` :math:`\cdot\rho`, then :func:`algorithm3_zcdp`
-    with the rest (composition, Bun and Steinke 2016, Lemma 2.3).
+    with the rest (composition, Bun and Steinke 2016, Lemma 1.7).
 
     Parameters
     ----------

@@ -9,11 +9,11 @@ explicit :math:`\rho`:
   :math:`\mathcal N(0, \sigma^2 I)`, :math:`\sigma = \Delta/\sqrt{2\rho}`
   (Bun and Steinke 2016, Prop. 1.6): :func:`gaussian_noise_std`;
 * the exponential mechanism with utility sensitivity 1 run at
-  :math:`\varepsilon`-DP, which is :math:`\varepsilon^2/8`-zCDP because it has bounded
-  range (Cesar and Rogers 2021, Lemma 3.2 with Prop. 3.3 of their arXiv 2004.07223):
+  :math:`\varepsilon`-DP, which has :math:`\varepsilon`-bounded range and is therefore
+  :math:`\varepsilon^2/8`-zCDP (Cesar and Rogers 2021, arXiv 2004.07223):
   :func:`exponential_mechanism_epsilon` returns :math:`\varepsilon = \sqrt{8\rho}`.
 
-zCDP composes additively (Bun and Steinke 2016, Lemma 2.3), so a pipeline is
+zCDP composes additively (Bun and Steinke 2016, Lemma 1.7), so a pipeline is
 :math:`\rho`-zCDP when the budgets of its steps sum to :math:`\rho`.  Each estimator
 states its split with :func:`split_budget` and returns the :class:`ZCDPBudget`, whose
 parts sum to the total (tests check this for every estimator).
@@ -85,7 +85,7 @@ def split_budget(rho: float, *, shares: Mapping[str, float]) -> ZCDPBudget:
     r"""Split a :math:`\rho`-zCDP budget over the steps of a release.
 
     Part ``name`` gets :math:`\rho \cdot` ``shares[name]``; by additive composition
-    (Bun and Steinke 2016, Lemma 2.3) the release is :math:`\rho`-zCDP when every step
+    (Bun and Steinke 2016, Lemma 1.7) the release is :math:`\rho`-zCDP when every step
     ``name`` is :math:`\rho\,s_{\rm name}`-zCDP and the shares sum to 1.
 
     Parameters
@@ -152,8 +152,8 @@ def exponential_mechanism_epsilon(rho: float) -> float:
     r"""eps = sqrt(8 rho): the exponential mechanism run at this eps is rho-zCDP.
 
     An :math:`\varepsilon`-DP exponential mechanism is :math:`\varepsilon`-bounded range
-    and hence :math:`\varepsilon^2/8`-zCDP (Cesar and Rogers 2021, arXiv 2004.07223,
-    Lemma 3.2 and Prop. 3.3).  PLAN's experiments use the same conversion.
+    and hence :math:`\varepsilon^2/8`-zCDP (Cesar and Rogers 2021, arXiv 2004.07223).
+    PLAN's experiments use the same conversion.
 
     Examples
     --------

@@ -204,7 +204,7 @@ def coordinatewise_quantiles(X: Any, *, q: float, rho: float, lower: float, uppe
     r"""The ``q``-quantile of every column of ``X``, :math:`\rho`-zCDP in total.
 
     Column :math:`j` gets :func:`private_quantile` with budget :math:`\rho/d`; by
-    composition over the :math:`d` columns (Bun and Steinke 2016, Lemma 2.3) the whole
+    composition over the :math:`d` columns (Bun and Steinke 2016, Lemma 1.7) the whole
     vector is :math:`\rho`-zCDP.  With ``q = 1/2`` this is the private coordinate-wise
     median that PLAN (Aumuller et al. 2024) uses as its centre and, on pairwise
     differences, for its scales (:func:`egmlib.peers.scales.pairwise_scales`).

@@ -178,7 +178,10 @@ def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
     with unit variance in every coordinate.  :func:`~egmlib.peers.coinpress.coinpress_mean`
     estimates :math:`\mathbb E z` from the prior ball with centre :math:`(\ell+h)/2` and
     radius :math:`\sqrt d\,(h-\ell)/2` (standardised), and
-    :math:`\hat\sigma_j = \exp(\tfrac12\cdot\tfrac{\pi}{\sqrt2}\hat{\mathbb E} z_j)`.
+    :math:`\hat\sigma_j = \exp(\tfrac12\cdot\tfrac{\pi}{\sqrt2}\hat{\mathbb E} z_j)`,
+    clipped to the public range :math:`[e^{\ell/2}, e^{h/2}]` (post-processing: CoinPress's
+    noise can carry an estimate outside its prior ball when the budget is too small for
+    its radius to converge).
     Privacy: one row changes one :math:`z_i` (the pairing is data-independent), which
     is all CoinPress's analysis needs (Biswas et al. 2020); the rows of :math:`z` are
     not Gaussian (:math:`\ln\chi^2_1` has a long left tail), which costs some clipping,
@@ -226,4 +229,6 @@ def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
     centre = np.full(d, 0.5 * (lo + hi) / LOG_CHI2_1_SD)
     radius = math.sqrt(d) * 0.5 * (hi - lo) / LOG_CHI2_1_SD
     r = coinpress_mean(Z, rho=rho, centre=centre, radius=radius, rng=rng, beta=beta)
-    return np.exp(0.5 * LOG_CHI2_1_SD * r.estimate), r
+    # post-processing: no standard deviation of data in the box exceeds half its width
+    sigma_hat = np.exp(np.clip(0.5 * LOG_CHI2_1_SD * r.estimate, 0.5 * lo, 0.5 * hi))
+    return sigma_hat, r
