@@ -28,8 +28,8 @@ End to end.  Two pipelines pay for the free inputs:
 
 * :func:`algorithm3_private_centre` -- :math:`\sigma` known, :math:`\mu` unknown:
   :math:`\hat\mu` is CoinPress on the data whitened by :math:`\sigma`
-  (:func:`egmlib.peers.coinpress.coinpress_known_scales`, budget :math:`\rho/4`), then
-  Algorithm 3 with :math:`3\rho/4`.
+  (:func:`egmlib.peers.coinpress.coinpress_known_scales`, budget :math:`\rho/4`),
+  projected onto the public box (post-processing), then Algorithm 3 with :math:`3\rho/4`.
 * :func:`algorithm3_private` -- nothing known: :math:`\hat\sigma` from
   :func:`egmlib.peers.scales.coinpress_log_scales` (:math:`\rho/8`), :math:`\hat\mu` by
   CoinPress whitened by :math:`\hat\sigma` (:math:`\rho/8`), then Algorithm 3 with
@@ -109,6 +109,13 @@ def _alg3(X, *, sigma, mu_hat, rho_noise, rng, p_clip, delta, budget):
         sigma=np.array(sigma, dtype=float), C=r.C, p_clip=r.p_clip, noise_std=std,
         analytic_noise_std=np.array(r.noise_std), eps=eps, delta=delta,
         n_clipped=r.n_clipped, budget=budget)
+
+
+def _centre(X, *, sigma, rho, lower, upper, rng):
+    """CoinPress centre, projected onto the public box (post-processing: mu lies in it)."""
+    c = coinpress_known_scales(X, sigma=sigma, rho=rho, lower=lower, upper=upper,
+                               rng=rng).estimate
+    return np.clip(c, lower, upper)
 
 
 def algorithm3_zcdp(X: Any, *, sigma: Any, mu_hat: Any, rho: float, rng: np.random.Generator,
@@ -194,8 +201,7 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
     share = check_share("centre_share", centre_share)
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"centre": share, "noise": 1.0 - share})
-    centre = coinpress_known_scales(X, sigma=sigma, rho=budget["centre"], lower=lower,
-                                    upper=upper, rng=rng).estimate
+    centre = _centre(X, sigma=sigma, rho=budget["centre"], lower=lower, upper=upper, rng=rng)
     return _alg3(X, sigma=sigma, mu_hat=centre, rho_noise=budget["noise"], rng=rng,
                  p_clip=p_clip, delta=delta, budget=budget)
 
@@ -249,7 +255,7 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
                                                "noise": 1.0 - s_share - c_share})
     sigma_hat, _ = coinpress_log_scales(X, rho=budget["scale"], lower=lower, upper=upper,
                                         rng=rng, floor=floor)
-    centre = coinpress_known_scales(X, sigma=sigma_hat, rho=budget["centre"], lower=lower,
-                                    upper=upper, rng=rng).estimate
+    centre = _centre(X, sigma=sigma_hat, rho=budget["centre"], lower=lower, upper=upper,
+                     rng=rng)
     return _alg3(X, sigma=sigma_hat, mu_hat=centre, rho_noise=budget["noise"], rng=rng,
                  p_clip=p_clip, delta=delta, budget=budget)
