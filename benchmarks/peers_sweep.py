@@ -103,7 +103,7 @@ def _estimate(name, X, s, rho, rng, rotation):
         return algorithm3.algorithm3_zcdp(X, sigma=s.sigma, mu_hat=s.mean, rho=rho,
                                           rng=rng).estimate
     if name == "PLAN-oracle":
-        return plan.plan_oracle_mean(X, mu=s.mean, sigma=s.sigma, rho=rho, lower=lo, upper=hi,
+        return plan.plan_oracle_mean(X, mu_hat=s.mean, sigma=s.sigma, rho=rho, lower=lo, upper=hi,
                                      rng=rng).estimate
     if name == "Alg3-private-centre":
         return algorithm3.algorithm3_private_centre(X, sigma=s.sigma, rho=rho, lower=lo,

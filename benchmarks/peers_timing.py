@@ -53,7 +53,7 @@ def methods(s, X):
                                                                   lower=lo, upper=hi, rng=rng),
         "Alg3-oracle": lambda rng: algorithm3.algorithm3_zcdp(X, sigma=sigma, mu_hat=mu,
                                                               rho=0.125, rng=rng),
-        "PLAN-oracle": lambda rng: plan.plan_oracle_mean(X, mu=mu, sigma=sigma, rho=0.125,
+        "PLAN-oracle": lambda rng: plan.plan_oracle_mean(X, mu_hat=mu, sigma=sigma, rho=0.125,
                                                          lower=lo, upper=hi, rng=rng),
         "Alg3-private-centre": lambda rng: algorithm3.algorithm3_private_centre(
             X, sigma=sigma, rho=0.125, lower=lo, upper=hi, rng=rng),

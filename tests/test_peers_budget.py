@@ -84,6 +84,8 @@ def test_conversion_validation():
         budget.gaussian_epsilon_exact(-0.5, delta=1e-6)
     with pytest.raises(ValueError, match="sensitivity"):
         budget.gaussian_noise_std(0.5, sensitivity=0.0)
-    with pytest.raises((TypeError, ValueError), match="rho"):
+    with pytest.raises(TypeError, match="rho"):
         budget.exponential_mechanism_epsilon("0.5")
+    with pytest.raises(ValueError, match="rho"):
+        budget.exponential_mechanism_epsilon(1e308)  # eps = sqrt(8 rho) overflows
     assert np.isfinite(budget.gaussian_epsilon_exact(1e-4, delta=0.5))

@@ -51,9 +51,9 @@ def test_coinpress_step_sensitivity():
     worst = 0.0
     for i in (0, 250):
         X1, X2 = _far_neighbours(X, i)
-        r1 = CP.coinpress_mean(X1, rho=0.5, centre=np.zeros(4), radius=10.0,
+        r1 = CP.coinpress_mean(X1, rho=0.5, prior_centre=np.zeros(4), prior_radius=10.0,
                                rng=np.random.default_rng(3), steps=1)
-        r2 = CP.coinpress_mean(X2, rho=0.5, centre=np.zeros(4), radius=10.0,
+        r2 = CP.coinpress_mean(X2, rho=0.5, prior_centre=np.zeros(4), prior_radius=10.0,
                                rng=np.random.default_rng(3), steps=1)
         bound = 2 * r1.clip_radii[0] / X.shape[0]
         d = np.linalg.norm(r1.estimate - r2.estimate)
@@ -73,8 +73,8 @@ def test_coinpress_budget_schedule_and_accuracy():
     assert r.budget[f"step {r.steps}"] in (0.75, 0.5)
     assert np.linalg.norm(r.estimate - mu) < 0.15
     # the schedule is a function of public quantities only
-    assert CP.coinpress_schedule(20000, 4, radius=r.radii[0], rho=1.0) == \
-        CP.coinpress_schedule(20000, 4, radius=r.radii[0], rho=1.0)
+    schedule = CP.coinpress_schedule(20000, d=4, prior_radius=r.radii[0], rho=1.0)
+    assert (schedule.steps, 1 - schedule.preliminary_share) == (r.steps, r.budget[f"step {r.steps}"])
     again = CP.coinpress_known_scales(X, sigma=sigma, rho=1.0, lower=-1e4, upper=1e4,
                                       rng=np.random.default_rng(2))
     np.testing.assert_array_equal(r.estimate, again.estimate)
@@ -83,14 +83,23 @@ def test_coinpress_budget_schedule_and_accuracy():
 def test_coinpress_validation():
     X, sigma, _ = _data(2, n=50)
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="sigma"):
+    with pytest.raises(ValueError, match="sigma must have at least one entry > 0"):
         CP.coinpress_known_scales(X, sigma=np.zeros(4), rho=1.0, lower=-1, upper=1, rng=rng)
-    with pytest.raises(ValueError, match="centre must have length"):
-        CP.coinpress_mean(X, rho=1.0, centre=np.zeros(3), radius=1.0, rng=rng)
-    with pytest.raises(ValueError, match="radius"):
-        CP.coinpress_mean(X, rho=1.0, centre=np.zeros(4), radius=-1.0, rng=rng)
-    with pytest.raises(ValueError, match="beta"):
-        CP.coinpress_mean(X, rho=1.0, centre=np.zeros(4), radius=1.0, rng=rng, beta=2.0)
+    with pytest.raises(ValueError, match="prior_centre must have length d=4"):
+        CP.coinpress_mean(X, rho=1.0, prior_centre=np.zeros(3), prior_radius=1.0, rng=rng)
+    with pytest.raises(ValueError, match="prior_radius must be finite and > 0"):
+        CP.coinpress_mean(X, rho=1.0, prior_centre=np.zeros(4), prior_radius=-1.0, rng=rng)
+    with pytest.raises(ValueError, match="beta must lie in the open interval"):
+        CP.coinpress_mean(X, rho=1.0, prior_centre=np.zeros(4), prior_radius=1.0, rng=rng,
+                          beta=2.0)
+    with pytest.raises(ValueError, match="steps must be an integer <= 60"):
+        CP.coinpress_mean(X, rho=1.0, prior_centre=np.zeros(4), prior_radius=1.0, rng=rng,
+                          steps=61)
+    with pytest.raises(TypeError, match="steps must be an integer"):
+        CP.coinpress_schedule(50, d=4, prior_radius=1.0, rho=1.0, steps="3")
+    with pytest.raises(ValueError, match="whitened prior radius overflows.*lower, upper or 1/sigma"):
+        CP.coinpress_known_scales(X, sigma=np.full(4, 1e-300), rho=1.0, lower=-1e10, upper=1e10,
+                                  rng=rng)
 
 
 # ------------------------------------------------------------------------------- PLAN
@@ -119,7 +128,7 @@ def test_plan_variants_budget_noise_and_accuracy(which):
         r = PL.plan_noscale_mean(X, **kw)
         assert r.sigma_hat is None and r.norm_upper == pytest.approx(2 * 200.0)
     else:
-        r = PL.plan_oracle_mean(X, mu=np.full(4, mu), sigma=sigma, **kw)
+        r = PL.plan_oracle_mean(X, mu_hat=np.full(4, mu), sigma=sigma, **kw)
         np.testing.assert_array_equal(r.centre, mu)
     assert math.fsum(r.budget.parts.values()) == pytest.approx(2.0, rel=1e-14)
     assert r.noise_std == pytest.approx(2 * r.C / math.sqrt(2 * r.budget["noise"]), rel=1e-14)
@@ -131,10 +140,10 @@ def test_plan_variants_budget_noise_and_accuracy(which):
 
 def test_plan_release_is_clipped_mean_plus_small_noise():
     X, sigma, mu = _data(5, n=4000)
-    r = PL.plan_oracle_mean(X, mu=np.full(4, mu), sigma=sigma, rho=1e12, lower=-50, upper=50,
-                            rng=np.random.default_rng(6))
+    r = PL.plan_oracle_mean(X, mu_hat=np.full(4, mu), sigma=sigma, rho=1e12, lower=-50,
+                            upper=50, rng=np.random.default_rng(6))
     root = np.sqrt(r.Delta)
-    total, _ = clipped_sum((X - mu) / root, C=r.C)
+    total = clipped_sum((X - mu) / root, C=r.C).total
     np.testing.assert_allclose(r.estimate, mu + root * total / 4000, atol=1e-6)
 
 
@@ -146,15 +155,21 @@ def test_plan_reproducible_and_validated():
     rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="shares must have the steps"):
         PL.plan_mean(X, rho=0.5, lower=-50, upper=50, rng=rng, shares={"noise": 1.0})
+    with pytest.raises(TypeError, match="shares must be a mapping"):
+        PL.plan_mean(X, rho=0.5, lower=-50, upper=50, rng=rng, shares=[0.5, 0.5])
     with pytest.raises(ValueError, match="lower must be < upper"):
         PL.plan_mean(X, rho=0.5, lower=50, upper=-50, rng=rng)
-    with pytest.raises(ValueError, match="at least 2 rows"):
+    with pytest.raises(ValueError, match="X must have at least 2 rows"):
         PL.plan_mean(X[:1], rho=0.5, lower=-50, upper=50, rng=rng)
-    with pytest.raises(ValueError, match="mu must have length"):
-        PL.plan_oracle_mean(X, mu=np.zeros(3), sigma=np.ones(4), rho=0.5, lower=-5, upper=5,
+    with pytest.raises(ValueError, match="mu_hat must have length d=4"):
+        PL.plan_oracle_mean(X, mu_hat=np.zeros(3), sigma=np.ones(4), rho=0.5, lower=-5, upper=5,
                             rng=rng)
-    with pytest.raises((TypeError, ValueError), match="rng"):
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
         PL.plan_noscale_mean(X, rho=0.5, lower=-50, upper=50, rng=None)
+    with pytest.raises(TypeError, match="beta must be a real number"):
+        PL.plan_mean(X, rho=0.5, lower=-50, upper=50, rng=rng, beta="0.1")
+    with pytest.raises(ValueError, match="sigma must be >= 0 entrywise"):
+        PL.plan_scaling([1.0, -1.0])
 
 
 # ------------------------------------------------------------------------------- IOME
@@ -179,7 +194,7 @@ def test_iome_shared_rotation_and_validation():
     with pytest.raises(ValueError, match="rotation must act on d=4"):
         IO.iome_mean(X, rho=1.0, lower=-50, upper=50, rng=np.random.default_rng(1),
                      rotation=IO.random_hadamard(5, rng=np.random.default_rng(0)))
-    with pytest.raises(TypeError, match="RandomizedHadamard"):
+    with pytest.raises(TypeError, match="rotation must be a RandomizedHadamard"):
         IO.iome_mean(X, rho=1.0, lower=-50, upper=50, rng=np.random.default_rng(1), rotation=1)
 
 
@@ -237,20 +252,26 @@ def test_algorithm3_pipelines_budget_and_accuracy(which):
 def test_algorithm3_validation():
     X, sigma, mu = _data(16, n=100)
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="scale_share \\+ centre_share"):
+    with pytest.raises(ValueError, match="scale_share \\+ centre_share must be < 1"):
         A3.algorithm3_private(X, rho=1.0, lower=-9, upper=9, rng=rng, scale_share=0.5,
                               centre_share=0.5)
-    with pytest.raises(ValueError, match="centre_share"):
+    with pytest.raises(ValueError, match="centre_share must lie in the open interval"):
         A3.algorithm3_private_centre(X, sigma=sigma, rho=1.0, lower=-9, upper=9, rng=rng,
                                      centre_share=1.0)
-    with pytest.raises(ValueError, match="mu_hat must have length"):
+    with pytest.raises(TypeError, match="centre_share must be a real number"):
+        A3.algorithm3_private_centre(X, sigma=sigma, rho=1.0, lower=-9, upper=9, rng=rng,
+                                     centre_share=True)
+    with pytest.raises(ValueError, match="mu_hat must have length d=4"):
         A3.algorithm3_zcdp(X, sigma=sigma, mu_hat=[0.0], rho=1.0, rng=rng)
-    with pytest.raises(ValueError, match="sigma"):
+    with pytest.raises(ValueError, match="sigma must be >= 0 entrywise"):
         A3.algorithm3_zcdp(X, sigma=-sigma, mu_hat=np.zeros(4), rho=1.0, rng=rng)
-    with pytest.raises(ValueError, match="rho"):
+    with pytest.raises(ValueError, match="rho must be finite and > 0"):
         A3.algorithm3_zcdp(X, sigma=sigma, mu_hat=np.zeros(4), rho=0.0, rng=rng)
-    with pytest.raises(ValueError, match="delta"):
+    with pytest.raises(ValueError, match="delta must lie in the open interval"):
         A3.algorithm3_zcdp(X, sigma=sigma, mu_hat=np.zeros(4), rho=1.0, rng=rng, delta=0.0)
+    with pytest.raises(TypeError, match="X must hold real numbers, got strings"):
+        A3.algorithm3_zcdp([["1", "2", "3", "4"]], sigma=sigma, mu_hat=np.zeros(4), rho=1.0,
+                           rng=rng)
 
 
 # ------------------------------------------------------------------ PLAN's benchmarks
@@ -265,6 +286,10 @@ def test_benchmark_settings_match_published_universes():
     np.testing.assert_allclose(c[16].sigma ** 2, (16 / np.arange(1, 17)) ** 2)
     with pytest.raises(ValueError, match="dataset must be one of"):
         GB.settings("GaussianD")
+    with pytest.raises(TypeError, match="dataset must be one of the strings"):
+        GB.settings(1)
+    with pytest.raises(ValueError, match="alpha\\)? overflows|d or alpha"):
+        GB.plan_sigmas(2048, alpha=1e4)
 
 
 def test_benchmark_sample_is_read_only_and_seeded():

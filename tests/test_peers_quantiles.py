@@ -176,12 +176,14 @@ def test_sort_cache_only_for_read_only_owning_arrays():
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        (dict(q=1.5), ValueError, "q must lie"),
-        (dict(rho=0.0), ValueError, "rho"),
+        (dict(q=1.5), ValueError, "q must lie in \\[0, 1\\], got q=1.5"),
+        (dict(q="0.5"), TypeError, "q must be a real number"),
+        (dict(rho=0.0), ValueError, "rho must be finite and > 0"),
         (dict(lower=1.0, upper=1.0), ValueError, "lower must be < upper"),
         (dict(upper=float("inf")), ValueError, "upper must be finite"),
-        (dict(rng=np.random.RandomState(0)), (TypeError, ValueError), "rng"),
-        (dict(rng=1), (TypeError, ValueError), "rng"),
+        (dict(lower=-1e308, upper=1e308), ValueError, "upper - lower must be finite"),
+        (dict(rng=np.random.RandomState(0)), TypeError, "rng must be a numpy.random.Generator"),
+        (dict(rng=1), TypeError, "rng must be a numpy.random.Generator"),
     ],
 )
 def test_validation(kwargs, exc, match):
@@ -193,14 +195,24 @@ def test_validation(kwargs, exc, match):
 
 def test_data_validation():
     rng = np.random.default_rng(0)
-    with pytest.raises(ValueError, match="finite"):
+    with pytest.raises(ValueError, match="values must be finite, got values\\[1\\]=nan"):
         Q.private_quantile([0.0, np.nan], q=0.5, rho=1.0, lower=-1, upper=1, rng=rng)
-    with pytest.raises(ValueError, match="one-dimensional"):
+    with pytest.raises(ValueError, match="values must be one-dimensional"):
         Q.private_quantile(np.zeros((2, 2)), q=0.5, rho=1.0, lower=-1, upper=1, rng=rng)
-    with pytest.raises(TypeError, match="real numbers"):
+    with pytest.raises(TypeError, match="X must hold real numbers"):
         Q.coordinatewise_quantiles(np.array([["a"]]), q=0.5, rho=1.0, lower=-1, upper=1,
                                    rng=rng)
-    with pytest.raises(ValueError, match="2-D"):
+    with pytest.raises(TypeError, match="X must hold real numbers, got booleans"):
+        Q.coordinatewise_quantiles(np.ones((2, 2), dtype=bool), q=0.5, rho=1.0, lower=-1,
+                                   upper=1, rng=rng)
+    with pytest.raises(ValueError, match="X must be a 2-D array"):
         Q.coordinatewise_quantiles(np.zeros(3), q=0.5, rho=1.0, lower=-1, upper=1, rng=rng)
-    with pytest.raises(ValueError, match="steps"):
+    with pytest.raises(ValueError, match="X must be finite, got X\\[1, 0\\]=inf"):
+        Q.coordinatewise_quantiles([[0.0], [np.inf]], q=0.5, rho=1.0, lower=-1, upper=1, rng=rng)
+    with pytest.raises(ValueError, match="steps must be an integer >= 1"):
         Q.binary_search_quantile([0.0], rank=0, rho=1.0, lower=-1, upper=1, rng=rng, steps=0)
+    with pytest.raises(ValueError, match="steps must be an integer <= 1100"):
+        Q.binary_search_quantiles([[0.0]], rank=0, rho=1.0, lower=-1, upper=1, rng=rng,
+                                  steps=10**6)
+    with pytest.raises(TypeError, match="rank must be a real number"):
+        Q.binary_search_quantile([0.0], rank=None, rho=1.0, lower=-1, upper=1, rng=rng)

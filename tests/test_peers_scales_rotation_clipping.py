@@ -48,16 +48,17 @@ def test_scale_estimators_recover_sigma():
     sigma = np.array([1.0, 5.0, 40.0, 0.2])
     X = -7.0 + sigma * rng.standard_normal((20000, 4))
     s1 = scales.pairwise_scales(X, rho=4.0, lower=-500, upper=500, rng=rng)
-    s2, res = scales.coinpress_log_scales(X, rho=4.0, lower=-500, upper=500, rng=rng)
+    res = scales.coinpress_log_scales(X, rho=4.0, lower=-500, upper=500, rng=rng)
+    s2 = res.sigma_hat
     np.testing.assert_allclose(s1, sigma, rtol=0.05)
     np.testing.assert_allclose(s2, sigma, rtol=0.05)
-    assert sum(res.budget.parts.values()) == pytest.approx(4.0, rel=1e-14)
+    assert sum(res.coinpress.budget.parts.values()) == pytest.approx(4.0, rel=1e-14)
 
 
 def test_log_scales_stay_in_the_public_range_when_the_budget_is_tiny():
     X = np.random.default_rng(9).normal(size=(40, 64))
-    s, _ = scales.coinpress_log_scales(X, rho=1e-9, lower=-10, upper=10,
-                                       rng=np.random.default_rng(2), floor=1e-6)
+    s = scales.coinpress_log_scales(X, rho=1e-9, lower=-10, upper=10,
+                                    rng=np.random.default_rng(2), floor=1e-6).sigma_hat
     assert np.all(s >= 1e-6 * 20 * (1 - 1e-12)) and np.all(s <= 10 * (1 + 1e-12))
 
 
@@ -73,11 +74,15 @@ def test_scales_reproducible_and_validated():
     a = scales.pairwise_scales(X, rho=1.0, lower=-9, upper=9, rng=np.random.default_rng(1))
     b = scales.pairwise_scales(X, rho=1.0, lower=-9, upper=9, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(a, b)
-    with pytest.raises(ValueError, match="at least 2 rows"):
+    with pytest.raises(ValueError, match="X must have at least 2 rows"):
         scales.pairwise_scales(X[:1], rho=1.0, lower=-9, upper=9, rng=np.random.default_rng(1))
-    with pytest.raises(ValueError, match="floor"):
+    with pytest.raises(ValueError, match="floor must lie in the open interval"):
         scales.coinpress_log_scales(X, rho=1.0, lower=-9, upper=9, rng=np.random.default_rng(1),
                                     floor=0.0)
+    with pytest.raises(ValueError, match="universe of squared differences overflows.*lower, upper"):
+        scales.pairwise_scales(X, rho=1.0, lower=-1e200, upper=1e200, rng=np.random.default_rng(1))
+    with pytest.raises(ValueError, match="squared difference of two rows overflows.*X"):
+        scales.pairwise_squared_differences([[1e300], [-1e300]], rng=np.random.default_rng(1))
 
 
 # --------------------------------------------------------------------------- hadamard
@@ -90,8 +95,12 @@ def test_transform_equals_dense_sylvester_matrix(N):
 
 
 def test_transform_rejects_non_power_of_two():
-    with pytest.raises(ValueError, match="power-of-two"):
+    with pytest.raises(ValueError, match="Y must have a last axis of power-of-two length"):
         H.hadamard_transform(np.zeros((2, 6)))
+    with pytest.raises(TypeError, match="Y must hold real numbers"):
+        H.hadamard_transform([["a", "b"]])
+    with pytest.raises(ValueError, match="Hadamard transform overflows.*Y"):
+        H.hadamard_transform([1e308, 1e308])
 
 
 @pytest.mark.parametrize("d", [1, 3, 16, 100])
@@ -111,10 +120,14 @@ def test_rotation_seeded_and_validated():
     a = H.random_hadamard(8, rng=np.random.default_rng(1))
     b = H.random_hadamard(8, rng=np.random.default_rng(1))
     np.testing.assert_array_equal(a.signs, b.signs)
-    with pytest.raises(ValueError, match="shape"):
+    with pytest.raises(ValueError, match="X must have d=8 columns"):
         a.rotate(np.zeros((2, 7)))
-    with pytest.raises(ValueError, match="rounds"):
+    with pytest.raises(ValueError, match="y must have length d=8"):
+        a.unrotate(np.zeros(7))
+    with pytest.raises(ValueError, match="rounds must be an integer >= 1"):
         H.random_hadamard(8, rng=np.random.default_rng(1), rounds=0)
+    with pytest.raises(ValueError, match="d must be an integer <= "):
+        H.random_hadamard(10**9, rng=np.random.default_rng(1))
 
 
 # --------------------------------------------------------------------------- clipping
@@ -130,7 +143,8 @@ def test_clipped_sum_sensitivity_on_adversarial_neighbours():
             Y1, Y2 = Y.copy(), Y.copy()
             Y1[i] = far * u
             Y2[i] = -far * u
-            d = np.linalg.norm(clipping.clipped_sum(Y1, C=C)[0] - clipping.clipped_sum(Y2, C=C)[0])
+            d = np.linalg.norm(clipping.clipped_sum(Y1, C=C).total
+                               - clipping.clipped_sum(Y2, C=C).total)
             assert d <= 2 * C * (1 + 1e-12)
             worst = max(worst, d)
     assert worst >= 2 * C * (1 - 1e-9)
@@ -138,9 +152,18 @@ def test_clipped_sum_sensitivity_on_adversarial_neighbours():
 
 def test_clipped_sum_keeps_inner_rows_and_zero_radius():
     Y = np.array([[0.3, 0.4], [3.0, 4.0]])
-    total, norms = clipping.clipped_sum(Y, C=1.0)
-    np.testing.assert_allclose(total, [0.3 + 0.6, 0.4 + 0.8])
-    np.testing.assert_allclose(norms, [0.5, 5.0])
-    np.testing.assert_array_equal(clipping.clipped_sum(Y, C=0.0)[0], [0.0, 0.0])
+    r = clipping.clipped_sum(Y, C=1.0)
+    np.testing.assert_allclose(r.total, [0.3 + 0.6, 0.4 + 0.8])
+    np.testing.assert_allclose(r.norms, [0.5, 5.0])
+    np.testing.assert_array_equal(clipping.clipped_sum(Y, C=0.0).total, [0.0, 0.0])
+    # centre and scaling: rows (x - mu_hat) * b
+    r2 = clipping.clipped_sum(Y + 1.0, C=1.0, mu_hat=[1.0, 1.0], b=[2.0, 0.5])
+    np.testing.assert_allclose(r2.norms, np.linalg.norm(Y * [2.0, 0.5], axis=1))
     with pytest.raises(ValueError, match="C must be finite and >= 0"):
         clipping.clipped_sum(Y, C=-1.0)
+    with pytest.raises(ValueError, match="b must be >= 0 entrywise"):
+        clipping.clipped_sum(Y, C=1.0, b=[1.0, -1.0])
+    with pytest.raises(ValueError, match="mu_hat must have length d=2"):
+        clipping.transformed_norms(Y, mu_hat=[1.0])
+    with pytest.raises(ValueError, match="row norm overflows.*X, mu_hat or b"):
+        clipping.transformed_norms([[1e200, 1e200]])

@@ -19,3 +19,5 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
 Every estimator takes a :class:`numpy.random.Generator` and returns a frozen result
 whose ``estimate`` is the private mean and whose ``budget`` lists the rho of each step.
 """
+
+__all__: list[str] = []  # a namespace: import the modules above

@@ -54,8 +54,8 @@ import numpy as np
 
 from egmlib import _validation as _v
 from egmlib import mechanisms
+from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
-from egmlib.peers._checks import check_data, check_share, check_universe, check_vector
 from egmlib.peers.coinpress import coinpress_known_scales
 from egmlib.peers.scales import coinpress_log_scales
 
@@ -70,6 +70,8 @@ __all__ = [
 #: Default delta at which the exact (epsilon, delta) of the noise step is reported.
 REPORT_DELTA = 1e-6
 
+_PER_COLUMN = "one entry per column of X"
+
 
 @dataclass(frozen=True)
 class Algorithm3Result:
@@ -80,20 +82,22 @@ class Algorithm3Result:
     of the data only.
     """
 
-    estimate: np.ndarray  #: (d,) private estimate of the mean
-    centre: np.ndarray  #: (d,) mu_hat used
-    sigma: np.ndarray  #: (d,) standard deviations used
+    estimate: FloatArray  #: (d,) private estimate of the mean
+    centre: FloatArray  #: (d,) mu_hat used
+    sigma: FloatArray  #: (d,) standard deviations used
     C: float  #: clipping radius in the transformed space
     p_clip: float
-    noise_std: np.ndarray  #: (d,) std of the noise on the sum, 2C/(sqrt(2 rho_noise) b_j)
-    analytic_noise_std: np.ndarray  #: (d,) Theorem 2's std at the noise step's exact (eps, delta)
+    noise_std: FloatArray  #: (d,) std of the noise on the sum, 2C/(sqrt(2 rho_noise) b_j)
+    analytic_noise_std: FloatArray  #: (d,) Theorem 2's std at the noise step's exact (eps, delta)
     eps: float  #: exact epsilon of the noise step at delta (Balle-Wang profile)
     delta: float
     n_clipped: int
     budget: _budget.ZCDPBudget
 
 
-def _alg3(X, *, sigma, mu_hat, rho_noise, rng, p_clip, delta, budget):
+def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: float,
+          rng: np.random.Generator, p_clip: float | None, delta: float,
+          budget: _budget.ZCDPBudget) -> Algorithm3Result:
     eps = _budget.gaussian_epsilon_exact(rho_noise, delta=delta)
     r = mechanisms.egm_gaussian_data(X, sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta,
                                      rng=None, p_clip=p_clip, noise=False)
@@ -104,14 +108,17 @@ def _alg3(X, *, sigma, mu_hat, rho_noise, rng, p_clip, delta, budget):
     std[active] = s / r.b[active]
     noise = np.zeros_like(sigma)
     noise[active] = std[active] * rng.standard_normal(int(active.sum()))
+    estimate = (r.clipped_sum + noise) / n
+    _v.check_finite_result(estimate, what="the estimate", inputs="X or sigma")
     return Algorithm3Result(
-        estimate=(r.clipped_sum + noise) / n, centre=np.array(mu_hat, dtype=float),
+        estimate=estimate, centre=np.array(mu_hat, dtype=float),
         sigma=np.array(sigma, dtype=float), C=r.C, p_clip=r.p_clip, noise_std=std,
         analytic_noise_std=np.array(r.noise_std), eps=eps, delta=delta,
         n_clipped=r.n_clipped, budget=budget)
 
 
-def _centre(X, *, sigma, rho, lower, upper, rng):
+def _centre(X: np.ndarray, *, sigma: FloatArray, rho: float, lower: float, upper: float,
+            rng: np.random.Generator) -> FloatArray:
     """CoinPress centre, projected onto the public box (post-processing: mu lies in it)."""
     c = coinpress_known_scales(X, sigma=sigma, rho=rho, lower=lower, upper=upper,
                                rng=rng).estimate
@@ -157,11 +164,11 @@ def algorithm3_zcdp(X: Any, *, sigma: Any, mu_hat: Any, rho: float, rng: np.rand
     >>> bool(np.allclose(r.noise_std, r.analytic_noise_std))
     True
     """
-    X = check_data(X)
+    X = _v.check_finite_data("X", X)
     d = X.shape[1]
-    sigma = _v.check_nonnegative_vector("sigma", check_vector("sigma", sigma, d))
-    mu_hat = check_vector("mu_hat", mu_hat, d)
-    rng = _v.check_rng(rng)
+    sigma = _v.check_nonnegative_vector("sigma", sigma, length=d, of=_PER_COLUMN)
+    mu_hat = _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_COLUMN)
+    rng = _v.check_rng("rng", rng)
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"noise": 1.0})
     return _alg3(X, sigma=sigma, mu_hat=mu_hat, rho_noise=budget["noise"], rng=rng,
@@ -193,12 +200,12 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
     -------
     Algorithm3Result
     """
-    X = check_data(X)
+    X = _v.check_finite_data("X", X)
     d = X.shape[1]
-    sigma = check_vector("sigma", sigma, d, positive=True)
-    lower, upper = check_universe(lower, upper)
-    rng = _v.check_rng(rng)
-    share = check_share("centre_share", centre_share)
+    sigma = _v.check_positive_vector("sigma", sigma, length=d, of=_PER_COLUMN)
+    lower, upper = _v.check_bounds(lower, upper)
+    rng = _v.check_rng("rng", rng)
+    share = _v.check_probability("centre_share", centre_share)
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"centre": share, "noise": 1.0 - share})
     centre = _centre(X, sigma=sigma, rho=budget["centre"], lower=lower, upper=upper, rng=rng)
@@ -242,19 +249,19 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
     >>> bool(np.linalg.norm(r.estimate - 5.0) < 0.15), sorted(r.budget.parts)
     (True, ['centre', 'noise', 'scale'])
     """
-    X = check_data(X, min_rows=2)
-    lower, upper = check_universe(lower, upper)
-    rng = _v.check_rng(rng)
-    s_share = check_share("scale_share", scale_share)
-    c_share = check_share("centre_share", centre_share)
+    X = _v.check_finite_data("X", X, min_rows=2)
+    lower, upper = _v.check_bounds(lower, upper)
+    rng = _v.check_rng("rng", rng)
+    s_share = _v.check_probability("scale_share", scale_share)
+    c_share = _v.check_probability("centre_share", centre_share)
     if not s_share + c_share < 1.0:
         raise ValueError(f"scale_share + centre_share must be < 1, got "
                          f"{s_share!r} + {c_share!r} = {s_share + c_share!r}")
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"scale": s_share, "centre": c_share,
                                                "noise": 1.0 - s_share - c_share})
-    sigma_hat, _ = coinpress_log_scales(X, rho=budget["scale"], lower=lower, upper=upper,
-                                        rng=rng, floor=floor)
+    sigma_hat = coinpress_log_scales(X, rho=budget["scale"], lower=lower, upper=upper,
+                                     rng=rng, floor=floor).sigma_hat
     centre = _centre(X, sigma=sigma_hat, rho=budget["centre"], lower=lower, upper=upper,
                      rng=rng)
     return _alg3(X, sigma=sigma_hat, mu_hat=centre, rho_noise=budget["noise"], rng=rng,

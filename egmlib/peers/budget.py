@@ -20,7 +20,8 @@ parts sum to the total (tests check this for every estimator).
 
 Two parametrisations of the same Gaussian noise
 -----------------------------------------------
-:mod:`egmlib.calibration` follows the lecture notes (seed 004), whose parameter, call it
+:mod:`egmlib.calibration` follows the lecture notes *Gaussian Noise Mechanism* supplied
+with the report, whose parameter, call it
 :math:`\rho_{\rm notes}`, gives noise :math:`\mathcal N(0, \Delta^2/\rho_{\rm notes})`.
 In zCDP the same noise is :math:`\rho`-zCDP with :math:`\rho = \rho_{\rm notes}/2`.  This
 module always speaks zCDP and converts with :math:`\rho_{\rm notes} = 2\rho` when it calls
@@ -47,7 +48,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from egmlib import calibration
-from egmlib._validation import check_positive_finite, check_probability
+from egmlib._validation import check_finite_result, check_positive_finite, check_probability
 
 __all__ = [
     "SHARE_SUM_TOL",
@@ -74,7 +75,7 @@ class ZCDPBudget:
     total: float
     parts: Mapping[str, float] = field(default_factory=dict)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
 
     def __getitem__(self, step: str) -> float:
@@ -161,7 +162,9 @@ def exponential_mechanism_epsilon(rho: float) -> float:
     1.0
     """
     rho = check_positive_finite("rho", rho)
-    return math.sqrt(8.0 * rho)
+    eps = math.sqrt(8.0 * rho)
+    check_finite_result(eps, what="eps", inputs="rho")
+    return eps
 
 
 def approx_dp_epsilon(rho: float, *, delta: float) -> float:
@@ -200,4 +203,7 @@ def gaussian_epsilon_exact(rho: float, *, delta: float) -> float:
     """
     rho = check_positive_finite("rho", rho)
     delta = check_probability("delta", delta)
-    return calibration.eps_from_sigma(1.0 / math.sqrt(2.0 * rho), delta=delta)
+    try:
+        return calibration.eps_from_sigma(1.0 / math.sqrt(2.0 * rho), delta=delta)
+    except ValueError as exc:
+        raise ValueError(f"rho is too large for an exact epsilon, got rho={rho!r}: {exc}") from None

@@ -47,13 +47,14 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
-from egmlib.peers._checks import check_data, check_universe, check_vector
 
 __all__ = [
     "MAX_STEPS",
     "PRELIMINARY_SHARES",
     "CoinPressResult",
+    "CoinPressSchedule",
     "chi2_radius",
     "coinpress_known_scales",
     "coinpress_mean",
@@ -73,7 +74,7 @@ class CoinPressResult:
     the data: publishing it voids the guarantee.
     """
 
-    estimate: np.ndarray  #: (d,) private estimate of the mean
+    estimate: FloatArray  #: (d,) private estimate of the mean
     steps: int
     radii: tuple[float, ...]  #: r before each step (r_0 first)
     clip_radii: tuple[float, ...]  #: r + gamma_1 of each step
@@ -82,7 +83,7 @@ class CoinPressResult:
     budget: _budget.ZCDPBudget
 
 
-def chi2_radius(d: int, beta: float) -> float:
+def chi2_radius(d: int, *, beta: float) -> float:
     r"""The radius gamma(d, beta) with P(||Z|| > gamma) <= beta for Z ~ N(0, I_d).
 
     :math:`\gamma(d,\beta) = \sqrt{d + 2\sqrt{d\ln(1/\beta)} + 2\ln(1/\beta)}`.
@@ -91,17 +92,20 @@ def chi2_radius(d: int, beta: float) -> float:
 
     Examples
     --------
-    >>> round(chi2_radius(1, 0.05), 4)
+    >>> round(chi2_radius(1, beta=0.05), 4)
     3.2331
     """
     d = _v.check_count("d", d)
     beta = _v.check_probability("beta", beta)
-    return _gamma(d, beta)
+    gamma = _gamma(d, beta)
+    _v.check_finite_result(gamma, what="the radius", inputs="d")
+    return gamma
 
 
 def _gamma(d: int, beta: float) -> float:
     L = -math.log(beta)
-    return math.sqrt(d + 2.0 * math.sqrt(d * L) + 2.0 * L)
+    d = float(d)
+    return math.sqrt(d + 2.0 * math.sqrt(d) * math.sqrt(L) + 2.0 * L)
 
 
 #: Candidate shares a of the budget for the steps before the last.
@@ -120,7 +124,8 @@ def _betas(t: int, beta: float) -> list[float]:
     return [beta / (4.0 * (t - 1))] * (t - 1) + [beta / 4.0]
 
 
-def _recursion(n, d, radius, rho, beta, t, pre):
+def _recursion(n: int, d: int, radius: float, rho: float, beta: float, t: int,
+               pre: float) -> tuple[list[float], list[float], list[float]]:
     """Public radii of t steps: r before each step, clip radius, noise std of each step."""
     r = radius
     radii, clips, stds = [], [], []
@@ -134,34 +139,63 @@ def _recursion(n, d, radius, rho, beta, t, pre):
     return radii, clips, stds
 
 
-def coinpress_schedule(n: int, d: int, *, radius: float, rho: float, beta: float = 0.01,
-                       steps: int | None = None) -> tuple[int, float]:
-    """The number of steps t and the preliminary share a whose last step adds the least noise.
+@dataclass(frozen=True)
+class CoinPressSchedule:
+    """Output of :func:`coinpress_schedule`: the number of steps and the preliminary share."""
+
+    steps: int  #: t
+    preliminary_share: float  #: a, the share of rho spread over the first t - 1 steps
+
+
+def coinpress_schedule(n: int, *, d: int, prior_radius: float, rho: float, beta: float = 0.01,
+                       steps: int | None = None) -> CoinPressSchedule:
+    r"""The number of steps t and the preliminary share a whose last step adds the least noise.
 
     Over t <= MAX_STEPS (only ``steps`` if given) and a in ``PRELIMINARY_SHARES``, the
-    noise of the last step :math:`s_t = 2(r_{t-1}+\\gamma_1)/(n\\sqrt{2\\rho_t})` from the
+    noise of the last step :math:`s_t = 2(r_{t-1}+\gamma_1)/(n\sqrt{2\rho_t})` from the
     public radius recursion of the module docstring (Biswas et al. 2020, Alg. 1) is
     smallest; the choice never looks at the data.
 
+    Parameters
+    ----------
+    n : int >= 1
+        Number of rows (public under substitution neighbours).
+    d : int >= 1
+    prior_radius : float, finite and > 0
+        Radius :math:`r_0` of the public prior ball.
+    rho : float, finite and > 0
+    beta : float in (0, 1), default 0.01
+    steps : int in [1, MAX_STEPS], optional
+        Fix t; default: the best t <= MAX_STEPS.
+
+    Returns
+    -------
+    CoinPressSchedule
+
     Examples
     --------
-    >>> coinpress_schedule(10000, 50, radius=1.0, rho=0.5)
-    (1, 0.25)
-    >>> coinpress_schedule(10000, 50, radius=1e6, rho=0.5)[0] > 3
+    >>> coinpress_schedule(10000, d=50, prior_radius=1.0, rho=0.5)
+    CoinPressSchedule(steps=1, preliminary_share=0.25)
+    >>> coinpress_schedule(10000, d=50, prior_radius=1e6, rho=0.5).steps > 3
     True
     """
     n = _v.check_count("n", n)
     d = _v.check_count("d", d)
-    radius = _v.check_positive_finite("radius", radius)
+    prior_radius = _v.check_positive_finite("prior_radius", prior_radius)
     rho = _v.check_positive_finite("rho", rho)
     beta = _v.check_probability("beta", beta)
     if steps is not None:
-        steps = _v.check_count("steps", steps)
-    return _best_schedule(n, d, radius, rho, beta, steps)
+        steps = _v.check_count("steps", steps, maximum=MAX_STEPS)
+    t, pre = _best_schedule(n, d, prior_radius, rho, beta, steps)
+    final = _recursion(n, d, prior_radius, rho, beta, t, pre)[2][-1]
+    _v.check_finite_result(final, what="the noise of the last step",
+                           inputs="prior_radius, d or 1/rho")
+    return CoinPressSchedule(steps=t, preliminary_share=pre)
 
 
 @functools.lru_cache(maxsize=256)
-def _best_schedule(n, d, radius, rho, beta, steps):
+def _best_schedule(n: int, d: int, radius: float, rho: float, beta: float,
+                   steps: int | None) -> tuple[int, float]:
     candidates = range(1, MAX_STEPS + 1) if steps is None else [steps]
     best, choice = math.inf, (1, PRELIMINARY_SHARES[0])
     for t in candidates:
@@ -174,7 +208,7 @@ def _best_schedule(n, d, radius, rho, beta, steps):
     return choice
 
 
-def coinpress_mean(Y: Any, *, rho: float, centre: Any, radius: float,
+def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float,
                    rng: np.random.Generator, beta: float = 0.01,
                    steps: int | None = None) -> CoinPressResult:
     r"""CoinPress mean of rows from N(mu, I_d), mu in the prior ball B(centre, radius).
@@ -185,16 +219,17 @@ def coinpress_mean(Y: Any, *, rho: float, centre: Any, radius: float,
 
     Parameters
     ----------
-    Y : array_like, shape (n, d), finite
+    X : array_like, shape (n, d), finite
+        Rows modelled as :math:`\mathcal N(\mu, I_d)`.
     rho : float, finite and > 0
-    centre : array_like, shape (d,), finite
+    prior_centre : array_like, shape (d,), finite
         Centre :math:`c_0` of the public prior ball.
-    radius : float, finite and > 0
+    prior_radius : float, finite and > 0
         Radius :math:`r_0` of the prior ball.
     rng : numpy.random.Generator
     beta : float in (0, 1), default 0.01 (the value in the authors' code)
         Total failure probability behind the radii.
-    steps : int >= 1, optional
+    steps : int in [1, MAX_STEPS], optional
         Number of steps t; default: chosen with the split by :func:`coinpress_schedule`.
 
     Returns
@@ -204,36 +239,42 @@ def coinpress_mean(Y: Any, *, rho: float, centre: Any, radius: float,
     Examples
     --------
     >>> rng = np.random.default_rng(5)
-    >>> Y = rng.normal(loc=3.0, size=(20000, 4))
-    >>> r = coinpress_mean(Y, rho=0.5, centre=np.zeros(4), radius=100.0, rng=rng)
+    >>> X = rng.normal(loc=3.0, size=(20000, 4))
+    >>> r = coinpress_mean(X, rho=0.5, prior_centre=np.zeros(4), prior_radius=100.0, rng=rng)
     >>> bool(np.abs(r.estimate - 3.0).max() < 0.05), r.steps > 1
     (True, True)
     """
-    Y = check_data(Y)
-    n, d = Y.shape
-    centre = check_vector("centre", centre, d)
-    radius = _v.check_positive_finite("radius", radius)
-    rho = _v.check_positive_finite("rho", rho)
-    beta = _v.check_probability("beta", beta)
-    rng = _v.check_rng(rng)
-    t, pre = coinpress_schedule(n, d, radius=radius, rho=rho, beta=beta, steps=steps)
+    X = _v.check_finite_data("X", X)
+    n, d = X.shape
+    centre = _v.check_finite_vector("prior_centre", prior_centre, length=d,
+                                    of="one entry per column of X")
+    radius = _v.check_positive_finite("prior_radius", prior_radius)
+    rng = _v.check_rng("rng", rng)
+    schedule = coinpress_schedule(n, d=d, prior_radius=radius, rho=rho, beta=beta, steps=steps)
+    t, pre = schedule.steps, schedule.preliminary_share
+    rho, beta = float(rho), float(beta)
     shares = _shares(t, pre)
     budget = _budget.split_budget(rho, shares={f"step {s + 1}": sh for s, sh in enumerate(shares)})
     radii, clips, stds = _recursion(n, d, radius, rho, beta, t, pre)
-    sq = np.einsum("ij,ij->i", Y, Y)
+    Y = X
+    with np.errstate(over="ignore"):
+        sq = np.einsum("ij,ij->i", Y, Y)
+    _v.check_finite_result(sq, what="a squared row norm", inputs="X")
     c = centre.copy()
     n_clipped = []
-    for R, s in zip(clips, stds, strict=True):
-        # ||y_i - c||^2 from precomputed ||y_i||^2 (one matrix-vector product per step)
-        dist2 = np.maximum(sq - 2.0 * (Y @ c) + float(c @ c), 0.0)
-        dist = np.sqrt(dist2)
-        scale = np.ones(n)
-        far = dist > R
-        scale[far] = R / dist[far]
-        n_clipped.append(int(np.count_nonzero(far)))
-        # sum_i c + scale_i (y_i - c) = Y^T scale + (n - sum scale) c
-        total = Y.T @ scale + (n - scale.sum()) * c
-        c = total / n + s * rng.standard_normal(d)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows in the estimate
+        for R, s in zip(clips, stds, strict=True):
+            # ||y_i - c||^2 from precomputed ||y_i||^2 (one matrix-vector product per step)
+            dist2 = np.maximum(sq - 2.0 * (Y @ c) + float(c @ c), 0.0)
+            dist = np.sqrt(dist2)
+            scale = np.ones(n)
+            far = dist > R
+            scale[far] = R / dist[far]
+            n_clipped.append(int(np.count_nonzero(far)))
+            # sum_i c + scale_i (y_i - c) = Y^T scale + (n - sum scale) c
+            total = Y.T @ scale + (n - scale.sum()) * c
+            c = total / n + s * rng.standard_normal(d)
+    _v.check_finite_result(c, what="the estimate", inputs="X or prior_centre")
     return CoinPressResult(estimate=c, steps=t, radii=tuple(radii), clip_radii=tuple(clips),
                            noise_stds=tuple(stds), n_clipped=tuple(n_clipped), budget=budget)
 
@@ -267,14 +308,27 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
     CoinPressResult
         ``estimate`` is in the original coordinates; the radii are in whitened units.
     """
-    X = check_data(X)
+    X = _v.check_finite_data("X", X)
     d = X.shape[1]
-    sigma = check_vector("sigma", sigma, d, positive=True)
-    lower, upper = check_universe(lower, upper)
-    Y = X / sigma
-    centre = (0.5 * (lower + upper)) / sigma
-    radius = float(np.linalg.norm((0.5 * (upper - lower)) / sigma))
-    r = coinpress_mean(Y, rho=rho, centre=centre, radius=radius, rng=rng, beta=beta, steps=steps)
-    return CoinPressResult(estimate=sigma * r.estimate, steps=r.steps, radii=r.radii,
+    sigma = _v.check_positive_vector("sigma", sigma, length=d, of="one entry per column of X")
+    lower, upper = _v.check_bounds(lower, upper)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        Y = X / sigma
+        centre = (0.5 * (lower + upper)) / sigma
+        half = (0.5 * (upper - lower)) / sigma
+        top = float(half.max())
+        radius = top * float(np.linalg.norm(half / top)) if top > 0.0 else 0.0
+    _v.check_finite_result(radius, what="the whitened prior radius", inputs="lower, upper or 1/sigma")
+    if not radius > 0.0:
+        raise ValueError(f"(upper - lower) / (2 sigma) underflows to 0: sigma too large for the box, "
+                         f"got max(sigma)={float(sigma.max())!r}, lower={lower!r}, upper={upper!r}")
+    _v.check_finite_result(centre, what="the whitened prior centre", inputs="lower, upper or 1/sigma")
+    _v.check_finite_result(Y, what="the whitened data", inputs="X or 1/sigma")
+    r = coinpress_mean(Y, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta,
+                       steps=steps)
+    with np.errstate(over="ignore"):
+        estimate = sigma * r.estimate
+    _v.check_finite_result(estimate, what="the estimate", inputs="X or sigma")
+    return CoinPressResult(estimate=estimate, steps=r.steps, radii=r.radii,
                            clip_radii=r.clip_radii, noise_stds=r.noise_stds,
                            n_clipped=r.n_clipped, budget=r.budget)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib._validation import FloatArray
 
 __all__ = [
     "ALPHAS",
@@ -47,6 +48,8 @@ DIMENSIONS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 #: Skews of GaussianB.
 ALPHAS = (0.0, 0.5, 1.0, 1.5, 2.0)
 _NAMES = ("GaussianA", "GaussianB", "GaussianC")
+#: Largest d of plan_sigmas (as egmlib.experiments.zipf_sigmas).
+_D_MAX = 10**7
 
 
 @dataclass(frozen=True)
@@ -60,12 +63,13 @@ class GaussianSetting:
     mu: float  #: every coordinate of the population mean
 
     @property
-    def sigma(self) -> np.ndarray:
+    def sigma(self) -> FloatArray:
         """The coordinate standard deviations (d/j)^(alpha/2)."""
-        return plan_sigmas(self.d, self.alpha)
+        return plan_sigmas(self.d, alpha=self.alpha)
 
     @property
-    def mean(self) -> np.ndarray:
+    def mean(self) -> FloatArray:
+        """The population mean mu 1."""
         return np.full(self.d, float(self.mu))
 
     @property
@@ -78,47 +82,55 @@ class GaussianSetting:
         return -u, u
 
 
-def plan_sigmas(d: int, alpha: float) -> np.ndarray:
+def plan_sigmas(d: int, *, alpha: float) -> FloatArray:
     r"""sigma_j = (d/j)^(alpha/2), j = 1..d: the square roots of PLAN's Zipf variances.
+
+    The covariance of PLAN's Gaussian benchmarks (Aumuller et al. 2024); with
+    :math:`\alpha` = 2 the report's Zipf standard deviations (Section 5) up to a factor.
 
     Examples
     --------
-    >>> plan_sigmas(4, 2.0).tolist()
+    >>> plan_sigmas(4, alpha=2.0).tolist()
     [4.0, 2.0, 1.3333333333333333, 1.0]
     """
-    d = _v.check_count("d", d)
+    d = _v.check_count("d", d, maximum=_D_MAX)
     alpha = _v.check_nonnegative_finite("alpha", alpha)
-    return (d / np.arange(1, d + 1, dtype=float)) ** (alpha / 2.0)
+    with np.errstate(over="ignore"):
+        out = (d / np.arange(1, d + 1, dtype=float)) ** (alpha / 2.0)
+    _v.check_finite_result(out, what="a standard deviation (d/j)^(alpha/2)", inputs="d or alpha")
+    return out
 
 
 def settings(dataset: str) -> list[GaussianSetting]:
     """The points of one experiment, in PLAN's order (by d, or by alpha for GaussianB).
+
+    Aumuller et al. (2024), Figure 3 and their experiments' code (module docstring).
 
     Examples
     --------
     >>> [s.d for s in settings("GaussianA")][:3], settings("GaussianB")[1].alpha
     ([16, 32, 64], 0.5)
     """
-    if not isinstance(dataset, str):
-        raise TypeError(f"dataset must be a str, got dataset of type {type(dataset).__name__}")
+    dataset = _v.check_choice("dataset", dataset, _NAMES)
     if dataset == "GaussianA":
         return [GaussianSetting("GaussianA", 4000, d, 0.0, 0.0) for d in DIMENSIONS]
     if dataset == "GaussianB":
         return [GaussianSetting("GaussianB", 10000, 512, a, 10.0) for a in ALPHAS]
-    if dataset == "GaussianC":
-        return [GaussianSetting("GaussianC", 10000, d, 2.0, 10.0) for d in DIMENSIONS]
-    raise ValueError(f"dataset must be one of {list(_NAMES)}, got dataset={dataset!r}")
+    return [GaussianSetting("GaussianC", 10000, d, 2.0, 10.0) for d in DIMENSIONS]
 
 
 def sample(setting: GaussianSetting, *, rng: np.random.Generator) -> np.ndarray:
     """n rows of N(mu 1, diag(sigma^2)) for ``setting``, as a read-only float64 array.
 
+    PLAN's Gaussian benchmark data (Aumuller et al. 2024, Figure 3).
+
     Read-only so that the estimators may share its sorted columns
     (:func:`egmlib.peers.quantiles.sorted_columns`).
     """
     if not isinstance(setting, GaussianSetting):
-        raise TypeError(f"setting must be a GaussianSetting, got {type(setting).__name__}")
-    rng = _v.check_rng(rng)
+        raise TypeError(f"setting must be a GaussianSetting, got setting of type "
+                        f"{type(setting).__name__}")
+    rng = _v.check_rng("rng", rng)
     X = rng.standard_normal((setting.n, setting.d))
     X *= setting.sigma
     X += setting.mu

@@ -27,8 +27,16 @@ import numpy as np
 from scipy.linalg import hadamard as _sylvester
 
 from egmlib import _validation as _v
+from egmlib._validation import FloatArray
 
-__all__ = ["RandomizedHadamard", "hadamard_transform", "random_hadamard"]
+__all__ = ["MAX_DIMENSION", "MAX_ROUNDS", "RandomizedHadamard", "hadamard_transform",
+           "random_hadamard"]
+
+#: Largest dimension d of a rotation (its signs take rounds * 2**24 * 8 bytes at most).
+MAX_DIMENSION = 2**24
+#: Most rounds of a rotation (PLAN's experiments use 3; more only cost time).
+MAX_ROUNDS = 16
+
 
 @lru_cache(maxsize=16)
 def _factor(m: int) -> np.ndarray:
@@ -39,11 +47,26 @@ def _factor(m: int) -> np.ndarray:
 
 def _check_power_of_two(N: int) -> int:
     if N < 1 or N & (N - 1):
-        raise ValueError(f"the last axis must have a power-of-two length, got {N}")
+        raise ValueError(f"Y must have a last axis of power-of-two length, got length {N}")
     return N.bit_length() - 1
 
 
-def hadamard_transform(Y: Any) -> np.ndarray:
+def _transform(Y: FloatArray) -> FloatArray:
+    """The transform of :func:`hadamard_transform` without argument checks."""
+    N = Y.shape[-1]
+    k = _check_power_of_two(N)
+    b = 1 << (k // 2)
+    a = N // b
+    rows = int(np.prod(Y.shape[:-1], dtype=np.int64))
+    out = np.empty(Y.shape)  # owns its memory (the sort cache needs that)
+    with np.errstate(over="ignore", invalid="ignore"):  # callers check for overflow
+        Z = (Y.reshape(-1, b) @ _factor(b)).reshape(rows, a, b)
+        np.matmul(_factor(a), Z, out=out.reshape(rows, a, b))
+        out *= 1.0 / math.sqrt(N)
+    return out
+
+
+def hadamard_transform(Y: Any) -> FloatArray:
     r"""Normalised Walsh-Hadamard transform :math:`H y/\sqrt N` of every row of ``Y``.
 
     ``Y`` has shape (..., N) with N a power of two; the result has the same shape.  It
@@ -53,23 +76,27 @@ def hadamard_transform(Y: Any) -> np.ndarray:
     matrix :math:`M` maps to :math:`H_a M H_b`: one matrix product over the last axis and
     one batched product over the middle axis.
 
+    The rotation of IOME (Huang, Liang and Yi 2021, Section 4) is built from it
+    (:class:`RandomizedHadamard`).
+
+    Parameters
+    ----------
+    Y : array_like, shape (..., N), finite, N a power of two
+
+    Returns
+    -------
+    numpy.ndarray, shape (..., N)
+
     Examples
     --------
     >>> hadamard_transform(np.array([1.0, 0.0, 0.0, 0.0])).tolist()
     [0.5, 0.5, 0.5, 0.5]
     """
-    Y = np.asarray(Y, dtype=np.float64)
+    Y = _v.check_finite_array("Y", Y)
     if Y.ndim < 1:
-        raise ValueError(f"Y must have at least one axis, got Y.ndim={Y.ndim}")
-    N = Y.shape[-1]
-    k = _check_power_of_two(N)
-    b = 1 << (k // 2)
-    a = N // b
-    rows = int(np.prod(Y.shape[:-1], dtype=np.int64))
-    Z = (Y.reshape(-1, b) @ _factor(b)).reshape(rows, a, b)
-    out = np.empty(Y.shape)  # owns its memory (the sort cache needs that)
-    np.matmul(_factor(a), Z, out=out.reshape(rows, a, b))
-    out *= 1.0 / math.sqrt(N)
+        raise ValueError(f"Y must have at least one axis, got Y of shape {Y.shape}")
+    out = _transform(Y)
+    _v.check_finite_result(out, what="the Hadamard transform", inputs="Y")
     return out
 
 
@@ -80,7 +107,7 @@ class RandomizedHadamard:
     ``signs[r]`` is the diagonal of :math:`D_{r+1}`.
     """
 
-    signs: np.ndarray  #: (rounds, N) entries +-1
+    signs: FloatArray  #: (rounds, N) entries +-1
     d: int  #: dimension of the data (<= N)
 
     @property
@@ -88,25 +115,30 @@ class RandomizedHadamard:
         """N, the next power of two >= d."""
         return int(self.signs.shape[1])
 
-    def rotate(self, X: Any) -> np.ndarray:
-        """:math:`R x_i` for every row of the (n, d) array ``X``: an (n, N) array."""
-        X = np.asarray(X, dtype=np.float64)
-        if X.ndim != 2 or X.shape[1] != self.d:
-            raise ValueError(f"X must have shape (n, {self.d}), got shape {X.shape}")
+    def rotate(self, X: Any) -> FloatArray:
+        """:math:`R x_i` for every row of the (n, d) array ``X``: an (n, N) array (IOME's step 1)."""
+        X = _v.check_finite_data("X", X)
+        if X.shape[1] != self.d:
+            raise ValueError(f"X must have d={self.d} columns, got X of shape {X.shape}")
+        Y = self._rotate(X)
+        _v.check_finite_result(Y, what="the rotated data", inputs="X")
+        return Y
+
+    def _rotate(self, X: np.ndarray) -> FloatArray:
+        """:meth:`rotate` without argument or overflow checks (callers check what they use)."""
         Y = np.zeros((X.shape[0], self.padded_dim))
         Y[:, :self.d] = X
         for s in self.signs:
             Y *= s
-            Y = hadamard_transform(Y)
+            Y = _transform(Y)
         return Y
 
-    def unrotate(self, y: Any) -> np.ndarray:
-        """R^-1 y = D_1 H ... D_t H y of a vector y of length N: its first d coordinates."""
-        y = np.asarray(y, dtype=np.float64)
-        if y.shape != (self.padded_dim,):
-            raise ValueError(f"y must have shape ({self.padded_dim},), got shape {y.shape}")
+    def unrotate(self, y: Any) -> FloatArray:
+        r""":math:`R^{-1}y = D_1 H\cdots D_t H y` of a vector of length N: its first d coordinates."""
+        y = _v.check_finite_vector("y", y, length=self.padded_dim, of="the padded dimension N")
         for s in self.signs[::-1]:
-            y = hadamard_transform(y) * s
+            y = _transform(y) * s
+        _v.check_finite_result(y, what="the unrotated vector", inputs="y")
         return y[:self.d]
 
 
@@ -115,9 +147,9 @@ def random_hadamard(d: int, *, rng: np.random.Generator, rounds: int = 3) -> Ran
 
     Parameters
     ----------
-    d : int >= 1
+    d : int in [1, MAX_DIMENSION]
     rng : numpy.random.Generator
-    rounds : int >= 1, default 3 (PLAN's experiments)
+    rounds : int in [1, MAX_ROUNDS], default 3 (PLAN's experiments)
 
     Examples
     --------
@@ -126,9 +158,9 @@ def random_hadamard(d: int, *, rng: np.random.Generator, rounds: int = 3) -> Ran
     >>> R.padded_dim, bool(np.allclose(R.unrotate(R.rotate(x)[0]), x[0]))
     (4, True)
     """
-    d = _v.check_count("d", d)
-    rounds = _v.check_count("rounds", rounds)
-    rng = _v.check_rng(rng)
+    d = _v.check_count("d", d, maximum=MAX_DIMENSION)
+    rounds = _v.check_count("rounds", rounds, maximum=MAX_ROUNDS)
+    rng = _v.check_rng("rng", rng)
     N = 1 << (d - 1).bit_length()
     signs = np.where(rng.random((rounds, N)) < 0.5, -1.0, 1.0)
     signs.setflags(write=False)

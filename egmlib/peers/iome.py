@@ -36,11 +36,15 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
-from egmlib.peers._checks import check_data, check_universe
-from egmlib.peers.clipping import clipped_sum, transformed_norms
-from egmlib.peers.hadamard import RandomizedHadamard, random_hadamard
-from egmlib.peers.quantiles import binary_search_quantile, binary_search_quantiles
+from egmlib.peers.clipping import clip_rows, row_norms
+from egmlib.peers.hadamard import MAX_ROUNDS, RandomizedHadamard, random_hadamard
+from egmlib.peers.quantiles import (
+    MAX_BISECTION_STEPS,
+    binary_search_quantile,
+    binary_search_quantiles,
+)
 
 __all__ = ["IOME_SHARES", "IOMEResult", "iome_mean"]
 
@@ -49,14 +53,14 @@ IOME_SHARES = {"centre": 0.25, "threshold": 0.75 * 0.01, "noise": 0.75 * 0.99}
 
 # One rotated copy of one read-only data matrix, for repeated releases with a shared
 # public rotation (several budgets on the same data): (weakref to X, rotation, R X).
-_rotated: list = []
+_rotated: list[tuple[weakref.ref[np.ndarray], RandomizedHadamard, FloatArray]] = []
 
 
-def _rotate(R: RandomizedHadamard, X: np.ndarray) -> np.ndarray:
+def _rotate(R: RandomizedHadamard, X: np.ndarray) -> FloatArray:
     """R X, memoised (one entry) when X is read-only and owns its memory; result read-only."""
     if _rotated and _rotated[0][0]() is X and _rotated[0][1] is R:
         return _rotated[0][2]
-    Y = R.rotate(X)
+    Y = R._rotate(X)
     Y.setflags(write=False)
     if (not X.flags.writeable) and X.base is None:
         _rotated[:] = [(weakref.ref(X), R, Y)]
@@ -67,8 +71,8 @@ def _rotate(R: RandomizedHadamard, X: np.ndarray) -> np.ndarray:
 class IOMEResult:
     """Output of :func:`iome_mean`.  ``n_clipped`` is a diagnostic of the data only."""
 
-    estimate: np.ndarray  #: (d,) private estimate of the mean
-    centre: np.ndarray  #: (N,) private centre in the rotated space
+    estimate: FloatArray  #: (d,) private estimate of the mean
+    centre: FloatArray  #: (N,) private centre in the rotated space
     C: float  #: clipping radius
     rank_target: int  #: m, the number of rows the radius should keep
     noise_std: float  #: per-coordinate noise std on the clipped mean
@@ -96,9 +100,9 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
         with ``rounds`` rounds.  Passing the same rotation for several releases from
         the same read-only ``X`` lets them share the rotated data and its sorted
         columns (the cost of one release at n = 10^4, d = 2048 is mostly these).
-    rounds : int >= 1, default 3
+    rounds : int in [1, MAX_ROUNDS], default 3
         Hadamard rounds of the rotation drawn when ``rotation`` is None.
-    steps : int >= 1, default 20
+    steps : int in [1, MAX_BISECTION_STEPS], default 20
         Bisection steps of each private quantile.
 
     Returns
@@ -113,17 +117,18 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     >>> bool(np.linalg.norm(r.estimate - 2.0) < 0.1)
     True
     """
-    X = check_data(X)
-    lower, upper = check_universe(lower, upper)
-    rng = _v.check_rng(rng)
-    rounds = _v.check_count("rounds", rounds)
-    steps = _v.check_count("steps", steps)
+    X = _v.check_finite_data("X", X)
+    lower, upper = _v.check_bounds(lower, upper)
+    rng = _v.check_rng("rng", rng)
+    rounds = _v.check_count("rounds", rounds, maximum=MAX_ROUNDS)
+    steps = _v.check_count("steps", steps, maximum=MAX_BISECTION_STEPS)
     budget = _budget.split_budget(rho, shares=IOME_SHARES)
     n, d = X.shape
     if rotation is None:
         rotation = random_hadamard(d, rng=rng, rounds=rounds)
     elif not isinstance(rotation, RandomizedHadamard):
-        raise TypeError(f"rotation must be a RandomizedHadamard, got {type(rotation).__name__}")
+        raise TypeError(f"rotation must be a RandomizedHadamard, got rotation of type "
+                        f"{type(rotation).__name__}")
     elif rotation.d != d:
         raise ValueError(f"rotation must act on d={d} coordinates, got rotation.d={rotation.d}")
     R = rotation
@@ -132,13 +137,15 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     root = math.sqrt(N)
     centre = binary_search_quantiles(Y, rank=0.5 * n, rho=budget["centre"], lower=lower / root,
                                      upper=upper / root, rng=rng, steps=steps)
-    norms = transformed_norms(Y, centre=centre)
+    norms = row_norms(Y, centre, None, inputs="X, lower or upper")
     m = int(n - 4.0 * math.sqrt(N / (2.0 * budget["noise"]))
             - 2.0 * math.sqrt(steps / (2.0 * budget["threshold"])))
     C = binary_search_quantile(norms, rank=m, rho=budget["threshold"], lower=0.0,
                                upper=0.5 * (upper - lower), rng=rng, steps=steps)
-    total, _ = clipped_sum(Y, C=C, centre=centre)
+    total = clip_rows(Y, C, centre, None, inputs="X, lower or upper").total
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C) / n if C > 0 else 0.0
     noisy = total / n + s * rng.standard_normal(N)
-    return IOMEResult(estimate=R.unrotate(noisy + centre), centre=centre, C=C, rank_target=m,
+    estimate = R.unrotate(noisy + centre)
+    _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
+    return IOMEResult(estimate=estimate, centre=centre, C=C, rank_target=m,
                       noise_std=s, n_clipped=int(np.count_nonzero(norms > C)), budget=budget)

@@ -74,9 +74,9 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
-from egmlib.peers._checks import check_data, check_universe, check_vector
-from egmlib.peers.clipping import clipped_sum, transformed_norms
+from egmlib.peers.clipping import clip_rows, row_norms
 from egmlib.peers.quantiles import coordinatewise_quantiles, private_quantile
 from egmlib.peers.scales import pairwise_scales
 
@@ -110,10 +110,10 @@ class PlanResult:
     and is a diagnostic only.
     """
 
-    estimate: np.ndarray  #: (d,) private estimate of the mean
-    centre: np.ndarray  #: (d,) centre used (private median, or the oracle mu)
-    sigma_hat: np.ndarray | None  #: (d,) scales used (None without scaling)
-    Delta: np.ndarray  #: (d,) scaling: y = (x - centre) / sqrt(Delta)
+    estimate: FloatArray  #: (d,) private estimate of the mean
+    centre: FloatArray  #: (d,) centre used (private median, or the oracle mu_hat)
+    sigma_hat: FloatArray | None  #: (d,) scales used (None without scaling)
+    Delta: FloatArray  #: (d,) scaling: y = (x - centre) / sqrt(Delta)
     C: float  #: clipping radius in the scaled space
     clip_quantile: float  #: 1 - k, the target quantile of the scaled norms
     norm_upper: float  #: upper end of the threshold's universe
@@ -122,10 +122,11 @@ class PlanResult:
     budget: _budget.ZCDPBudget
 
 
-def plan_scaling(sigma_hat: Any) -> np.ndarray:
+def plan_scaling(sigma: Any) -> FloatArray:
     r"""PLAN's regularised scaling :math:`\Delta_j = 2\hat\sigma_j + \|2\hat\sigma\|_1/d`.
 
-    Rows are scaled by :math:`\Delta^{-1/2}`.
+    Rows are scaled by :math:`\Delta^{-1/2}`; :math:`\hat\sigma` = ``sigma`` is PLAN's
+    private estimate or, in the oracle arm, the true standard deviations.
 
     The factor 2 is the experiments' ``max_std_distance``; the regularisation keeps
     :math:`\Delta_j \ge 2\|\hat\sigma\|_1/d > 0` (Aumuller et al. 2024).  All-zero
@@ -136,16 +137,19 @@ def plan_scaling(sigma_hat: Any) -> np.ndarray:
     >>> plan_scaling([1.0, 3.0]).tolist()
     [6.0, 10.0]
     """
-    s = _v.check_nonnegative_vector("sigma_hat", sigma_hat, allow_all_zero=True)
-    total = float(np.sum(s))
+    s = _v.check_nonnegative_vector("sigma", sigma, allow_all_zero=True)
+    with np.errstate(over="ignore"):
+        total = float(np.sum(s))
+        out = 2.0 * s + 2.0 * total / s.shape[0]
     if total == 0.0:
         return np.ones_like(s)
-    return 2.0 * s + 2.0 * total / s.shape[0]
+    _v.check_finite_result(out, what="Delta", inputs="sigma")
+    return out
 
 
 def plan_clip_fraction(n: int, *, rho_threshold: float, lower: float, upper: float,
                        beta: float = 0.1) -> float:
-    r"""The fraction k of rows PLAN aims to clip.
+    r"""The fraction k of rows PLAN aims to clip (Aumuller et al. 2024, their experiments' k).
 
     :math:`k = (\sqrt n + \sqrt{\tfrac T2\ln(T/\beta)/\rho_{\rm threshold}})/n`.
 
@@ -159,48 +163,70 @@ def plan_clip_fraction(n: int, *, rho_threshold: float, lower: float, upper: flo
     """
     n = _v.check_count("n", n)
     rho_threshold = _v.check_positive_finite("rho_threshold", rho_threshold)
-    lower, upper = check_universe(lower, upper)
+    lower, upper = _v.check_bounds(lower, upper)
     beta = _v.check_probability("beta", beta)
+    k = _clip_fraction(n, rho_threshold, lower, upper, beta)
+    _v.check_finite_result(k, what="k", inputs="1/rho_threshold")
+    return k
+
+
+def _clip_fraction(n: int, rho_threshold: float, lower: float, upper: float,
+                   beta: float) -> float:
     T = max(1.0, math.log(upper - lower))
     return (math.sqrt(n) + math.sqrt(0.5 * T * math.log(T / beta) / rho_threshold)) / n
 
 
-def plan_norm_bound(sigma_hat: Any, *, beta: float = 0.1) -> float:
+def plan_norm_bound(sigma: Any, *, beta: float = 0.1) -> float:
     r"""Upper end of the threshold's universe in PLAN's experiments.
 
     :math:`\sqrt{\ln d\,\ln(1/\beta)\,\|\hat\sigma\|_1}`.
 
-    :math:`\ln d` is raised to 1 for :math:`d \le 2`.
+    :math:`\ln d` is raised to 1 for :math:`d \le 2` (Aumuller et al. 2024, whose
+    experiments use this bound with :math:`\hat\sigma` = ``sigma``).
 
     Examples
     --------
     >>> round(plan_norm_bound(np.ones(16)), 4)
     10.1067
     """
-    s = _v.check_nonnegative_vector("sigma_hat", sigma_hat)
+    s = _v.check_nonnegative_vector("sigma", sigma)
     beta = _v.check_probability("beta", beta)
+    bound = _norm_bound(s, beta)
+    _v.check_finite_result(bound, what="the norm bound", inputs="sigma")
+    return bound
+
+
+def _norm_bound(s: FloatArray, beta: float) -> float:
     d = s.shape[0]
-    return math.sqrt(max(1.0, math.log(d)) * math.log(1.0 / beta) * float(np.sum(s)))
+    with np.errstate(over="ignore"):
+        total = float(np.sum(s))
+    return math.sqrt(max(1.0, math.log(d)) * math.log(1.0 / beta) * total)
 
 
-def _clipped_release(X, *, centre, Delta, norm_upper, clip_quantile, rho_threshold,
-                     rho_noise, rng):
+def _clipped_release(X: np.ndarray, *, centre: FloatArray, Delta: FloatArray,
+                     norm_upper: float, clip_quantile: float, rho_threshold: float,
+                     rho_noise: float, rng: np.random.Generator,
+                     inputs: str = "X, lower or upper") -> tuple[FloatArray, float, float, int]:
     """PLAN's last step: private threshold on the scaled norms, clip, noise, scale back."""
     n = X.shape[0]
     root = np.sqrt(Delta)
-    norms = transformed_norms(X, centre=centre, scale=1.0 / root)
+    norms = row_norms(X, centre, 1.0 / root, inputs=inputs)
     C = private_quantile(norms, q=clip_quantile, rho=rho_threshold, lower=0.0,
                          upper=norm_upper, rng=rng)
-    total, _ = clipped_sum(X, C=C, centre=centre, scale=1.0 / root)
+    total = clip_rows(X, C, centre, 1.0 / root, inputs=inputs).total
     s = _budget.gaussian_noise_std(rho_noise, sensitivity=2.0 * C) if C > 0 else 0.0
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
-    return centre + root * noisy, C, s, int(np.count_nonzero(norms > C))
+    estimate = centre + root * noisy
+    _v.check_finite_result(estimate, what="the estimate", inputs=inputs)
+    return estimate, C, s, int(np.count_nonzero(norms > C))
 
 
-def _check_common(X, rho, lower, upper, rng, beta, shares, default, min_rows=2):
-    X = check_data(X, min_rows=min_rows)
-    lower, upper = check_universe(lower, upper)
-    rng = _v.check_rng(rng)
+def _check_common(X: Any, rho: Any, lower: Any, upper: Any, rng: Any, beta: Any, shares: Any,
+                  default: Mapping[str, float], min_rows: int = 2,
+                  ) -> tuple[np.ndarray, float, float, np.random.Generator, float, _budget.ZCDPBudget]:
+    X = _v.check_finite_data("X", X, min_rows=min_rows)
+    lower, upper = _v.check_bounds(lower, upper)
+    rng = _v.check_rng("rng", rng)
     beta = _v.check_probability("beta", beta)
     shares = default if shares is None else shares
     if isinstance(shares, Mapping) and set(shares) != set(default):
@@ -251,7 +277,7 @@ def plan_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     Delta = plan_scaling(sigma_hat)
     k = plan_clip_fraction(n, rho_threshold=budget["threshold"], lower=lower, upper=upper,
                            beta=beta)
-    norm_upper = plan_norm_bound(sigma_hat, beta=beta) if np.any(sigma_hat > 0) else 1.0
+    norm_upper = _norm_bound(sigma_hat, beta) if np.any(sigma_hat > 0) else 1.0
     q = max(1.0 - k, 0.0)
     est, C, s, clipped = _clipped_release(X, centre=centre, Delta=Delta, norm_upper=norm_upper,
                                           clip_quantile=q, rho_threshold=budget["threshold"],
@@ -288,6 +314,8 @@ def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
     k = plan_clip_fraction(n, rho_threshold=budget["threshold"], lower=lower, upper=upper,
                            beta=beta)
     norm_upper = math.sqrt(d) * (upper - lower)
+    _v.check_finite_result(norm_upper, what="the norm universe sqrt(d) (upper - lower)",
+                           inputs="lower, upper")
     q = max(1.0 - k, 0.0)
     est, C, s, clipped = _clipped_release(X, centre=centre, Delta=np.ones(d),
                                           norm_upper=norm_upper, clip_quantile=q,
@@ -298,12 +326,13 @@ def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
                       budget=budget)
 
 
-def plan_oracle_mean(X: Any, *, mu: Any, sigma: Any, rho: float, lower: float, upper: float,
+def plan_oracle_mean(X: Any, *, mu_hat: Any, sigma: Any, rho: float, lower: float, upper: float,
                      rng: np.random.Generator, beta: float = 0.1,
                      shares: Mapping[str, float] | None = None) -> PlanResult:
-    r"""PLAN's last step given the true mu and sigma (the "oracle" arm), rho-zCDP.
+    r"""PLAN's last step given the centre mu_hat and sigma (the "oracle" arm), rho-zCDP.
 
-    Centre :math:`\mu`, :math:`\Delta` from :func:`plan_scaling` of :math:`\sigma`, then
+    Centre :math:`\hat\mu` (the true mean in the oracle arm), :math:`\Delta` from
+    :func:`plan_scaling` of :math:`\sigma`, then
     the private threshold (:math:`\rho/4`) and the noise (:math:`3\rho/4`) as in
     :func:`plan_mean` (Aumuller et al. 2024).  With the same oracle inputs Algorithm 3
     spends nothing on its radius (it is a model quantile) and clips about one row;
@@ -312,7 +341,7 @@ def plan_oracle_mean(X: Any, *, mu: Any, sigma: Any, rho: float, lower: float, u
     Parameters
     ----------
     X : array_like, shape (n, d), finite, n >= 1
-    mu : array_like, shape (d,), finite
+    mu_hat : array_like, shape (d,), finite
         Public centre (the true mean in the oracle arm).
     sigma : array_like, shape (d,), finite, >= 0, not all 0
         Public standard deviations.
@@ -327,9 +356,8 @@ def plan_oracle_mean(X: Any, *, mu: Any, sigma: Any, rho: float, lower: float, u
     X, lower, upper, rng, beta, budget = _check_common(X, rho, lower, upper, rng, beta,
                                                        shares, PLAN_ORACLE_SHARES, min_rows=1)
     n, d = X.shape
-    mu = check_vector("mu", mu, d)
-    sigma = check_vector("sigma", sigma, d)
-    sigma = _v.check_nonnegative_vector("sigma", sigma)
+    mu = _v.check_finite_vector("mu_hat", mu_hat, length=d, of="one entry per column of X")
+    sigma = _v.check_nonnegative_vector("sigma", sigma, length=d, of="one entry per column of X")
     Delta = plan_scaling(sigma)
     k = plan_clip_fraction(n, rho_threshold=budget["threshold"], lower=lower, upper=upper,
                            beta=beta)
@@ -337,7 +365,8 @@ def plan_oracle_mean(X: Any, *, mu: Any, sigma: Any, rho: float, lower: float, u
     q = max(1.0 - k, 0.0)
     est, C, s, clipped = _clipped_release(X, centre=mu, Delta=Delta, norm_upper=norm_upper,
                                           clip_quantile=q, rho_threshold=budget["threshold"],
-                                          rho_noise=budget["noise"], rng=rng)
+                                          rho_noise=budget["noise"], rng=rng,
+                                          inputs="X, mu_hat or sigma")
     return PlanResult(estimate=est, centre=mu, sigma_hat=sigma, Delta=Delta, C=C,
                       clip_quantile=q, norm_upper=norm_upper, noise_std=s, n_clipped=clipped,
                       budget=budget)

@@ -54,10 +54,11 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
-from egmlib.peers._checks import check_data, check_universe
 
 __all__ = [
+    "MAX_BISECTION_STEPS",
     "SORT_CACHE_SIZE",
     "binary_search_quantile",
     "binary_search_quantiles",
@@ -73,7 +74,10 @@ _BLOCK_ELEMENTS = 2**18
 #: Rows per block of the blocked transpose in :func:`sorted_columns`.
 _TRANSPOSE_ROWS = 1024
 
-_sort_cache: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+#: Most bisection steps: a finite float64 interval stops shrinking after about 1100 halvings.
+MAX_BISECTION_STEPS = 1100
+
+_sort_cache: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
 
 
 def _sort_transposed(X: np.ndarray) -> np.ndarray:
@@ -85,11 +89,13 @@ def _sort_transposed(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def sorted_columns(X: np.ndarray) -> np.ndarray:
+def sorted_columns(X: Any) -> FloatArray:
     """The columns of ``X`` sorted ascending, as the rows of a (d, n) read-only array.
 
-    Memoised for read-only arrays that own their memory (see the module docstring);
-    the result is read-only either way.
+    The order statistics that the exponential-mechanism quantiles of Kaplan, Schnapp and
+    Stemmer (2022) and PLAN (Aumuller et al. 2024) sample between.  Memoised for read-only
+    arrays that own their memory (see the module docstring); the result is read-only either
+    way.
 
     Examples
     --------
@@ -97,7 +103,7 @@ def sorted_columns(X: np.ndarray) -> np.ndarray:
     >>> sorted_columns(X).tolist()
     [[1.0, 2.0, 3.0], [0.0, 1.0, 2.0]]
     """
-    X = check_data(X)
+    X = _v.check_finite_data("X", X)
     cacheable = (not X.flags.writeable) and X.base is None
     if cacheable:
         hit = _sort_cache.get(id(X))
@@ -111,13 +117,6 @@ def sorted_columns(X: np.ndarray) -> np.ndarray:
             _sort_cache.pop(next(iter(_sort_cache)))
         _sort_cache[key] = (weakref.ref(X, lambda _, k=key: _sort_cache.pop(k, None)), S)
     return S
-
-
-def _check_q(q: Any) -> float:
-    q = _v.check_real("q", q)
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"q must lie in [0, 1], got q={q!r}")
-    return q
 
 
 def _em_sorted_rows(S: np.ndarray, *, q: float, eps: float, lower: float, upper: float,
@@ -184,23 +183,17 @@ def private_quantile(values: Any, *, q: float, rho: float, lower: float, upper: 
     >>> bool(abs(m - np.median(x)) < 0.05)
     True
     """
-    if isinstance(values, (bool, np.bool_, str, bytes)) or values is None:
-        raise TypeError(f"values must be a 1-D array of real numbers, got values of type "
-                        f"{type(values).__name__}")
-    v = np.asarray(values)
-    if v.ndim != 1:
-        raise ValueError(f"values must be one-dimensional, got values.ndim={v.ndim}")
-    v = check_data(v[:, None], name="values")[:, 0]
-    q = _check_q(q)
+    v = _v.check_finite_vector("values", values)
+    q = _v.check_closed_interval("q", q, low=0.0, high=1.0)
     eps = _budget.exponential_mechanism_epsilon(rho)
-    lower, upper = check_universe(lower, upper)
-    rng = _v.check_rng(rng)
+    lower, upper = _v.check_bounds(lower, upper)
+    rng = _v.check_rng("rng", rng)
     return float(_em_sorted_rows(np.sort(v)[None, :], q=q, eps=eps, lower=lower, upper=upper,
                                  rng=rng)[0])
 
 
 def coordinatewise_quantiles(X: Any, *, q: float, rho: float, lower: float, upper: float,
-                             rng: np.random.Generator) -> np.ndarray:
+                             rng: np.random.Generator) -> FloatArray:
     r"""The ``q``-quantile of every column of ``X``, :math:`\rho`-zCDP in total.
 
     Column :math:`j` gets :func:`private_quantile` with budget :math:`\rho/d`; by
@@ -231,13 +224,13 @@ def coordinatewise_quantiles(X: Any, *, q: float, rho: float, lower: float, uppe
     >>> bool(np.abs(m - [0.0, 5.0]).max() < 0.15)
     True
     """
-    X = check_data(X)
-    q = _check_q(q)
+    X = _v.check_finite_data("X", X)
+    q = _v.check_closed_interval("q", q, low=0.0, high=1.0)
     d = X.shape[1]
-    _v.check_positive_finite("rho", rho)
+    rho = _v.check_positive_finite("rho", rho)
     eps = _budget.exponential_mechanism_epsilon(rho / d)
-    lower, upper = check_universe(lower, upper)
-    rng = _v.check_rng(rng)
+    lower, upper = _v.check_bounds(lower, upper)
+    rng = _v.check_rng("rng", rng)
     return _em_sorted_rows(sorted_columns(X), q=q, eps=eps, lower=lower, upper=upper, rng=rng)
 
 
@@ -295,14 +288,15 @@ def _bisect(count, k: int, *, rank: float, noise_std: float, lower: float, upper
     return 0.5 * (left + right)
 
 
-def _check_binary_search(rank, rho, lower, upper, steps, rng):
+def _check_binary_search(rank: Any, rho: Any, lower: Any, upper: Any, steps: Any,
+                         rng: Any) -> tuple[float, float, float, float, int, np.random.Generator]:
     rank = _v.check_real("rank", rank)
     if not np.isfinite(rank):
         raise ValueError(f"rank must be finite, got rank={rank!r}")
     rho = _v.check_positive_finite("rho", rho)
-    lower, upper = check_universe(lower, upper)
-    steps = _v.check_count("steps", steps)
-    rng = _v.check_rng(rng)
+    lower, upper = _v.check_bounds(lower, upper)
+    steps = _v.check_count("steps", steps, maximum=MAX_BISECTION_STEPS)
+    rng = _v.check_rng("rng", rng)
     return rank, rho, lower, upper, steps, rng
 
 
@@ -326,7 +320,7 @@ def binary_search_quantile(values: Any, *, rank: float, rho: float, lower: float
     rho : float, finite and > 0
     lower, upper : float, finite, lower < upper
     rng : numpy.random.Generator
-    steps : int >= 1, default 20 (PLAN's experiments)
+    steps : int in [1, MAX_BISECTION_STEPS], default 20 (PLAN's experiments)
 
     Returns
     -------
@@ -340,13 +334,7 @@ def binary_search_quantile(values: Any, *, rank: float, rho: float, lower: float
     >>> bool(abs(m) < 0.05)
     True
     """
-    if isinstance(values, (bool, np.bool_, str, bytes)) or values is None:
-        raise TypeError(f"values must be a 1-D array of real numbers, got values of type "
-                        f"{type(values).__name__}")
-    v = np.asarray(values)
-    if v.ndim != 1:
-        raise ValueError(f"values must be one-dimensional, got values.ndim={v.ndim}")
-    v = check_data(v[:, None], name="values")[:, 0]
+    v = _v.check_finite_vector("values", values)
     rank, rho, lower, upper, steps, rng = _check_binary_search(rank, rho, lower, upper, steps, rng)
     noise_std = _budget.gaussian_noise_std(rho / steps, sensitivity=1.0)
     S = np.sort(v)[None, :]
@@ -355,7 +343,7 @@ def binary_search_quantile(values: Any, *, rank: float, rho: float, lower: float
 
 
 def binary_search_quantiles(X: Any, *, rank: float, rho: float, lower: float, upper: float,
-                            rng: np.random.Generator, steps: int = 20) -> np.ndarray:
+                            rng: np.random.Generator, steps: int = 20) -> FloatArray:
     r""":func:`binary_search_quantile` for every column of ``X``, :math:`\rho`-zCDP in total.
 
     Column :math:`j` gets budget :math:`\rho/d` (composition over the columns, Bun and
@@ -371,13 +359,13 @@ def binary_search_quantiles(X: Any, *, rank: float, rho: float, lower: float, up
         Total budget over the d columns.
     lower, upper : float, finite, lower < upper
     rng : numpy.random.Generator
-    steps : int >= 1, default 20
+    steps : int in [1, MAX_BISECTION_STEPS], default 20
 
     Returns
     -------
     numpy.ndarray, shape (d,)
     """
-    X = check_data(X)
+    X = _v.check_finite_data("X", X)
     rank, rho, lower, upper, steps, rng = _check_binary_search(rank, rho, lower, upper, steps, rng)
     d = X.shape[1]
     noise_std = _budget.gaussian_noise_std(rho / (d * steps), sensitivity=1.0)

@@ -54,13 +54,14 @@ for the prior ball of :math:`\ln\sigma_j^2`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy import special, stats
 
 from egmlib import _validation as _v
-from egmlib.peers._checks import check_data, check_universe
+from egmlib._validation import FloatArray
 from egmlib.peers.coinpress import CoinPressResult, coinpress_mean
 from egmlib.peers.quantiles import coordinatewise_quantiles
 
@@ -68,6 +69,7 @@ __all__ = [
     "CHI2_1_MEDIAN",
     "LOG_CHI2_1_MEAN",
     "LOG_CHI2_1_SD",
+    "LogScalesResult",
     "coinpress_log_scales",
     "pairwise_scales",
     "pairwise_squared_differences",
@@ -81,14 +83,24 @@ LOG_CHI2_1_MEAN = float(special.digamma(0.5) + math.log(2.0))
 LOG_CHI2_1_SD = math.pi / math.sqrt(2.0)
 
 
-def pairwise_squared_differences(X: Any, *, rng: np.random.Generator) -> np.ndarray:
+@dataclass(frozen=True)
+class LogScalesResult:
+    """Output of :func:`coinpress_log_scales`."""
+
+    sigma_hat: FloatArray  #: (d,) private standard deviations
+    coinpress: CoinPressResult  #: the CoinPress run on the standardised logarithms
+
+
+def pairwise_squared_differences(X: Any, *, rng: np.random.Generator) -> FloatArray:
     r"""Half squared differences of randomly paired rows.
 
     :math:`v_{ij} = \tfrac12(x_{\pi(2i-1),j} - x_{\pi(2i),j})^2` for a random pairing :math:`\pi`.
 
     The pairing is a uniformly random permutation drawn from ``rng`` (independent of
     the data); with odd ``n`` one row is left out.  Each :math:`v_{ij}` has mean
-    :math:`\sigma_j^2` when the rows are independent with common coordinate variances.
+    :math:`\sigma_j^2` when the rows are independent with common coordinate variances
+    (PLAN's scale step, Aumuller et al. 2024).  A difference beyond the float64 range is
+    a ValueError.
 
     Parameters
     ----------
@@ -105,8 +117,12 @@ def pairwise_squared_differences(X: Any, *, rng: np.random.Generator) -> np.ndar
     >>> pairwise_squared_differences(X, rng=np.random.default_rng(0)).tolist()
     [[2.0, 0.0]]
     """
-    X = check_data(X, min_rows=2)
-    rng = _v.check_rng(rng)
+    X = _v.check_finite_data("X", X, min_rows=2)
+    rng = _v.check_rng("rng", rng)
+    return _pairwise(X, rng)
+
+
+def _pairwise(X: np.ndarray, rng: np.random.Generator) -> FloatArray:
     n, d = X.shape
     perm = rng.permutation(n)
     m = n // 2
@@ -116,13 +132,15 @@ def pairwise_squared_differences(X: Any, *, rng: np.random.Generator) -> np.ndar
     for a in range(0, m, step):
         b = min(a + step, m)
         np.subtract(X[first[a:b]], X[second[a:b]], out=out[a:b])
-    out *= out
+    with np.errstate(over="ignore"):
+        out *= out
     out *= 0.5
+    _v.check_finite_result(out.max(), what="a squared difference of two rows", inputs="X")
     return out
 
 
 def pairwise_scales(X: Any, *, rho: float, lower: float, upper: float,
-                    rng: np.random.Generator) -> np.ndarray:
+                    rng: np.random.Generator) -> FloatArray:
     r"""Private standard deviations, rho-zCDP in total (PLAN's scale step).
 
     :math:`\hat\sigma_j = \sqrt{\widetilde{\mathrm{med}}_j / \mathrm{med}(\chi^2_1)}` where
@@ -152,18 +170,22 @@ def pairwise_scales(X: Any, *, rho: float, lower: float, upper: float,
     >>> bool(np.all(np.abs(s / [1.0, 3.0] - 1) < 0.05))
     True
     """
-    X = check_data(X, min_rows=2)
-    lower, upper = check_universe(lower, upper)
-    rng = _v.check_rng(rng)
-    V = pairwise_squared_differences(X, rng=rng)
-    med = coordinatewise_quantiles(V, q=0.5, rho=rho, lower=0.0,
-                                   upper=0.5 * (upper - lower) ** 2, rng=rng)
+    X = _v.check_finite_data("X", X, min_rows=2)
+    lower, upper = _v.check_bounds(lower, upper)
+    rho = _v.check_positive_finite("rho", rho)
+    rng = _v.check_rng("rng", rng)
+    width = upper - lower
+    v_upper = 0.5 * width * width
+    _v.check_finite_result(v_upper, what="the universe of squared differences",
+                           inputs="lower, upper")
+    V = _pairwise(X, rng)
+    med = coordinatewise_quantiles(V, q=0.5, rho=rho, lower=0.0, upper=v_upper, rng=rng)
     return np.sqrt(med / CHI2_1_MEDIAN)
 
 
 def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
                          rng: np.random.Generator, floor: float = 1e-12,
-                         beta: float = 0.01) -> tuple[np.ndarray, CoinPressResult]:
+                         beta: float = 0.01) -> LogScalesResult:
     r"""Private standard deviations by CoinPress on log pairwise differences, rho-zCDP.
 
     With :math:`v_{ij}` from :func:`pairwise_squared_differences` (:math:`m = \lfloor n/2\rfloor`
@@ -201,34 +223,41 @@ def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
 
     Returns
     -------
-    sigma_hat : numpy.ndarray, shape (d,)
-    result : CoinPressResult
-        The CoinPress run on the standardised logarithms.
+    LogScalesResult
+        ``sigma_hat`` and the CoinPress run on the standardised logarithms.
 
     Examples
     --------
     >>> rng = np.random.default_rng(8)
     >>> X = rng.normal(scale=[1.0, 10.0, 100.0], size=(20000, 3))
-    >>> s, _ = coinpress_log_scales(X, rho=1.0, lower=-1e4, upper=1e4, rng=rng)
+    >>> s = coinpress_log_scales(X, rho=1.0, lower=-1e4, upper=1e4, rng=rng).sigma_hat
     >>> bool(np.all(np.abs(s / [1.0, 10.0, 100.0] - 1) < 0.05))
     True
     """
-    X = check_data(X, min_rows=2)
-    lower, upper = check_universe(lower, upper)
+    X = _v.check_finite_data("X", X, min_rows=2)
+    lower, upper = _v.check_bounds(lower, upper)
+    rho = _v.check_positive_finite("rho", rho)
     floor = _v.check_probability("floor", floor)
-    rng = _v.check_rng(rng)
+    beta = _v.check_probability("beta", beta)
+    rng = _v.check_rng("rng", rng)
     d = X.shape[1]
     width = upper - lower
+    if not floor * width > 0.0:
+        raise ValueError(f"floor * (upper - lower) must be > 0 (it underflows), got floor={floor!r}, "
+                         f"lower={lower!r} and upper={upper!r}")
+    if not math.isfinite((floor * width) ** 2 if floor * width < 1e154 else math.inf):
+        raise ValueError(f"(floor * (upper - lower))^2 overflows the float64 range, got floor={floor!r}, "
+                         f"lower={lower!r} and upper={upper!r}; rescale the data")
     lo = 2.0 * math.log(floor * width)
     hi = 2.0 * math.log(0.5 * width)
-    V = pairwise_squared_differences(X, rng=rng)
-    np.clip(V, math.exp(lo), 2.0 * math.exp(hi), out=V)
+    V = _pairwise(X, rng)
+    np.clip(V, math.exp(lo), 0.5 * width * width, out=V)  # the upper end may be inf
     Z = np.log(V)
     Z -= LOG_CHI2_1_MEAN
     Z /= LOG_CHI2_1_SD
     centre = np.full(d, 0.5 * (lo + hi) / LOG_CHI2_1_SD)
     radius = math.sqrt(d) * 0.5 * (hi - lo) / LOG_CHI2_1_SD
-    r = coinpress_mean(Z, rho=rho, centre=centre, radius=radius, rng=rng, beta=beta)
+    r = coinpress_mean(Z, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta)
     # post-processing: no standard deviation of data in the box exceeds half its width
     sigma_hat = np.exp(np.clip(0.5 * LOG_CHI2_1_SD * r.estimate, 0.5 * lo, 0.5 * hi))
-    return sigma_hat, r
+    return LogScalesResult(sigma_hat=sigma_hat, coinpress=r)
