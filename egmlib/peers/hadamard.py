@@ -51,8 +51,12 @@ def _check_power_of_two(N: int) -> int:
     return N.bit_length() - 1
 
 
-def _transform(Y: FloatArray) -> FloatArray:
-    """The transform of :func:`hadamard_transform` without argument checks."""
+def _transform(Y: FloatArray, *, then: FloatArray | None = None) -> FloatArray:
+    """The transform of :func:`hadamard_transform` without argument checks.
+
+    ``then`` (signs +-1 of length N) multiplies the result by them in the same pass as
+    the normalisation: ``_transform(Y) * then`` bit for bit (a sign flip is exact).
+    """
     N = Y.shape[-1]
     k = _check_power_of_two(N)
     b = 1 << (k // 2)
@@ -62,7 +66,7 @@ def _transform(Y: FloatArray) -> FloatArray:
     with np.errstate(over="ignore", invalid="ignore"):  # callers check for overflow
         Z = (Y.reshape(-1, b) @ _factor(b)).reshape(rows, a, b)
         np.matmul(_factor(a), Z, out=out.reshape(rows, a, b))
-        out *= 1.0 / math.sqrt(N)
+        out *= (1.0 / math.sqrt(N)) if then is None else then * (1.0 / math.sqrt(N))
     return out
 
 
@@ -126,11 +130,14 @@ class RandomizedHadamard:
 
     def _rotate(self, X: np.ndarray) -> FloatArray:
         """:meth:`rotate` without argument or overflow checks (callers check what they use)."""
-        Y = np.zeros((X.shape[0], self.padded_dim))
-        Y[:, :self.d] = X
-        for s in self.signs:
-            Y *= s
-            Y = _transform(Y)
+        signs = self.signs
+        if self.d == self.padded_dim:
+            Y = X * signs[0]
+        else:
+            Y = np.zeros((X.shape[0], self.padded_dim))
+            np.multiply(X, signs[0, :self.d], out=Y[:, :self.d])
+        for r in range(signs.shape[0]):
+            Y = _transform(Y, then=signs[r + 1] if r + 1 < signs.shape[0] else None)
         return Y
 
     def unrotate(self, y: Any) -> FloatArray:
