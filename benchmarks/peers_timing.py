@@ -6,10 +6,11 @@ rho = 1/16, 1/8 and 1 (the ends and the middle of PLAN's range) on a *writable* 
 the data, so nothing is shared between runs (the sort cache of egmlib.peers.quantiles
 only serves read-only arrays): a run pays for everything it needs.  Printed per method:
 the median CPU time of the process (user + system) at each budget, and the median
-wall-clock time at rho = 1/8; the target is checked on the largest CPU time.  With one BLAS thread (the default here) the CPU time is
-what the wall-clock time would be on an idle machine; on a shared machine the wall
-clock is inflated by waiting (``uptime`` is printed with the table).  glibc is asked
-to keep freed memory (benchmarks/peers_sweep.py, keep_freed_memory), as in the sweep.
+wall-clock time at rho = 1/8; the target is checked on the largest CPU time.  With one
+BLAS thread (the default here) the CPU time is what the wall-clock time would be on an
+idle machine; on a shared machine the wall clock is inflated by waiting (``uptime`` is
+printed with the table).  glibc is asked to keep freed memory (benchmarks/peers_sweep.py,
+keep_freed_memory), as in the sweep.
 
 Run:  python benchmarks/peers_timing.py [--reps 5] [--threads N]
       (writes benchmarks/results/peers_timing.txt)
