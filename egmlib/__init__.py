@@ -34,6 +34,7 @@ the API reference generated from the docstrings.
   - :mod:`egmlib.peers.hadamard`            the randomised Hadamard rotation of IOME
   - :mod:`egmlib.peers.budget`              zCDP budget splits and (epsilon, delta) conversions
   - :mod:`egmlib.peers.gaussian_benchmarks` PLAN's Gaussian benchmarks GaussianA, B and C
+  - :mod:`egmlib.peers.results`             typed access to the benchmarks' results files
 
 Argument checks are shared (``egmlib._validation``): a wrong type raises TypeError, a
 wrong value or an overflowing result ValueError, and the message names the argument.
