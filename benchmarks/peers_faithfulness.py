@@ -20,7 +20,8 @@ seeds, 50 runs):
 
 For each comparison: z = (ours - published) / sqrt(sd_ours^2/50 + sd_pub^2/50); |z| <= 3
 counts as agreement within run-to-run spread (where the published spread is unknown, the
-ours-only standard error is used).
+ours-only standard error is used).  The same z is computed for the extra arm of each
+comparison (``z_published_accounting``).
 
 Run:  python benchmarks/peers_faithfulness.py [--runs 50]
       (writes benchmarks/results/peers_faithfulness.csv)
@@ -72,6 +73,8 @@ def load_published():
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--results", type=Path, default=RESULTS,
+                   help="folder with peers_runs.csv, for peers_faithfulness.csv")
     args = p.parse_args(argv)
     pub = load_published()
     # settings (dataset, d, alpha, rho) -> published rows
@@ -79,7 +82,7 @@ def main(argv=None):
     for r in pub:
         wanted[(r["dataset"], int(r["d"]), float(r["alpha"]), float(r["rho"]))][r["algorithm"]] = r
     errors = defaultdict(list)
-    with (RESULTS / "peers_runs.csv").open() as f:
+    with (args.results / "peers_runs.csv").open() as f:
         for r in csv.DictReader(f):
             key = (r["dataset"], int(r["d"]), float(r["alpha"]), float(r["rho"]))
             if key in wanted and r["algorithm"] in wanted[key] and int(r["run"]) < args.runs:
@@ -110,7 +113,8 @@ def main(argv=None):
     out = []
     header = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs", "ours_mean", "ours_sd",
               "published_mean", "published_sd", "z", "agrees_within_spread",
-              "plan_published_accounting_mean", "median_published_accounting_mean")
+              "plan_published_accounting_mean", "median_published_accounting_mean",
+              "published_accounting_sd", "z_published_accounting")
     lines = [f"{'setting':32s} {'method':13s} {'ours':>17s} {'published':>17s} {'z':>7s}  "
              f"{'@published accounting':>22s}"]
     for (dataset, d, alpha, rho), algs in sorted(wanted.items()):
@@ -124,13 +128,20 @@ def main(argv=None):
             z = (m - pm) / se
             extra = {}
             if name == "PLAN":
-                extra["plan"] = np.mean(errors[(dataset, d, alpha, rho, EXTRA[0])])
+                extra["plan"] = np.array(errors[(dataset, d, alpha, rho, EXTRA[0])])
             if name == "PLAN-noscale":
-                extra["median"] = np.mean(errors[(dataset, d, alpha, rho, EXTRA[1])])
+                extra["median"] = np.array(errors[(dataset, d, alpha, rho, EXTRA[1])])
+            x_sd = x_z = ""
+            if extra:
+                x = next(iter(extra.values()))
+                x_se = math.sqrt(x.std(ddof=1) ** 2 / len(x)
+                                 + (0.0 if math.isnan(psd) else psd**2 / 50))
+                x_sd, x_z = f"{x.std(ddof=1):.4g}", f"{(x.mean() - pm) / x_se:.2f}"
+                extra = {k: float(v.mean()) for k, v in extra.items()}
             out.append((dataset, name, s.n, d, f"{rho:g}", f"{alpha:g}", len(e), f"{m:.4g}",
                         f"{sd:.4g}", prow["error_mean"], prow["error_sd"], f"{z:.2f}",
                         str(abs(z) <= 3), f"{extra['plan']:.4g}" if "plan" in extra else "",
-                        f"{extra['median']:.4g}" if "median" in extra else ""))
+                        f"{extra['median']:.4g}" if "median" in extra else "", x_sd, x_z))
             tag = f"{dataset} d={d} a={alpha:g} rho={rho:g}"
             ours = f"{m:.4g} +- {sd:.2g}"
             theirs = f"{pm:.4g} +- {psd:.2g}" if not math.isnan(psd) else f"{pm:.4g}"
@@ -138,11 +149,11 @@ def main(argv=None):
                     f"{extra['median']:.4g} (median)" if "median" in extra else "")
             lines.append(f"{tag:32s} {name:13s} {ours:>17s} {theirs:>17s} {z:7.2f}  {more:>22s}")
     print("\n".join(lines))
-    with (RESULTS / "peers_faithfulness.csv").open("w", newline="") as f:
+    with (args.results / "peers_faithfulness.csv").open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(out)
-    print(f"wrote {len(out)} rows to {RESULTS / 'peers_faithfulness.csv'}")
+    print(f"wrote {len(out)} rows to {args.results / 'peers_faithfulness.csv'}")
     return 0
 
 
