@@ -6,14 +6,14 @@ PLAN ("Private Limit Adapted Noise", PETS 2024, arXiv 2306.08745, Algorithm 1 fo
 experiments (their public code: a quarter for the preprocessing, of which a quarter for
 the centre; a quarter of the rest for the clipping threshold):
 
-===============  ===========================================================  ===============
-step             what                                                         budget
-===============  ===========================================================  ===============
-``centre``       private coordinate-wise median :math:`\tilde\mu`             :math:`\rho/16`
-``scale``        private :math:`\hat\sigma_j` from pairwise differences       :math:`3\rho/16`
-``threshold``    private :math:`(1-k)`-quantile :math:`C` of the scaled norms  :math:`3\rho/16`
-``noise``        Gaussian noise for the clipped scaled sum, sensitivity 2C    :math:`9\rho/16`
-===============  ===========================================================  ===============
+===============  =============================================================  ===============
+step             what                                                           budget
+===============  =============================================================  ===============
+``centre``       private coordinate-wise median :math:`\tilde\mu`               :math:`\rho/16`
+``scale``        private :math:`\hat\sigma_j` from pairwise differences         :math:`3\rho/16`
+``threshold``    private :math:`(1-k)`-quantile :math:`C` of the scaled norms   :math:`3\rho/16`
+``noise``        Gaussian noise for the clipped scaled sum, sensitivity 2C      :math:`9\rho/16`
+===============  =============================================================  ===============
 
 Scaling: :math:`\Delta_j = 2\hat\sigma_j + \|2\hat\sigma\|_1/d` (the "regularised"
 :math:`\Delta` their experiments use) and :math:`y_i = (x_i - \tilde\mu)\odot\Delta^{-1/2}`;
@@ -95,7 +95,7 @@ __all__ = [
 
 #: PLAN's budget split in its experiments.
 PLAN_SHARES = {"centre": 1 / 16, "scale": 3 / 16, "threshold": 3 / 16, "noise": 9 / 16}
-#: PLAN without scaling: the preprocessing quarter goes to the centre.
+#: Budget split of PLAN without scaling (the preprocessing quarter goes to the centre).
 PLAN_NOSCALE_SHARES = {"centre": 1 / 4, "threshold": 3 / 16, "noise": 9 / 16}
 #: PLAN's last step alone (oracle centre and scales).
 PLAN_ORACLE_SHARES = {"threshold": 1 / 4, "noise": 3 / 4}
@@ -113,7 +113,7 @@ class PlanResult:
     estimate: FloatArray  #: (d,) private estimate of the mean
     centre: FloatArray  #: (d,) centre used (private median, or the oracle mu_hat)
     sigma_hat: FloatArray | None  #: (d,) scales used (None without scaling)
-    Delta: FloatArray  #: (d,) scaling: y = (x - centre) / sqrt(Delta)
+    Delta: FloatArray  #: (d,) scaling, y = (x - centre) / sqrt(Delta)
     C: float  #: clipping radius in the scaled space
     clip_quantile: float  #: 1 - k, the target quantile of the scaled norms
     norm_upper: float  #: upper end of the threshold's universe

@@ -40,7 +40,7 @@ Many columns without sorting them
 PLAN's centre and scale steps need one exponential-mechanism median per column, at
 :math:`\rho/d` each.  Sorting the columns costs about 0.5 s at :math:`n = 10^4`,
 :math:`d = 2048`; when :math:`n\varepsilon` is small (as there) the columns are not sorted
-but sampled by rejection from the same density (:func:`_em_columns_rejection`): one pass
+but sampled by rejection from the same density (``_em_columns_rejection``): one pass
 builds a histogram of each column on a few hundred bins between its minimum and maximum,
 whose counts bound the rank :math:`\#\{x_i\le y\}` on each bin and hence the density;
 a draw from that piecewise-constant envelope (the pieces below the minimum and above the
@@ -53,7 +53,7 @@ split into the bins, are sorted and sampled as below.
 
 Sorted columns and their cache
 ------------------------------
-The exact sampler over sorted columns (:func:`_em_sorted_rows`) serves single quantiles,
+The exact sampler over sorted columns (``_em_sorted_rows``) serves single quantiles,
 large :math:`n\varepsilon`, and the leftovers above.  :func:`sorted_columns` memoises the
 sorted columns for **read-only** arrays that own their memory (``X.flags.writeable``
 false and ``X.base is None``): such an array cannot change, the cache is keyed by the
@@ -90,7 +90,7 @@ _BLOCK_ELEMENTS = 2**18
 #: Rows per block of the blocked transpose in :func:`sorted_columns`.
 _TRANSPOSE_ROWS = 1024
 
-#: Most bisection steps: a finite float64 interval stops shrinking after about 1100 halvings.
+#: Most bisection steps (a finite float64 interval stops shrinking after about 1100 halvings).
 MAX_BISECTION_STEPS = 1100
 
 _sort_cache: dict[int, tuple[weakref.ref[np.ndarray], np.ndarray]] = {}
@@ -174,7 +174,7 @@ _BINS_PER_N_EPS = 6
 #: ... and at least this many ...
 _MIN_BINS = 64
 #: ... used only when at most this many and at most n / 4 (about four values a bin);
-#: otherwise the columns are sorted (:func:`_em_sorted_rows`).
+#: otherwise the columns are sorted (``_em_sorted_rows``).
 _MAX_BINS = 4096
 #: Proposal rounds before the columns still without an accepted draw are sorted.
 _MAX_ROUNDS = 64

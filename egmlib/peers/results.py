@@ -71,7 +71,7 @@ class PrivacyRow:
 
     rho: float
     delta: float
-    eps_zcdp_bound: float  #: Bun and Steinke (2016, Prop. 1.3): any rho-zCDP release
+    eps_zcdp_bound: float  #: bound of Bun and Steinke (2016, Prop. 1.3) for any rho-zCDP release
     eps_exact_gaussian: float  #: exact, for one Gaussian mechanism (Balle and Wang 2018)
     noise_multiplier_zcdp: float  #: 1 / sqrt(2 rho)
     noise_multiplier_analytic_at_bound: float  #: Theorem 2's noise at (eps_zcdp_bound, delta)

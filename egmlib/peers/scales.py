@@ -77,9 +77,9 @@ __all__ = [
 
 #: Median of the chi-square distribution with one degree of freedom.
 CHI2_1_MEDIAN = float(stats.chi2.ppf(0.5, 1))
-#: Mean of ln(chi^2_1): digamma(1/2) + ln 2.
+#: Mean of ln(chi^2_1), equal to digamma(1/2) + ln 2.
 LOG_CHI2_1_MEAN = float(special.digamma(0.5) + math.log(2.0))
-#: Standard deviation of ln(chi^2_1): sqrt(trigamma(1/2)) = pi / sqrt(2).
+#: Standard deviation of ln(chi^2_1), equal to sqrt(trigamma(1/2)) = pi / sqrt(2).
 LOG_CHI2_1_SD = math.pi / math.sqrt(2.0)
 
 
