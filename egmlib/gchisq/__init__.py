@@ -72,7 +72,7 @@ import warnings
 
 import numpy as np
 
-from . import _core
+from . import _core, _extreme
 
 __all__ = [
     "WeightedChiSquare",
@@ -88,6 +88,7 @@ __all__ = [
 
 #: The relative accuracy promised for tail probabilities and quantiles.
 RTOL = 1e-10
+_EPS = float(np.finfo(float).eps)
 
 
 def _validate_weights(w):
@@ -163,6 +164,7 @@ class WeightedChiSquare:
         self._cum = _core.Cumulants(ws)
         self.d = int(arr.size)
         self.d_positive = int(pos.size)
+        self._far = {}
 
     # -- moments -----------------------------------------------------------
     def mean(self):
@@ -174,6 +176,33 @@ class WeightedChiSquare:
         return self._scale ** 2 * self._cum.var
 
     # -- tails -------------------------------------------------------------
+    def _regime(self, name):
+        obj = self._far.get(name)
+        if obj is None:
+            cls = _extreme.UpperTail if name == "upper" else _extreme.LowerTail
+            obj = self._far[name] = cls(self._cum.w)
+        return obj
+
+    def _raw(self, xs):
+        """Rows (upper?, log T, f/T, f'/T, err) at scaled x > 0 (finite array),
+        T the tail on the side of the mean: chi-square(1) closed forms for one
+        weight, the contour integral, or the far-tail forms of :mod:`._extreme`."""
+        xs = np.asarray(xs, dtype=float)
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+            if self.d_positive == 1:
+                return _extreme.chi2_1(xs)
+            out = np.empty((5, xs.size))
+            huge = xs >= _extreme.X_HUGE
+            tiny = xs <= _extreme.X_TINY
+            mid = ~(huge | tiny)
+            if np.any(mid):
+                out[:, mid] = _core.tails(self._cum, xs[mid])
+            if np.any(huge):
+                out[:, huge] = self._regime("upper")(xs[huge])
+            if np.any(tiny):
+                out[:, tiny] = self._regime("lower")(xs[tiny])
+        return out
+
     def _tails(self, x, want_sf):
         """log sf (want_sf) or log cdf at x (array), after checking the error
         estimate of that quantity (the computed tail T carries relative error e;
@@ -184,36 +213,45 @@ class WeightedChiSquare:
         lcdf = np.empty(flat.size)
         low = flat <= 0
         inf = np.isposinf(flat)
-        lsf[low], lcdf[low] = 0.0, -np.inf
-        lsf[inf], lcdf[inf] = -np.inf, 0.0
         with np.errstate(over="ignore"):
             # x / max(w) overflowing means a tail below exp(-1e307)
             inf |= np.isposinf(flat / self._scale) & ~low
+        lsf[low], lcdf[low] = 0.0, -np.inf
         lsf[inf], lcdf[inf] = -np.inf, 0.0
         mid = ~(low | inf)
         if np.any(mid):
             xs = flat[mid] / self._scale
-            res = _core.tails(self._cum, xs)
-            if not np.all(np.isfinite(res[1])):
-                bad = xs[~np.isfinite(res[1])][0] * self._scale
+            # x / max(w) underflowing to 0 means P(Q <= x) below every double
+            zero = xs == 0.0
+            xs = np.where(zero, 5e-324, xs)
+            res = self._raw(xs)
+            if not np.all(np.isfinite(res[1]) | (res[1] == -np.inf)):
+                bad = flat[mid][~np.isfinite(res[1])][0]
                 raise RuntimeError(
-                    f"gchisq: the contour integral failed its checks at x={bad!r}")
+                    f"gchisq: the tail computation failed at x={bad!r}")
             upper = res[0] > 0.5
-            lt = res[1]
-            other = np.log(-np.expm1(lt))
+            lt = np.where(zero, -np.inf, res[1])
+            with np.errstate(divide="ignore"):
+                other = np.log(-np.expm1(lt))
             lsf[mid] = np.where(upper, lt, other)
             lcdf[mid] = np.where(upper, other, lt)
             err_t = res[4]
-            err_o = err_t * np.exp(lt - other)
+            with np.errstate(over="ignore", invalid="ignore"):
+                err_o = err_t * np.exp(lt - other)
             err = np.where(upper == want_sf, err_t, err_o)
+            mine = np.where(upper == want_sf, lt, other)
             what = "tail probability P(Q > x)" if want_sf else "distribution function P(Q <= x)"
-            self._check(err, what, xs * self._scale)
+            self._check(err, what, flat[mid], mine)
         out = lsf if want_sf else lcdf
         return out.reshape(x.shape)
 
     @staticmethod
-    def _check(err, what, at):
-        bad = ~(err <= RTOL)
+    def _check(err, what, at, logt=None):
+        """Warn where the estimated relative error exceeds RTOL (plus the few
+        units in the last place of log T that a double can represent: in the
+        far tails log T itself is a large number)."""
+        lim = RTOL if logt is None else RTOL + 8.0 * _EPS * np.abs(np.nan_to_num(logt))
+        bad = ~(err <= lim)
         if np.any(bad):
             i = int(np.argmax(np.where(bad, np.nan_to_num(err, nan=np.inf), -1.0)))
             warnings.warn(
@@ -238,6 +276,75 @@ class WeightedChiSquare:
         return _out(np.exp(self._tails(x, False)), np.shape(x))
 
     # -- quantiles ---------------------------------------------------------
+    def _quantiles(self, logt, upper):
+        """Scaled x with log T(x) = logt, T the upper (or lower) tail; returns
+        (x, estimated relative error of x)."""
+        logt = np.asarray(logt, dtype=float)
+        if self.d_positive == 1:
+            with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+                return _chi2_1_quantile(logt, upper)
+        x = np.empty(logt.size)
+        xerr = np.full(logt.size, np.inf)
+        far = np.zeros(logt.size, dtype=bool)
+        if not upper:
+            # leading term of the lower tail: P(Q <= x) ~ C x^(d/2); where it
+            # puts x in the far lower tail, solve on the far-tail forms
+            w = self._cum.w
+            half = 0.5 * w.size
+            lx = (logt + math.lgamma(half + 1.0) + 0.5 * float(np.sum(np.log(2.0 * w)))) / half
+            far = lx < math.log(_extreme.X_TINY) + 40.0
+        if np.any(~far):
+            xs, e, failed = _core.quantile(self._cum, logt[~far], upper)
+            x[~far], xerr[~far] = xs, e
+            far[np.nonzero(~far)[0][failed]] = True
+        for i in np.nonzero(far)[0]:
+            x[i], xerr[i] = self._bracketed(float(logt[i]), upper)
+        return x, xerr
+
+    def _side(self, xs, upper):
+        """(log of the requested tail, d log T / dx, relative error) at scaled xs."""
+        r = self._raw(np.array([xs]))[:, 0]
+        if (r[0] > 0.5) == upper:
+            return r[1], (-r[2] if upper else r[2]), r[4]
+        lt = math.log(-math.expm1(r[1]))
+        ratio = math.exp(r[1] - lt)
+        return lt, (r[2] * ratio if upper else -r[2] * ratio), r[4] * ratio
+
+    def _bracketed(self, logt, upper):
+        """Brent's method (scipy.optimize.brentq) on log T(x) - logt in log x,
+        with T from :meth:`_raw`; T is monotone, so the sign change found by
+        doubling (halving) the bracket is the only one."""
+        from scipy.optimize import brentq
+
+        cache = {}
+
+        def g(u):
+            if u not in cache:
+                cache[u] = self._side(math.exp(u), upper)
+            return cache[u][0] - logt
+
+        sgn = 1.0 if upper else -1.0  # sign of g left of the root
+        a = b = math.log(self._cum.mean) if upper else max(
+            (logt + 50.0) / max(0.5 * self._cum.d, 0.5), math.log(5e-324))
+        for _ in range(3000):
+            if g(a) * sgn > 0 or a < -744.0:
+                break
+            a -= 1.0
+        for _ in range(3000):
+            if g(b) * sgn < 0 or b > 709.0:
+                break
+            b += 1.0
+        if not (g(a) * sgn > 0 > g(b) * sgn):
+            if not upper and g(a) * sgn <= 0:
+                return 0.0, 0.0  # the quantile is below the smallest double
+            raise RuntimeError(f"gchisq: no bracket for log T = {logt!r}")
+        u = brentq(g, a, b, xtol=1e-15, rtol=4.0 * _EPS, maxiter=500)
+        g(u)
+        lt, slope, err = cache[u]
+        xs = math.exp(u)
+        e = (abs(lt - logt) + err) / max(abs(xs * slope), 1e-300) + 4.0 * _EPS
+        return xs, e
+
     def isf(self, p):
         """Upper quantile: the x with P(Q > x) = p, for 0 < p < 1.
 
@@ -252,11 +359,7 @@ class WeightedChiSquare:
         for mask, upper in ((up, True), (~up, False)):
             if np.any(mask):
                 t = flat[mask] if upper else 1.0 - flat[mask]
-                xs, e, failed = _core.quantile(self._cum, np.log(t), upper)
-                if np.any(failed):
-                    raise RuntimeError(
-                        "gchisq.isf: Halley iteration did not converge for "
-                        f"p={float(flat[mask][failed][0])!r}")
+                xs, e = self._quantiles(np.log(t), upper)
                 x[mask] = xs * self._scale
                 xerr[mask] = e
         self._check(xerr, "quantile", flat)
@@ -266,22 +369,44 @@ class WeightedChiSquare:
         """Lower quantile: the x with P(Q <= x) = q (``isf(1 - q)``, computed
         on the lower tail for q < 1/2)."""
         q = _validate_p(q)
-        return self.isf(1.0 - q) if np.all(q >= 0.5) else _ppf_split(self, q)
+        flat = q.ravel()
+        x = np.empty(flat.size)
+        lowq = flat < 0.5
+        if np.any(lowq):
+            xs, e = self._quantiles(np.log(flat[lowq]), False)
+            self._check(e, "quantile", flat[lowq])
+            x[lowq] = xs * self._scale
+        if np.any(~lowq):
+            x[~lowq] = self.isf(1.0 - flat[~lowq])
+        return _out(x, q.shape)
 
 
-def _ppf_split(dist, q):
-    flat = q.ravel()
-    x = np.empty(flat.size)
-    lowq = flat < 0.5
-    if np.any(lowq):
-        xs, e, failed = _core.quantile(dist._cum, np.log(flat[lowq]), False)
-        if np.any(failed):
-            raise RuntimeError("gchisq.ppf: Halley iteration did not converge")
-        dist._check(e, "quantile", flat[lowq])
-        x[lowq] = xs * dist._scale
-    if np.any(~lowq):
-        x[~lowq] = dist.isf(1.0 - flat[~lowq])
-    return _out(x, q.shape)
+def _chi2_1_quantile(logt, upper):
+    """Quantiles of Z^2: 2 erfcinv(p)^2 (upper) or 2 erfinv(q)^2 (lower) as a
+    start, then Newton steps on log T in log x with the closed-form tails."""
+    from scipy import special
+
+    t = np.exp(logt)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        if upper:
+            x = 2.0 * special.erfcinv(np.maximum(t, 1e-300)) ** 2
+        else:
+            x = 2.0 * special.erfinv(t) ** 2
+            # below erfinv's range: P(Z^2 <= x) ~ sqrt(2 x / pi)
+            x = np.where(x > 0, x, 0.5 * math.pi * np.exp(2.0 * logt))
+    u = np.log(np.where(x > 0, x, 5e-324))
+    for _ in range(6):
+        xs = np.exp(u)
+        r = _extreme.chi2_1(xs)
+        lt = np.where(r[0] > 0.5, r[1], np.log(-np.expm1(r[1])))
+        lt = np.where((r[0] > 0.5) == upper, r[1], lt)
+        fo = r[2] * np.where((r[0] > 0.5) == upper, 1.0, np.exp(r[1] - lt))
+        slope = (-fo if upper else fo) * xs  # d log T / d log x
+        step = np.where(np.isfinite(slope) & (slope != 0), (lt - logt) / slope, 0.0)
+        u = u - step
+    xs = np.exp(u)
+    err = 8.0 * _EPS * (1.0 + np.abs(logt)) / np.maximum(np.abs(slope), 1e-300) + 4.0 * _EPS
+    return np.where(np.exp(u) > 0, xs, 0.0), err
 
 
 # -- module-level wrappers ----------------------------------------------------

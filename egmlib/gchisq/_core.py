@@ -135,8 +135,10 @@ def saddlepoint(cum, x, with_zeta=False):
     lx = np.log(x)
     lm = math.log(cum.mean)
     up = x >= cum.mean
-    lo = np.where(up, lx - lm, -np.log1p(cum.d / x))
-    hi = np.where(up, np.maximum(lx, lx - lm), lx - lm)
+    # K'(s) <= d_eff / (2 |s|) for s < 0 (d_eff counts a pole term twice)
+    lo = np.where(up, lx - lm, -np.log1p(cum.d_eff / x))
+    # (with a branch point at 0, K' -> inf as s -> 0-: the root is at tau < 0)
+    hi = np.where(up, np.maximum(lx, lx - lm), lx - lm if math.isfinite(lm) else 0.0)
     tau = 0.5 * (lo + hi)
     for _ in range(200):
         s = _s_of_tau(tau)
@@ -277,8 +279,9 @@ class Contour:
         q = g1 / g2 if g2 > 0 else 0.0
         tr = g1 * self.h * (q / (1.0 - q) if q < 0.9 else 10.0 + y[-1] / self.h) / tot
         # rounding: each term carries the absolute error of its exponent
-        kabs = np.abs(self.dK) + np.abs(self.off) * x + 10.0 + abs(self.kc) \
-            + abs(self.c * x)
+        # (near 1/2 the exponent is K(c) - x/2 + zeta_c x with x/2 exact)
+        lin = abs(self.c * x) if math.isnan(self.zc) else abs(self.zc * x)
+        kabs = np.abs(self.dK) + np.abs(self.off) * x + 10.0 + abs(self.kc) + lin
         rnd = float(np.sum(np.abs(t_terms) * kabs)) / tot * _EPS
         pred, pred2 = self.pred
         # the coarse rule (step 2h) is a sanity check of the model only: its
@@ -562,6 +565,11 @@ def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k
     fr = np.array(fracs)
     nf = fr.size
     gam = gosc[:, None] * fr[None, :]  # (m, nf)
+    if cum.pole:
+        # a branch point of high order at s = 0 stays on the imaginary y axis
+        # (where the edge-centre model sees it) if the focus c + 1/(4 gamma)
+        # is not left of it
+        gam = np.minimum(gam, 0.25 / np.abs(cs)[:, None])
     ys = _PROBE[None, :] * sig[:, None]  # (m, P)
     P = ys.shape[1]
     phic = np.where(np.isnan(zc), kc[0] - cs * x, kc[0] - 0.5 * x + zc_eff * x)

@@ -89,12 +89,20 @@ class Cumulants:
     Set-up: O(48 d) operations, once per weight vector.
     """
 
-    def __init__(self, w):
+    def __init__(self, w, pole=0.0, pole_c=0.0):
         w = np.asarray(w, dtype=float)
         self.w = w
         self.d = w.size
         self.mean = float(np.sum(w))
         self.var = 2.0 * float(np.sum(w * w))
+        # optional term -pole log(-s) + pole_c (lower tail only, Re s < 0 at the
+        # crossing): weights so far above the scale of the problem that their
+        # factors (1 - 2 u s)^(-1/2) equal (2 u)^(-1/2) (-s)^(-1/2) to 2^-78
+        self.pole = float(pole)
+        self.pole_c = float(pole_c)
+        self.d_eff = self.d + 2.0 * self.pole
+        if self.pole:
+            self.mean = math.inf
         lb = np.floor(-np.log2(w) * _BINS_PER_OCTAVE).astype(np.int64)
         starts = np.concatenate([[0], np.nonzero(np.diff(lb))[0] + 1])
         ends = np.concatenate([starts[1:], [w.size]])
@@ -159,7 +167,7 @@ class Cumulants:
         terms nts, denominators, u), bins summed weight by weight (we), the
         small-weight power series (tail, nt_tail), and bins used as series where
         it converges and weight by weight elsewhere (mixed: (row, bin, bad))."""
-        smax = float(np.max(np.abs(s))) if s.size else 0.0
+        smax = _finite_max(np.abs(s))
         lim = _RHO_TAIL / (2.0 * smax) if smax > 0 else np.inf
         bstar = int(np.searchsorted(-self.wtop, -lim, side="left"))
         idx = _NOIDX
@@ -254,9 +262,12 @@ class Cumulants:
             zeta = np.asarray(zeta, dtype=complex).ravel()
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
-                return (-0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)).reshape(shape)
+                out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
+                if self.pole:
+                    out = out - self.pole * np.log(-s) + self.pole_c
+                return out.reshape(shape)
             mean, n, p2, p3, abin = self._atoms()
-            smax = float(np.max(np.abs(s))) if s.size else 0.0
+            smax = _finite_max(np.abs(s))
             lim = _RHO_TAIL / (2.0 * smax) if smax > 0 else np.inf
             bstar = int(np.searchsorted(-self.wtop, -lim, side="left"))
             out = np.zeros(s.size, dtype=complex)
@@ -283,6 +294,8 @@ class Cumulants:
                 for j in range(nt - 1, -1, -1):
                     poly = (poly + coef[j]) * z
                 out += poly
+            if self.pole:
+                out = out - self.pole * np.log(-s) + self.pole_c
         return out.reshape(shape)
 
     # -- evaluation -------------------------------------------------------------
@@ -296,8 +309,14 @@ class Cumulants:
             zeta = np.asarray(zeta, dtype=complex).ravel()
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
-                return (-0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)).reshape(shape)
-            return self._complex(s, zeta, tol).reshape(shape)
+                out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
+            else:
+                out = np.empty(s.size, dtype=complex)
+                for sel in _groups(s):
+                    out[sel] = self._complex(s[sel], None if zeta is None else zeta[sel], tol)
+            if self.pole:
+                out = out - self.pole * np.log(-s) + self.pole_c
+        return out.reshape(shape)
 
     def _complex(self, s, zeta, tol):
         idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
@@ -310,13 +329,14 @@ class Cumulants:
                 zl = np.log(denom[idx[top]])
                 logs[top] = np.where(np.isnan(zeta)[None, :], logs[top], zl)
             acc = -0.5 * self.count[idx, None] * logs
-            if nts > 0:
-                uu = u[idx]
-                coef = self.cen[idx, :nts] / (2.0 * self.kdiv[:nts])
+            sp = np.nonzero(self.dmax[idx] > 0)[0]  # pure bins have no series
+            if nts > 0 and sp.size:
+                uu = u[idx[sp]]
+                coef = self.cen[idx[sp], :nts] / (2.0 * self.kdiv[:nts])
                 poly = np.zeros_like(uu)
                 for k in range(nts - 1, -1, -1):
                     poly = (poly + coef[:, k, None]) * uu
-                acc += poly
+                acc[sp] += poly
             for row, b, bad in mixed:
                 wb = self.w[self.starts[b]:self.ends[b]]
                 zb = zeta[bad] if zeta is not None else None
@@ -344,8 +364,16 @@ class Cumulants:
             zeta = np.asarray(zeta, dtype=float).ravel()
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
-                return _exact_real(s, zeta, self.w)
-            return self._real(s, zeta, tol)
+                out = _exact_real(s, zeta, self.w)
+            else:
+                out = self._real(s, zeta, tol)
+            if self.pole:
+                p = self.pole
+                out[0] += -p * np.log(-s) + self.pole_c
+                out[1] += -p / s
+                out[2] += p / (s * s)
+                out[3] += -2.0 * p / (s * s * s)
+        return out
 
     def _real(self, s, zeta, tol):
         idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
@@ -364,16 +392,17 @@ class Cumulants:
             if zeta is not None and np.any(top):
                 lg[top] = np.where(np.isnan(zeta)[None, :], lg[top], np.log(dn[top]))
             terms = [-0.5 * n * lg, n * aw, 2.0 * n * aw * aw, 8.0 * n * aw * aw * aw]
-            if nts > 0:
-                uu = u[idx]
-                d1 = 2.0 * a * a
-                d2 = 8.0 * w0 * a ** 3
-                d3 = 48.0 * w0 * w0 * a ** 4
-                S = _poly_derivs(self.cen[idx, :nts] / (2.0 * self.kdiv[:nts]), uu)
-                terms[0] = terms[0] + S[0]
-                terms[1] = terms[1] + S[1] * d1
-                terms[2] = terms[2] + S[2] * d1 * d1 + S[1] * d2
-                terms[3] = terms[3] + S[3] * d1 ** 3 + 3.0 * S[2] * d1 * d2 + S[1] * d3
+            sp = np.nonzero(self.dmax[idx] > 0)[0]  # pure bins have no series
+            if nts > 0 and sp.size:
+                a_, w0_ = a[sp], w0[sp]
+                d1 = 2.0 * a_ * a_
+                d2 = 8.0 * w0_ * a_ ** 3
+                d3 = 48.0 * w0_ * w0_ * a_ ** 4
+                S = _poly_derivs(self.cen[idx[sp], :nts] / (2.0 * self.kdiv[:nts]), u[idx[sp]])
+                terms[0][sp] += S[0]
+                terms[1][sp] += S[1] * d1
+                terms[2][sp] += S[2] * d1 * d1 + S[1] * d2
+                terms[3][sp] += S[3] * d1 ** 3 + 3.0 * S[2] * d1 * d2 + S[1] * d3
             for r in range(4):
                 t = terms[r]
                 out[r] += np.sum(np.where(keep > 0, t, 0.0), axis=0) if mixed else np.sum(t, axis=0)
@@ -390,6 +419,32 @@ class Cumulants:
             out[2] += 4.0 * S[2][0]
             out[3] += 8.0 * S[3][0]
         return out
+
+
+def _groups(s, span=1e4, ratio=256.0, min_size=512):
+    """Index groups of the points s by |s| for large batches spanning more
+    than `span` in |s| (the bins a point needs summed exactly depend on how far
+    out it is; a batch is split into groups each spanning a factor <= ratio)."""
+    if s.size < min_size:
+        return [slice(None)]
+    a = np.abs(s)
+    fin = np.isfinite(a) & (a > 0)
+    if not np.any(fin):
+        return [slice(None)]
+    lo, hi = float(a[fin].min()), float(a[fin].max())
+    if hi <= span * lo:
+        return [slice(None)]
+    key = np.floor(np.log(np.where(fin, a, lo) / lo) / math.log(ratio))
+    order = np.argsort(key, kind="stable")
+    cuts = np.nonzero(np.diff(key[order]))[0] + 1
+    return np.split(order, cuts)
+
+
+def _finite_max(a):
+    """Largest finite entry (0 if none): one non-finite point must not decide
+    how every other point of a batch is evaluated."""
+    f = a[np.isfinite(a)]
+    return float(f.max()) if f.size else 0.0
 
 
 def _nan0(z):
