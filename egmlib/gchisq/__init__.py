@@ -183,12 +183,17 @@ class WeightedChiSquare:
             obj = self._far[name] = cls(self._cum.w)
         return obj
 
-    def _raw(self, xs):
+    def _raw(self, xs, shift=0):
         """Rows (upper?, log T, f/T, f'/T, err) at scaled x > 0 (finite array),
         T the tail on the side of the mean: chi-square(1) closed forms for one
-        weight, the contour integral, or the far-tail forms of :mod:`._extreme`."""
+        weight, the contour integral, or the far-tail forms of :mod:`._extreme`.
+        With shift > 0 the scaled x is xs 2^-shift (far lower tail only)."""
         xs = np.asarray(xs, dtype=float)
         with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+            if shift:
+                if self.d_positive == 1:
+                    return _extreme.chi2_1(np.ldexp(xs, -shift))
+                return self._regime("lower")(xs, shift)
             if self.d_positive == 1:
                 return _extreme.chi2_1(xs)
             out = np.empty((5, xs.size))
@@ -221,10 +226,19 @@ class WeightedChiSquare:
         mid = ~(low | inf)
         if np.any(mid):
             xs = flat[mid] / self._scale
-            # x / max(w) underflowing to 0 means P(Q <= x) below every double
-            zero = xs == 0.0
-            xs = np.where(zero, 5e-324, xs)
-            res = self._raw(xs)
+            res = np.empty((5, xs.size))
+            # below 2^-1000 x / max(w) would lose digits (or underflow): the far
+            # lower tail takes x 2^600 / max(w) and the shift instead
+            sub = xs < 2.0 ** -1000
+            if np.any(~sub):
+                res[:, ~sub] = self._raw(xs[~sub])
+            for i in np.nonzero(sub)[0]:
+                # x / max(w) = (x 2^a) / (max(w) 2^-b) 2^-(a + b), both normal
+                xi = float(flat[mid][i])
+                a, b = -math.frexp(xi)[1], math.frexp(self._scale)[1]
+                xr = math.ldexp(xi, a) / math.ldexp(self._scale, -b)
+                res[:, i] = self._raw(np.array([xr]), shift=a + b)[:, 0]
+            zero = np.zeros(xs.size, dtype=bool)
             if not np.all(np.isfinite(res[1]) | (res[1] == -np.inf)):
                 bad = flat[mid][~np.isfinite(res[1])][0]
                 raise RuntimeError(

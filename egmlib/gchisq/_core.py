@@ -575,7 +575,12 @@ def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k
     phic = np.where(np.isnan(zc), kc[0] - cs * x, kc[0] - 0.5 * x + zc_eff * x)
     lt0 = np.where(upper, special.log_ndtr(-rs), special.log_ndtr(rs))
     lt0 = np.minimum(lt0, math.log(0.75))
-    lsize = math.log(math.pi) + (lt0 - phic)  # log of the normalised integral
+    # log of the normalised (half-line) integral: from r* where the factored
+    # exponent is moderate, else (far tails, where log T and phic are huge and
+    # nearly equal) the Gaussian saddlepoint value sigma sqrt(pi/2) / |c|
+    with np.errstate(divide="ignore"):
+        lgauss = np.log(sig * math.sqrt(0.5 * math.pi) / np.abs(cs))
+    lsize = np.where(np.abs(phic) < 1e3, math.log(math.pi) + (lt0 - phic), lgauss)
     # real-line probes, all x and candidates in one (rough) K evaluation
     dsp = 1j * ys[:, None, :] + gam[:, :, None] * ys[:, None, :] ** 2  # s - c
     sp = cs[:, None, None] + dsp

@@ -48,7 +48,7 @@ def chi2_1(x):
     """Tails of Q = Z^2 at x > 0 (array): rows (upper?, log T, f/T, f'/T, err)."""
     x = np.asarray(x, dtype=float)
     out = np.empty((5, x.size))
-    z = np.sqrt(0.5 * x)
+    z = np.sqrt(x) * math.sqrt(0.5)  # (x / 2 would underflow for subnormal x)
     up = x >= 1.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
         # upper: erfc(z) = erfcx(z) exp(-z^2), exp(-x/2) formed from x itself
@@ -102,30 +102,34 @@ class LowerTail:
         self.cum_from_end = np.cumsum(self.w[::-1])
         self._cache = {}
 
-    def _split(self, x):
-        w = self.w
-        kh = int(np.searchsorted(-w, -x * _HUGE_W, side="right"))  # w >= x 2^80
-        kd = int(np.searchsorted(self.cum_from_end, x * _DROP, side="right"))
-        return kh, max(w.size - kd, kh)
-
-    def __call__(self, x):
+    def __call__(self, x, shift=0):
+        """Rows at scaled x 2^-shift (x given times 2^shift, so that subnormal
+        arguments keep their digits)."""
         x = np.asarray(x, dtype=float)
         out = np.empty((5, x.size))
         for i, xi in enumerate(x):
-            out[:, i] = self._one(float(xi))
+            out[:, i] = self._one(float(xi), shift)
         return out
 
-    def _one(self, x):
-        kh, ke = self._split(x)
+    def _split(self, x, shift=0):
+        w = self.w
+        thr = math.ldexp(x * _HUGE_W, -shift)
+        kh = int(np.searchsorted(-w, -thr, side="right"))  # w >= x 2^80
+        kd = int(np.searchsorted(self.cum_from_end, math.ldexp(x * _DROP, -shift), side="right"))
+        return kh, max(w.size - kd, kh)
+
+    def _one(self, x, shift=0):
+        kh, ke = self._split(x, shift)
         w = self.w
         half = 0.5 * kh
         lconst = -0.5 * float(np.sum(self.logw2[:kh]))
+        lx = math.log(x) - shift * math.log(2.0)
         if ke == kh:
             # Hankel: P(Q <= x) = x^(n/2) / Gamma(n/2 + 1) prod (2 w_j)^(-1/2)
-            lt = half * math.log(x) - math.lgamma(half + 1.0) + lconst
-            fo = half / x
+            lt = half * lx - math.lgamma(half + 1.0) + lconst
+            fo = float(np.ldexp(half / x, shift))  # may overflow to inf: fine
             err = kh * 2.0 ** -78 + w.size * 2.0 ** -70 + 8.0 * _EPS * (1.0 + abs(lt))
-            return 0.0, lt, fo, fo * (half - 1.0) / x, err
+            return 0.0, lt, fo, fo * float(np.ldexp((half - 1.0) / x, shift)), err
         r = float(w[kh])
         key = (kh, ke)
         cum = self._cache.get(key)
@@ -136,6 +140,9 @@ class LowerTail:
             if len(self._cache) > 16:
                 self._cache.clear()
             self._cache[key] = cum
-        res = _core.tails(cum, np.array([x / r]))[:, 0]
+        q = x / r
+        xv = math.ldexp(q, -shift) if math.isfinite(q) else \
+            math.exp(math.log(x) - math.log(r) - shift * math.log(2.0))
+        res = _core.tails(cum, np.array([xv]))[:, 0]
         err = res[4] + kh * 2.0 ** -78 + w.size * 2.0 ** -70
         return 0.0, res[1], res[2] / r, res[3] / (r * r), err
