@@ -93,9 +93,9 @@ _HARD_NODES = 1 << 19
 #: Probe grid in units of 1/sqrt(K2(c)): 0 and 2^(k/2), k = -3 .. 26.
 _PROBE = np.concatenate([[0.0], 2.0 ** (np.arange(-3, 27) / 2.0)])
 #: Strip half-widths tried, as fractions of the distance to the singularity...
-_ETA_FRACS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9)
+_ETA_FRACS = (0.1, 0.25, 0.45, 0.65, 0.8, 0.9)
 #: ... or, on a side without one, in units of 1/sqrt(K2(c)).
-_ETA_SIGS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 12.0, 16.0)
+_ETA_SIGS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 #: Absolute accuracy of K at the probes (the modulus is needed to a few %).
 _PROBE_TOL = 0.02
 #: Largest modulus of the integrand along the contour, relative to y = 0.
@@ -174,44 +174,72 @@ def rstar(s, x, k):
     return r + corr
 
 
+def _rstar1(s, k0, k1, k2):
+    """Scalar r* at a saddlepoint s (K, K', K'' given)."""
+    r = math.copysign(math.sqrt(max(2.0 * (s * k1 - k0), 0.0)), s)
+    if abs(r) < 1e-6:
+        return r, r
+    v = s * math.sqrt(k2)
+    q = v / r
+    corr = math.log(q) / r if q > 0 else 0.0
+    return r + (corr if math.isfinite(corr) else 0.0), r
+
+
 def rstar_start(cum, z):
     """Saddlepoint start for the quantile: s with r*(s) = z; returns
     (s, zeta = 1/2 - s, K and its derivatives at s); x = K'(s) is the start.
 
     Newton in tau = -log(1 - 2 s) with the derivative of r*, safeguarded by a
     bracket (r* increases with s); started from the normal approximation
-    s = z / sqrt(K''(0)).
+    s = z / sqrt(K''(0)). K comes from one vectorised call per iteration, the
+    rest is scalar arithmetic (the batches are a few points).
     """
-    z = np.asarray(z, dtype=float)
-    s0 = z / math.sqrt(cum.var)
-    tau = np.where(s0 < 0.45, -np.log1p(-2.0 * np.minimum(s0, 0.45)), 2.3)
-    lo = np.where(z > 0, 0.0, -np.inf)
-    hi = np.where(z > 0, np.inf, 0.0)
+    z = [float(t) for t in np.ravel(z)]
+    m = len(z)
+    sd = math.sqrt(cum.var)
+    tau = [-math.log1p(-2.0 * min(zi / sd, 0.45)) if zi / sd < 0.45 else 2.3 for zi in z]
+    lo = [0.0 if zi > 0 else -math.inf for zi in z]
+    hi = [math.inf if zi > 0 else 0.0 for zi in z]
     for _ in range(100):
-        s = _s_of_tau(tau)
-        k = cum.real(s, _zeta_arg(s, _zeta_of_tau(tau)))
-        r = rstar(s, k[1], k)
-        f = r - z
-        lo = np.where(f < 0, tau, lo)
-        hi = np.where(f > 0, tau, hi)
-        if np.all(np.abs(f) <= 1e-7 * np.maximum(1.0, np.abs(z))):
-            break
-        rr = np.sign(s) * np.sqrt(np.maximum(2.0 * (s * k[1] - k[0]), 0.0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            drds = np.where(np.abs(rr) > 1e-8, s * k[2] / rr, np.sqrt(k[2]))
-            # derivative of r* = r + log(v / r) / r, v = s sqrt(K''):
-            # dr*/ds = dr/ds (1 - (1 + log(v / r)) / r^2) + (1/s + K'''/(2 K'')) / r
-            v = s * np.sqrt(k[2])
-            dstar = drds * (1.0 - (1.0 + np.log(v / rr)) / rr ** 2) \
-                + (1.0 / s + 0.5 * k[3] / k[2]) / rr
-            dstar = np.where(np.isfinite(dstar) & (dstar > 0) & (np.abs(rr) > 1e-3),
-                             dstar, drds)
-            new = tau - f / (dstar * 0.5 * np.exp(-tau))
-        inside = (new > lo) & (new < hi) & np.isfinite(new)
-        fb = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi),
-                      np.where(np.isfinite(lo), tau + 2.0, tau - 2.0))
-        tau = np.where(inside, new, fb)
-    s, zeta = _s_of_tau(tau), _zeta_of_tau(tau)
+        t = np.array(tau)
+        s, zeta = _s_of_tau(t), _zeta_of_tau(t)
+        k = cum.real(s, _zeta_arg(s, zeta))
+        done = True
+        for i in range(m):
+            si, k0, k1, k2, k3 = float(s[i]), k[0, i], k[1, i], k[2, i], k[3, i]
+            rs, rr = _rstar1(si, k0, k1, k2)
+            f = rs - z[i]
+            if f < 0:
+                lo[i] = tau[i]
+            elif f > 0:
+                hi[i] = tau[i]
+            # a start only: Halley finishes, and the contours planned here serve
+            # every x within 5 % of it
+            if abs(f) <= 1e-4 * max(1.0, abs(z[i])):
+                continue
+            done = False
+            sq = math.sqrt(k2)
+            drds = si * k2 / rr if abs(rr) > 1e-8 else sq
+            dstar = drds
+            if abs(rr) > 1e-3 and si != 0:
+                q = si * sq / rr
+                if q > 0:
+                    # dr*/ds = dr/ds (1 - (1 + log(v / r)) / r^2) + (1/s + K3/(2 K2)) / r
+                    d = drds * (1.0 - (1.0 + math.log(q)) / (rr * rr)) \
+                        + (1.0 / si + 0.5 * k3 / k2) / rr
+                    if math.isfinite(d) and d > 0:
+                        dstar = d
+            new = tau[i] - f / (dstar * 0.5 * math.exp(-tau[i]))
+            if not (lo[i] < new < hi[i] and math.isfinite(new)):
+                if math.isfinite(lo[i]) and math.isfinite(hi[i]):
+                    new = 0.5 * (lo[i] + hi[i])
+                else:
+                    new = tau[i] + 2.0 if math.isfinite(lo[i]) else tau[i] - 2.0
+            tau[i] = new
+        if done:
+            return s, zeta, k
+    t = np.array(tau)
+    s, zeta = _s_of_tau(t), _zeta_of_tau(t)
     return s, zeta, cum.real(s, _zeta_arg(s, zeta))
 
 
@@ -238,7 +266,7 @@ class Contour:
     """
 
     __slots__ = ("upper", "c", "zc", "gamma", "h", "n", "kc", "model", "y", "s", "dK",
-                 "dsi", "wts", "x_plan", "pred", "off")
+                 "dsi", "wts", "x_plan", "pred", "off", "dsis", "dss", "adk", "aoff")
 
     def copy_plan(self):
         new = Contour()
@@ -257,32 +285,32 @@ class Contour:
         side, err the a-priori + rounding + truncation estimate, ok False if the
         contour's own checks fail (non-finite values, a coarse rule far off the
         model, a non-negligible last node)."""
-        y = self.y
-        e = self.dK - self.off * x
         with np.errstate(over="ignore", invalid="ignore"):
-            g = np.exp(e) * self.dsi
-        gs = g / self.s
-        t_terms = gs.real * self.wts
-        tot = float(np.sum(t_terms))
+            ee = np.exp(self.dK - self.off * x)
+            t_re = (ee * self.dsis).real  # Re[g / s]
+            wts = self.wts
+            tot = float(t_re @ wts)
+            dens = float((ee * self.dsi).real @ wts)
+            ddens = -float((ee * self.dss).real @ wts)
         if not self.upper:
             tot = -tot
-        if not np.all(np.isfinite(g)) or not tot > 0:
+        if not (tot > 0 and math.isfinite(tot) and math.isfinite(dens) and math.isfinite(ddens)):
             return math.nan, math.nan, math.nan, math.inf, False
-        dens = float(np.sum(g.real * self.wts))
-        ddens = -float(np.sum((g * self.s).real * self.wts))
-        coarse = 2.0 * float(np.sum(t_terms[::2]))
+        coarse = 2.0 * float(t_re[::2] @ wts[::2])
         if not self.upper:
             coarse = -coarse
         est = abs(tot - coarse) / tot
         # truncation: geometric bound on the terms beyond the last node
-        g1, g2 = abs(gs[-1]), abs(gs[-2])
+        g1 = abs(ee[-1] * self.dsis[-1])
+        g2 = abs(ee[-2] * self.dsis[-2])
         q = g1 / g2 if g2 > 0 else 0.0
-        tr = g1 * self.h * (q / (1.0 - q) if q < 0.9 else 10.0 + y[-1] / self.h) / tot
+        tr = g1 * self.h * (q / (1.0 - q) if q < 0.9 else 10.0 + self.y[-1] / self.h) / tot
         # rounding: each term carries the absolute error of its exponent
         # (near 1/2 the exponent is K(c) - x/2 + zeta_c x with x/2 exact)
         lin = abs(self.c * x) if math.isnan(self.zc) else abs(self.zc * x)
-        kabs = np.abs(self.dK) + np.abs(self.off) * x + 10.0 + abs(self.kc) + lin
-        rnd = float(np.sum(np.abs(t_terms) * kabs)) / tot * _EPS
+        at = np.abs(t_re) * wts
+        rnd = (float(at @ self.adk) + x * float(at @ self.aoff)
+               + (10.0 + abs(self.kc) + lin) * float(at.sum())) / tot * _EPS
         pred, pred2 = self.pred
         # the coarse rule (step 2h) is a sanity check of the model only: its
         # agreement proves nothing (see the module docstring)
@@ -494,7 +522,7 @@ def _hump_analysis(cum, x, cs, zc, zc_eff, kc0, gam, lsize, etas):
     live = np.ones(hh.size, dtype=bool)
     L = np.full(hh.size, -np.inf)
     L2 = np.zeros(hh.size)
-    for _ in range(4):
+    for _ in range(3):
         k = np.nonzero(live)[0]
         tt = np.maximum(t[k, None] + dt[k, None] * stencil, 0.0)
         lv = _edge_logmod(cum, xs[k, None], *(a[k, None] for a in args), tt)
@@ -528,7 +556,7 @@ def _hump_analysis(cum, x, cs, zc, zc_eff, kc0, gam, lsize, etas):
 #: Lower edges examined for humps per candidate (positions in the sorted list
 #: of candidate half-widths); log M in between is interpolated linearly in eta,
 #: an overestimate because log M(eta) is convex.
-_HUMP_ETAS = (3, 7, 11, 15)
+_HUMP_ETAS = (2, 5, 8, 11)
 
 
 def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k_hat=None):
@@ -619,8 +647,8 @@ def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k
     s_edge = cs[:, None, None, None] + ds_edge
     z_edge = zc[:, None, None, None] - ds_edge
     ok_edge = (zc_eff[:, None, None, None] - ds_edge > 0) & (eta > 0)
-    ke = cum.real(np.where(ok_edge, s_edge, 0.0).ravel(),
-                  np.where(ok_edge, z_edge, np.nan).ravel(), tol=_PROBE_TOL)[0]
+    ke = cum.real0(np.where(ok_edge, s_edge, 0.0).ravel(),
+                   np.where(ok_edge, z_edge, np.nan).ravel(), tol=_PROBE_TOL)
     ke = ke.reshape(s_edge.shape)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # log of the integrand's modulus at the edge centre over its value at c
@@ -643,25 +671,29 @@ def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k
     order_dn = np.argsort(eta_dn, axis=2)
     sub = np.take_along_axis(order_dn, np.array(_HUMP_ETAS)[None, None, :], axis=2)
 
-    def solve(tol=_DESIGN_TOL):
+    def solve(tols=(_DESIGN_TOL,)):
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             mass_t = np.where(valid0, mass + 2.0 * np.exp(np.minimum(h_lmass, 700.0)), np.inf)
             lmm = np.log(mass_t)[:, :, None, None] + lgrowth  # log M(eta)
             lmm[:, :, 1, :] = np.logaddexp(lmm[:, :, 1, :], h_ledge + math.log(2.0))
             lrel = lmm - lsize[:, None, None, None] + margin
-            lratio = math.log(2.0 / tol) + lrel
-            hh = 2.0 * math.pi * eta / np.maximum(lratio, math.log(2.0))
-        hh = np.where(np.isfinite(hh) & ok_edge, hh, 0.0)
-        kbest = np.argmax(hh, axis=3)
-        h_side = np.take_along_axis(hh, kbest[..., None], axis=3)[..., 0]  # (m, nf, 2)
-        eta_b = np.take_along_axis(eta, kbest[..., None], axis=3)[..., 0]
-        m_b = np.take_along_axis(lrel, kbest[..., None], axis=3)[..., 0]  # log, relative
-        h = np.min(h_side, axis=2)
-        valid = valid0 & (h > 0) & np.isfinite(mass_t)
         ymax = np.maximum(ymax0, h_ymin)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            n = np.where(valid, np.ceil(ymax / h) + 2, np.inf)
-        return n, h, eta_b, m_b
+        out = []
+        for tol in tols:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                lratio = math.log(2.0 / tol) + lrel
+                hh = 2.0 * math.pi * eta / np.maximum(lratio, math.log(2.0))
+            hh = np.where(np.isfinite(hh) & ok_edge, hh, 0.0)
+            kbest = np.argmax(hh, axis=3)[..., None]
+            h_side = np.take_along_axis(hh, kbest, axis=3)[..., 0]  # (m, nf, 2)
+            eta_b = np.take_along_axis(eta, kbest, axis=3)[..., 0]
+            m_b = np.take_along_axis(lrel, kbest, axis=3)[..., 0]  # log, relative
+            h = np.min(h_side, axis=2)
+            valid = valid0 & (h > 0) & np.isfinite(mass_t)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                n = np.where(valid, np.ceil(ymax / h) + 2, np.inf)
+            out += [n, h, eta_b, m_b]
+        return out
 
     def choose(n, nb=None):
         """(primary, check) candidate indices per x (the check ranked by nb)."""
@@ -682,8 +714,8 @@ def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k
             out.append((ja, jb))
         return out
 
+    n, h, eta_b, m_b = solve()
     for _ in range(nf):
-        n, h, eta_b, m_b = solve()
         picks = choose(n)
         todo = [(i, j) for i, pr in enumerate(picks) for j in pr
                 if j is not None and not done[i, j] and np.isfinite(n[i, j])]
@@ -700,16 +732,15 @@ def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k
         # a hump far above the integrand at y = 0: cancellation, rejected
         bad = lp > math.log(_MAX_GROWTH) + np.log(np.maximum(mag[ti, tj, 0], 1e-300))
         valid0[ti[bad], tj[bad]] = False
-        for k in range(ti.size):
+        h_lmass[ti, tj] = lm[:, 0]
+        h_ymin[ti, tj] = ym
+        for k in np.nonzero(np.any(lm > floor, axis=1))[0]:  # where humps were found
             i, j = ti[k], tj[k]
-            h_lmass[i, j] = lm[k, 0]
-            h_ymin[i, j] = ym[k]
             xp = np.concatenate([[0.0], es[k]])
             srt = np.argsort(xp)
             h_ledge[i, j] = np.interp(eta_dn[i, j], xp[srt], lm[k][srt])
-    n, h, eta_b, m_b = solve()
     # the check contour only has to confirm the primary one to ~1e-12
-    n_c, h_c, eta_c, m_c = solve(_CHECK_TOL)
+    n, h, eta_b, m_b, n_c, h_c, eta_c, m_c = solve((_DESIGN_TOL, _CHECK_TOL))
     picks = choose(n, n_c)
     pairs = []
     for i in range(m):
@@ -758,6 +789,10 @@ def _fill_nodes(cum, contours):
         ct.dK = kv[pos:pos + ct.n] - ct.kc
         pos += ct.n
         ct.dsi = (1j + 2.0 * ct.gamma * y) / 1j
+        ct.dsis = ct.dsi / s
+        ct.dss = ct.dsi * s
+        ct.adk = np.abs(ct.dK)
+        ct.aoff = np.abs(o)
         wts = np.full(ct.n, ct.h)
         wts[0] = 0.5 * ct.h
         ct.wts = wts

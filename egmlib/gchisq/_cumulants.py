@@ -43,8 +43,13 @@ def clog1p(z):
     b = z.imag
     ap = 1.0 + a
     b2 = b * b
-    re = np.where(np.abs(z) < 0.5, 0.5 * np.log1p(a * (2.0 + a) + b2),
-                  0.5 * np.log(ap * ap + b2))
+    small = a * a + b2 < 0.25
+    if small.all():
+        re = 0.5 * np.log1p(a * (2.0 + a) + b2)
+    elif not small.any():
+        re = 0.5 * np.log(ap * ap + b2)
+    else:
+        re = np.where(small, 0.5 * np.log1p(a * (2.0 + a) + b2), 0.5 * np.log(ap * ap + b2))
     out = np.empty(z.shape, dtype=complex)
     out.real = re
     out.imag = np.arctan2(b, ap)
@@ -260,6 +265,8 @@ class Cumulants:
         s = s.ravel()
         if zeta is not None:
             zeta = np.asarray(zeta, dtype=complex).ravel()
+            if self.n_top == 0 or np.isnan(zeta).all():
+                zeta = None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
@@ -307,6 +314,8 @@ class Cumulants:
         s = s.ravel()
         if zeta is not None:
             zeta = np.asarray(zeta, dtype=complex).ravel()
+            if self.n_top == 0 or np.isnan(zeta).all():
+                zeta = None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
@@ -356,12 +365,33 @@ class Cumulants:
             out += poly
         return out
 
+    def real0(self, s, zeta=None, tol=_SERIES_TOL):
+        """K alone at real points s (as :meth:`real`, without derivatives)."""
+        s = np.asarray(s, dtype=float).ravel()
+        if zeta is not None:
+            zeta = np.asarray(zeta, dtype=float).ravel()
+            if self.n_top == 0 or np.isnan(zeta).all():
+                zeta = None
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            if self.d * s.size <= _DIRECT:
+                out = -0.5 * np.sum(self._logs(self.w, s.astype(complex),
+                                               None if zeta is None else zeta.astype(complex)).real,
+                                    axis=0)
+            else:
+                out = self._complex(s.astype(complex), None if zeta is None else zeta.astype(complex),
+                                    tol).real
+            if self.pole:
+                out = out - self.pole * np.log(-s) + self.pole_c
+        return out
+
     def real(self, s, zeta=None, tol=_SERIES_TOL):
         """K and its first three derivatives at real points s (1-d array, all
         < 1/2; zeta = 1/2 - s may be given); returns an array of shape (4, N)."""
         s = np.asarray(s, dtype=float).ravel()
         if zeta is not None:
             zeta = np.asarray(zeta, dtype=float).ravel()
+            if self.n_top == 0 or np.isnan(zeta).all():
+                zeta = None
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = _exact_real(s, zeta, self.w)
@@ -421,7 +451,7 @@ class Cumulants:
         return out
 
 
-def _groups(s, span=1e4, ratio=256.0, min_size=512):
+def _groups(s, span=1e4, ratio=256.0, min_size=200):
     """Index groups of the points s by |s| for large batches spanning more
     than `span` in |s| (the bins a point needs summed exactly depend on how far
     out it is; a batch is split into groups each spanning a factor <= ratio)."""
