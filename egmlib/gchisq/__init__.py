@@ -219,10 +219,19 @@ class WeightedChiSquare:
         low = flat <= 0
         inf = np.isposinf(flat)
         with np.errstate(over="ignore"):
-            # x / max(w) overflowing means a tail below exp(-1e307)
-            inf |= np.isposinf(flat / self._scale) & ~low
+            # x / max(w) overflowing: the far upper tail from x/2 / max(w)
+            over = np.isposinf(flat / self._scale) & ~low & ~inf
         lsf[low], lcdf[low] = 0.0, -np.inf
         lsf[inf], lcdf[inf] = -np.inf, 0.0
+        if np.any(over):
+            # (if even x/2 / max(w) overflows, log P(Q > x) is below -1.8e308: -inf)
+            with np.errstate(over="ignore", invalid="ignore"):
+                half = (0.5 * flat[over]) / self._scale
+                lx = np.log(flat[over]) - math.log(self._scale)
+                res = self._regime("upper").from_half(half, lx) if self.d_positive > 1 \
+                    else _extreme.chi2_1_far(half, lx)
+            lsf[over], lcdf[over] = res, -np.exp(res)
+            inf |= over
         mid = ~(low | inf)
         if np.any(mid):
             xs = flat[mid] / self._scale

@@ -68,6 +68,12 @@ def chi2_1(x):
     return out
 
 
+def chi2_1_far(xh, lx):
+    """log P(Z^2 > x) from x/2 and log x, x beyond the doubles:
+    erfc(z) = e^{-z^2} / (z sqrt(pi)) (1 - 1/(2 z^2) + ...), z^2 = x/2 >= 1e307."""
+    return -xh - 0.5 * (lx - math.log(2.0)) - 0.5 * math.log(math.pi)
+
+
 class UpperTail:
     """Leading term of the far upper tail (module docstring)."""
 
@@ -78,6 +84,11 @@ class UpperTail:
         rest = w[~one]
         self.lprod = -0.5 * float(np.sum(np.log1p(-rest)))
         self.h1 = 2.0 + float(np.sum(rest / (1.0 - rest)))
+
+    def from_half(self, xh, lx):
+        """log P(Q > x) from x/2 and log x (for x itself beyond the doubles)."""
+        half = 0.5 * self.m
+        return -xh + (half - 1.0) * (lx - math.log(2.0)) - math.lgamma(half) + self.lprod
 
     def __call__(self, x):
         x = np.asarray(x, dtype=float)

@@ -200,42 +200,53 @@ def _clog1m(z):
     return re + 1j * np.arctan2(b, 1.0 + a)
 
 
-def np_tail_vertical(w, x, c, *, h=None, y_max=None, chunk=4096):
+def np_tail_vertical(w, x, c, *, h=None, chunk=4096, max_nodes=2_000_000):
     """log of the tail on the side of c (upper if c > 0: P(Q > x); lower if c < 0:
     P(Q <= x)) by the trapezoidal rule on the vertical line Re s = c in double
     precision, every weight summed one by one: a contour with nothing in common
-    with the engine's planning. The step defaults to 2 pi (0.8 a) / 45, a the
-    distance from c to the pole at 0 or the branch point at 1 / (2 max w), and
-    the rule is truncated where |integrand| * y drops below 1e-19 of its value
-    at 0 (it decreases along the line)."""
+    with the engine's planning. Along the line the integrand's modulus
+    decreases; it is truncated where |integrand| * y drops below 1e-19 of its
+    value at 0 (NaN if that takes more than max_nodes nodes: a slowly decaying
+    integrand, few effective weights). The step is 2 pi (0.8 a) / (45 + n/2)
+    minimised over the groups of n equal weights with branch point at distance
+    a (and the pole at 0): a singularity of order n/2 makes the integrand's
+    Fourier transform grow up to frequency ~ n / (2 a); the rule is repeated at
+    half the step, and NaN returned unless the two agree to 1e-13."""
     w = np.asarray(w, float)
     w = w[w > 0]
-    smax = 0.5 / w.max()
-    a = min(abs(c), smax - c)
-    h = 2.0 * math.pi * 0.8 * a / 45.0 if h is None else h
+    vals, counts = np.unique(w, return_counts=True)
+    dist = 0.5 / vals - c  # distances of the branch points
+    hs = [2.0 * math.pi * 0.8 * abs(c) / 45.0]
+    hs += list(2.0 * math.pi * 0.8 * dist / (45.0 + 0.5 * counts))
+    h = min(hs) if h is None else h
 
     def K(s):
         return -0.5 * np.sum(_clog1m(2.0 * np.multiply.outer(s, w)), axis=-1)
 
     k0 = float(K(np.array([c + 0j]))[0].real)
     g0 = 1.0 / abs(c)
-    if y_max is None:
-        y_max = h
-        while True:
-            gy = abs(np.exp(K(np.array([c + 1j * y_max]))[0] - k0) / (c + 1j * y_max))
-            if gy * y_max < 1e-19 * g0 * h or y_max > 1e7 * h:
-                break
-            y_max *= 1.5
-    n = int(math.ceil(y_max / h)) + 1
-    tot = 0.0
-    for lo in range(0, n, chunk):
-        y = h * np.arange(lo, min(n, lo + chunk))
-        s = c + 1j * y
-        terms = (np.exp(K(s) - k0 - 1j * y * x) / s).real
-        if lo == 0:
-            terms[0] *= 0.5
-        tot += float(np.sum(terms))
-    tot *= h / math.pi
-    if c < 0:
-        tot = -tot
-    return k0 - c * x + math.log(tot)
+    y_max = h
+    while True:
+        gy = abs(np.exp(K(np.array([c + 1j * y_max]))[0] - k0) / (c + 1j * y_max))
+        if gy * y_max < 1e-19 * g0 * h:
+            break
+        if y_max > max_nodes * h:
+            return math.nan
+        y_max *= 1.5
+
+    def rule(step):
+        n = int(math.ceil(y_max / step)) + 1
+        tot = 0.0
+        for lo in range(0, n, chunk):
+            y = step * np.arange(lo, min(n, lo + chunk))
+            s = c + 1j * y
+            terms = (np.exp(K(s) - k0 - 1j * y * x) / s).real
+            if lo == 0:
+                terms[0] *= 0.5
+            tot += float(np.sum(terms))
+        return tot * step / math.pi * (-1.0 if c < 0 else 1.0)
+
+    t1, t2 = rule(h), rule(0.5 * h)
+    if not (t2 > 0 and abs(t1 / t2 - 1.0) <= 1e-13):
+        return math.nan
+    return k0 - c * x + math.log(t2)
