@@ -85,7 +85,7 @@ _DESIGN_TOL = 1e-17
 #: value to be certified without further refinement; the check contour is
 #: designed for _CHECK_TOL.
 _AGREE = 1e-12
-_CHECK_TOL = 1e-14
+_CHECK_TOL = 1e-13
 #: Largest number of nodes planned for one contour, and allowed after
 #: refinement.
 _MAX_NODES = 40000
@@ -535,21 +535,24 @@ def _hump_analysis(cum, x, cs, zc, zc_eff, kc0, gam, lsize, etas):
         step = np.where(np.isfinite(step), np.clip(step, -20.0 * dt[k], 20.0 * dt[k]), 0.0)
         t[k] = np.maximum(t[k] + step, 0.0)
         live[k] = np.abs(step) > 0.05 * dt[k]
+        # a hump found 25 nats below the tolerance at the first evaluation (from
+        # a start near its peak, over a width of at most t) is not followed up
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tiny = L[k] + np.log(np.maximum(t[k], 20.0 * dt[k])) \
+                < lsize[hh[k]] + math.log(_DESIGN_TOL) - 25.0
+        live[k] &= ~tiny
         if not np.any(live):
             break
     with np.errstate(divide="ignore", invalid="ignore"):
         width = np.where(L2 < 0, np.sqrt(2.0 * math.pi / np.abs(L2)), np.maximum(t, 20.0 * dt))
         width = np.where(np.isfinite(width), width, np.maximum(t, 20.0 * dt))
     lmh = L + np.log(width)
-    for k in range(hh.size):
-        i, e = hh[k], ee[k]
-        if not np.isfinite(lmh[k]):
-            continue
-        lmass[i, e] = np.logaddexp(lmass[i, e], lmh[k])
-        if e == 0:
-            lpeak[i] = max(lpeak[i], L[k])
-            if lmh[k] > lsize[i] + math.log(_DESIGN_TOL) - 10.0:
-                ymin[i] = max(ymin[i], t[k] + 6.0 * width[k])
+    ok = np.isfinite(lmh)
+    np.logaddexp.at(lmass, (hh[ok], ee[ok]), lmh[ok])
+    real = ok & (ee == 0)
+    np.maximum.at(lpeak, hh[real], L[real])
+    sig = real & (lmh > lsize[hh] + math.log(_DESIGN_TOL) - 10.0)
+    np.maximum.at(ymin, hh[sig], (t + 6.0 * width)[sig])
     return lmass, ymin, lpeak
 
 
@@ -647,8 +650,8 @@ def plan_contours(cum, x, s_hat, z_hat, upper, fracs=_GAMMA_FRACS, margin=0.0, k
     s_edge = cs[:, None, None, None] + ds_edge
     z_edge = zc[:, None, None, None] - ds_edge
     ok_edge = (zc_eff[:, None, None, None] - ds_edge > 0) & (eta > 0)
-    ke = cum.real0(np.where(ok_edge, s_edge, 0.0).ravel(),
-                   np.where(ok_edge, z_edge, np.nan).ravel(), tol=_PROBE_TOL)
+    ke = cum.real(np.where(ok_edge, s_edge, 0.0).ravel(),
+                  np.where(ok_edge, z_edge, np.nan).ravel(), tol=_PROBE_TOL)[0]
     ke = ke.reshape(s_edge.shape)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # log of the integrand's modulus at the edge centre over its value at c

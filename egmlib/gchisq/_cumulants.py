@@ -120,28 +120,44 @@ class Cumulants:
         # bins and weights whose factor is formed from zeta near s = 1/2
         self.bin_top = self.w0 > 0.5
         self.n_top = int(np.count_nonzero(w > 0.5))
-        nb = starts.size
-        cen = np.zeros((nb, _KMAX))
-        spread = self.dmax > 0
-        if np.any(spread):
-            delta = w - np.repeat(self.w0, ends - starts)
-            pw = delta.copy()
-            with np.errstate(under="ignore"):
-                for k in range(_KMAX):
-                    cen[:, k] = np.add.reduceat(pw, starts)
-                    pw *= delta
-        cen[~spread] = 0.0
-        self.cen = cen
-        raw = np.zeros((nb + 1, _KMAX))
-        pw = w.copy()
-        with np.errstate(under="ignore"):
-            for k in range(_KMAX):
-                raw[:nb, k] = np.add.reduceat(pw, starts)
-                pw *= w
-        self.suffix = np.cumsum(raw[::-1], axis=0)[::-1]  # sums over bins >= b
         self.kdiv = np.arange(1, _KMAX + 1, dtype=float)
         # prefix sums over the sorted weights (bounds in the contour planner)
         self.cumw = np.concatenate([[0.0], np.cumsum(w)])
+        self._sums = None
+
+    def _power_sums(self):
+        """Central power sums per bin (cen) and suffix power sums (suffix),
+        computed on first use: O(48 d), not needed when few enough (weight,
+        point) pairs are summed directly."""
+        if self._sums is None:
+            w, starts, ends = self.w, self.starts, self.ends
+            nb = starts.size
+            cen = np.zeros((nb, _KMAX))
+            spread = self.dmax > 0
+            if np.any(spread):
+                delta = w - np.repeat(self.w0, ends - starts)
+                pw = delta.copy()
+                with np.errstate(under="ignore"):
+                    for k in range(_KMAX):
+                        cen[:, k] = np.add.reduceat(pw, starts)
+                        pw *= delta
+            cen[~spread] = 0.0
+            raw = np.zeros((nb + 1, _KMAX))
+            pw = w.copy()
+            with np.errstate(under="ignore"):
+                for k in range(_KMAX):
+                    raw[:nb, k] = np.add.reduceat(pw, starts)
+                    pw *= w
+            self._sums = (cen, np.cumsum(raw[::-1], axis=0)[::-1])  # suffix: bins >= b
+        return self._sums
+
+    @property
+    def cen(self):
+        return self._power_sums()[0]
+
+    @property
+    def suffix(self):
+        return self._power_sums()[1]
 
     # -- the factors 1 - 2 w s -------------------------------------------------
     def _denoms(self, w, top, s, zeta):
@@ -179,6 +195,7 @@ class Cumulants:
         nts = 0
         u = denom = we = None
         mixed = []
+        self._last_exact = _NOIDX
         if bstar:
             denom = self._denoms(self.w0[:bstar], self.bin_top[:bstar], s, zeta)
             u = (2.0 * s) / denom
@@ -213,6 +230,7 @@ class Cumulants:
                     we = self.w[self.starts[ex[0]]:self.ends[ex[0]]]
                 else:
                     we = np.concatenate([self.w[self.starts[b]:self.ends[b]] for b in ex])
+                self._last_exact = ex
         nt_tail = 0
         tail = None
         if bstar < self.count.size:
@@ -252,14 +270,34 @@ class Cumulants:
             p2 = np.add.reduceat(dl * dl, starts)
             p3 = np.add.reduceat(dl * dl * dl, starts)
         abin = binid[starts]
-        self._atom_data = (mean, n, p2, p3, abin)
+        a_lo = np.searchsorted(abin, np.arange(nb), side="left")
+        a_hi = np.searchsorted(abin, np.arange(nb), side="right")
+        self._atom_data = (mean, n, p2, p3, abin, a_lo, a_hi)
         return self._atom_data
+
+    def _atom_terms(self, bins, s, zeta):
+        """Sum over the atoms of the given bins of -(n/2) log(1 - 2 a s) plus the
+        series about a to third order (the coarse stand-in for those weights)."""
+        mean, n, p2, p3, _, a_lo, a_hi = self._atoms()
+        sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins]) if len(bins) > 1 \
+            else np.arange(a_lo[bins[0]], a_hi[bins[0]])
+        m, nn = mean[sel], n[sel]
+        den = self._denoms(m, m > 0.5, s, zeta)
+        lg = clog1p(-2.0 * np.multiply.outer(m, s))
+        if zeta is not None:
+            top = m > 0.5
+            if np.any(top):
+                lg[top] = np.where(np.isnan(zeta)[None, :], lg[top], np.log(den[top]))
+        u = (2.0 * s) / den
+        corr = 0.25 * p2[sel, None] * u * u + p3[sel, None] * u * u * u / 6.0
+        return np.sum(-0.5 * nn[:, None] * lg + corr, axis=0)
 
     def coarse(self, s, zeta=None):
         """K(s) at complex points s (any shape) to about 0.1 absolute, cheaply
-        for any d: compressed weights (:meth:`_atoms`) with the series about
-        each sub-bin's mean to third order, and the small-weight power series
-        (planner use only; zeta as in :meth:`complex`)."""
+        for any d: as :meth:`complex` at a rough tolerance, with every bin
+        that would be summed weight by weight replaced by its compressed
+        weights (:meth:`_atoms`, series about each sub-bin's mean to third
+        order); planner use only (zeta as in :meth:`complex`)."""
         s = np.asarray(s, dtype=complex)
         shape = s.shape
         s = s.ravel()
@@ -270,37 +308,8 @@ class Cumulants:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
-                if self.pole:
-                    out = out - self.pole * np.log(-s) + self.pole_c
-                return out.reshape(shape)
-            mean, n, p2, p3, abin = self._atoms()
-            smax = _finite_max(np.abs(s))
-            lim = _RHO_TAIL / (2.0 * smax) if smax > 0 else np.inf
-            bstar = int(np.searchsorted(-self.wtop, -lim, side="left"))
-            out = np.zeros(s.size, dtype=complex)
-            if bstar:
-                k = int(np.searchsorted(abin, bstar, side="left"))
-                m, nn = mean[:k], n[:k]
-                den = self._denoms(m, m > 0.5, s, zeta)
-                lg = clog1p(-2.0 * np.multiply.outer(m, s))
-                if zeta is not None:
-                    top = m > 0.5
-                    if np.any(top):
-                        lg[top] = np.where(np.isnan(zeta)[None, :], lg[top], np.log(den[top]))
-                u = (2.0 * s) / den
-                corr = 0.25 * p2[:k, None] * u * u + p3[:k, None] * u * u * u / 6.0
-                out += np.sum(-0.5 * nn[:, None] * lg + corr, axis=0)
-            if bstar < self.count.size:
-                tail = self.suffix[bstar]
-                mag = tail * (2.0 * smax) ** self.kdiv / self.kdiv
-                big = np.nonzero(mag > 0.02)[0]
-                nt = min(max(int(big[-1]) + 1 if big.size else 0, 2), _KMAX)
-                coef = tail[:nt] / (2.0 * self.kdiv[:nt])
-                z = 2.0 * s
-                poly = np.zeros_like(z)
-                for j in range(nt - 1, -1, -1):
-                    poly = (poly + coef[j]) * z
-                out += poly
+            else:
+                out = self._complex(s, zeta, 0.02, coarse=True)
             if self.pole:
                 out = out - self.pole * np.log(-s) + self.pole_c
         return out.reshape(shape)
@@ -327,8 +336,12 @@ class Cumulants:
                 out = out - self.pole * np.log(-s) + self.pole_c
         return out.reshape(shape)
 
-    def _complex(self, s, zeta, tol):
-        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
+    def _complex(self, s, zeta, tol, coarse=False):
+        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, not coarse)
+        if coarse and we is not None:
+            ex, we = self._last_exact, None
+        else:
+            ex = ()
         out = np.zeros(s.size, dtype=complex)
         if idx.size:
             w0 = self.w0[idx]
@@ -356,6 +369,8 @@ class Cumulants:
             for lo in range(0, we.size, step):
                 wc = we[lo:lo + step]
                 out -= 0.5 * np.sum(self._logs(wc, s, zeta), axis=0)
+        if len(ex):
+            out += self._atom_terms(list(ex), s, zeta)
         if nt_tail:
             coef = tail[:nt_tail] / (2.0 * self.kdiv[:nt_tail])
             z = 2.0 * s
@@ -363,25 +378,6 @@ class Cumulants:
             for k in range(nt_tail - 1, -1, -1):
                 poly = (poly + coef[k]) * z
             out += poly
-        return out
-
-    def real0(self, s, zeta=None, tol=_SERIES_TOL):
-        """K alone at real points s (as :meth:`real`, without derivatives)."""
-        s = np.asarray(s, dtype=float).ravel()
-        if zeta is not None:
-            zeta = np.asarray(zeta, dtype=float).ravel()
-            if self.n_top == 0 or np.isnan(zeta).all():
-                zeta = None
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            if self.d * s.size <= _DIRECT:
-                out = -0.5 * np.sum(self._logs(self.w, s.astype(complex),
-                                               None if zeta is None else zeta.astype(complex)).real,
-                                    axis=0)
-            else:
-                out = self._complex(s.astype(complex), None if zeta is None else zeta.astype(complex),
-                                    tol).real
-            if self.pole:
-                out = out - self.pole * np.log(-s) + self.pole_c
         return out
 
     def real(self, s, zeta=None, tol=_SERIES_TOL):
