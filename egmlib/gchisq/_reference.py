@@ -215,9 +215,10 @@ def np_tail_vertical(w, x, c, *, h=None, chunk=4096, max_nodes=2_000_000):
     w = np.asarray(w, float)
     w = w[w > 0]
     vals, counts = np.unique(w, return_counts=True)
-    dist = 0.5 / vals - c  # distances of the branch points
-    hs = [2.0 * math.pi * 0.8 * abs(c) / 45.0]
-    hs += list(2.0 * math.pi * 0.8 * dist / (45.0 + 0.5 * counts))
+    with np.errstate(over="ignore"):
+        dist = 0.5 / vals - c  # distances of the branch points
+        hs = [2.0 * math.pi * 0.8 * abs(c) / 45.0]
+        hs += list(2.0 * math.pi * 0.8 * dist / (45.0 + 0.5 * counts))
     h = min(hs) if h is None else h
 
     def K(s):
