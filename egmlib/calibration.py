@@ -356,8 +356,13 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
         step = (logd - target) / slope
         t -= step
         if abs(step) <= 1e-10:
-            # quadratic convergence: the error left is O(step^2), below rounding
-            return _smallest_private(math.exp(t), eps, target)
+            # quadratic convergence: the error left is O(step^2), below rounding;
+            # where one ulp of sigma moves the profile by more than that (large
+            # eps), settle the root on the doubles
+            s = math.exp(t)
+            if abs(_log_profile_scalar(s, eps) - target) <= _ROOT_TOL:
+                return s
+            return _smallest_private(s, eps, target)
     # Fallback (never observed): bracket and brentq in log sigma.
     lo, hi = t - 1.0, t + 1.0
     while _log_profile_scalar(math.exp(lo), eps) < target:
@@ -368,6 +373,11 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
         lambda x: _log_profile_scalar(math.exp(x), eps) - target, lo, hi, xtol=1e-15, rtol=1e-15
     )
     return _smallest_private(math.exp(root), eps, target)
+
+
+#: sigma_opt keeps the Newton root where its profile is within this (relative)
+#: of delta; elsewhere it returns the smallest double with profile <= delta.
+_ROOT_TOL = 1e-13
 
 
 def _ulp_steep(t: float, eps: float) -> bool:
@@ -427,16 +437,16 @@ def sigma_opt(*, eps: float, delta: float, sensitivity: float = 1.0) -> float:
     :math:`(\varepsilon,\delta)`-DP if and only if :math:`\sigma` is at least this value.
     With ``sensitivity=1`` (the default) this is the report's :math:`\sigma_{opt}`.
 
-    Accuracy: the returned value is the smallest double whose profile (computed
-    to about 1e-14 relative, with u = b - a formed exactly) is at most ``delta``,
-    for every finite :math:`\varepsilon > 0`: the exact profile there is below
-    ``delta (1 + 1e-13)`` and at the next smaller double above ``delta``
-    (checked against 60-240-digit mpmath for :math:`\varepsilon` from 1e-300
-    to the largest double). For :math:`\varepsilon` up to about 1e8 it equals
-    ``delta`` to about 1e-13; beyond, one ulp of :math:`\sigma` moves the
-    profile by :math:`\approx u\sqrt{2\varepsilon}` ulps (1e-9 relative at
-    1e12, orders of magnitude near 1e100), and the profile at the returned
-    value lies between its values at two consecutive doubles.
+    Accuracy: for every finite :math:`\varepsilon > 0` the exact profile at the
+    returned value is at most ``delta (1 + 2e-13)`` and at the next smaller
+    double above ``delta (1 - 2e-13)`` (checked against 60-245-digit mpmath for
+    :math:`\varepsilon` from 1e-300 to the largest double): the Newton root is
+    kept where its profile (computed to about 1e-14 relative, with
+    u = b - a formed exactly) is within 1e-13 of ``delta``, which holds for
+    :math:`\varepsilon` up to about 1e6; beyond, one ulp of :math:`\sigma`
+    moves the profile by :math:`\approx u\sqrt{2\varepsilon}` ulps (1e-9
+    relative at 1e12, orders of magnitude near 1e100), and the smallest double
+    with profile at most ``delta`` is returned.
     Cost: some microseconds (3-6 Newton steps on :math:`\log\delta` against
     :math:`\log\sigma` with the analytic derivative, then a check of the
     neighbouring doubles).
