@@ -974,7 +974,7 @@ def _halley(cum, pair, xi, logt, upper, maxiter):
         if not math.isfinite(step):
             step = -g / g1
         if abs(g) <= tol_g or abs(step) <= 4.0 * _EPS * xi or hi - lo <= 4.0 * _EPS * xi:
-            pair2, rc, repaired = certified(cum, pair, xi, r if r[4] else None)
+            pair2, rc, _ = certified(cum, pair, xi, r if r[4] else None)
             g, g1, g2 = _g_of(rc, logt, upper)
             step = -g / g1 if g1 != 0 else 0.0
             close = abs(g) <= max(4.0 * _EPS * max(1.0, abs(logt)), 2.0 * rc[3]) \

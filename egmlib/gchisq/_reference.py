@@ -236,7 +236,7 @@ def np_tail_vertical(w, x, c, *, h=None, chunk=4096, max_nodes=2_000_000):
         y_max *= 1.5
 
     def rule(step):
-        n = int(math.ceil(y_max / step)) + 1
+        n = math.ceil(y_max / step) + 1
         tot = 0.0
         for lo in range(0, n, chunk):
             y = step * np.arange(lo, min(n, lo + chunk))
