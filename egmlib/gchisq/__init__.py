@@ -453,7 +453,11 @@ def _chi2_1_quantile(logt, upper):
         u = u - step
     xs = np.exp(u)
     err = 8.0 * _EPS * (1.0 + np.abs(logt)) / np.maximum(np.abs(slope), 1e-300) + 4.0 * _EPS
-    return np.where(np.exp(u) > 0, xs, 0.0), err
+    if not upper:
+        # below P(Z^2 <= smallest double) the quantile underflows: 0 is the answer
+        floor = float(_extreme.chi2_1(np.array([5e-324]))[1, 0])
+        xs = np.where(logt < floor, 0.0, xs)
+    return xs, err
 
 
 # -- module-level wrappers ----------------------------------------------------
