@@ -53,12 +53,13 @@ import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from egmlib import gchisq  # noqa: E402
+from egmlib.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N  # noqa: E402
+from egmlib.experiments import zipf_sigmas as zipf
 from egmlib.gchisq import _chi2comb as c2c  # noqa: E402
 from egmlib.gchisq import _core as core  # noqa: E402
-from egmlib import gchisq  # noqa: E402
 from egmlib.gchisq import _reference as ref  # noqa: E402
 from egmlib.gchisq._reference import hypoexp_sf, mp_sf  # noqa: E402
-from egmlib.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N, zipf_sigmas as zipf  # noqa: E402
 
 ALPHA = list(FIGURE2_ALPHA)
 FIG2_D = list(FIGURE2_D)
@@ -74,7 +75,7 @@ def fig2_weights():
     out = []
     for d in FIG2_D:
         for a in ALPHA:
-            s = zipf(d, a)
+            s = zipf(d, alpha=a)
             out.append((d, a, "n", s * s))
             out.append((d, a, "t", s / s.sum()))
     return out
@@ -202,13 +203,13 @@ def section_big():
     d = 10 ** 6
     cases = [("equal weights", np.ones(d))]
     for a in (0.01, 0.5, 1.0, 2.0, 25.0, 100.0):
-        s = zipf(d, a)
+        s = zipf(d, alpha=a)
         cases.append((f"zipf alpha={a:g} sigma^2", s * s))
         cases.append((f"zipf alpha={a:g} sigma/sum", s / s.sum()))
     print(f"{'weights':<28} {'wall s':>8} {'CPU s':>8} {'|sf(x)/p - 1|':>14} {'check':>28}")
     worst = 0.0
     for name, w in cases:
-        x, tw, tc = timed(lambda w=w: gchisq.isf(1e-6, w), repeat=2)
+        x, tw, tc = timed(lambda w=w: gchisq.isf(1e-6, w=w), repeat=2)
         dist = gchisq.WeightedChiSquare(w)
         rt = abs(float(dist.sf(x)) / 1e-6 - 1.0)
         if name == "equal weights":
@@ -240,12 +241,12 @@ def section_accuracy(grid, weights):
         _row(rows, f"equal weights d={d}", "scipy.stats.chi2", pgrid.size, ep, eq)
     # 2. multiplicity two, sum of exponentials at 60 digits
     for v in ([1.0, 0.5], [1.0, 0.99], [1.0, 0.3, 0.1, 0.03, 0.01], [1.0, 1e-100, 1e-300],
-              list(zipf(20, 2.0) ** 2)):
+              list(zipf(20, alpha=2.0) ** 2)):
         dist = gchisq.WeightedChiSquare(np.repeat(v, 2))
         x = dist.isf(pgrid)
         refp = [hypoexp_sf(v, xi) for xi in x]
-        ep = max(abs(float(dist.logsf(xi)) - float(mpmath.log(r))) for xi, r in zip(x, refp))
-        eq = max(quantile_rel_err(dist, xi, pi, float(r)) for xi, pi, r in zip(x, pgrid, refp))
+        ep = max(abs(float(dist.logsf(xi)) - float(mpmath.log(r))) for xi, r in zip(x, refp, strict=True))
+        eq = max(quantile_rel_err(dist, xi, pi, float(r)) for xi, pi, r in zip(x, pgrid, refp, strict=True))
         _row(rows, f"multiplicity 2, {len(v)} distinct", "closed form, mpmath 60 digits",
              pgrid.size, ep, eq)
     # 3. mpmath inversion integral at 30 digits, Figure 2 weights
@@ -259,7 +260,7 @@ def section_accuracy(grid, weights):
             if d != dd:
                 continue
             dist = gchisq.WeightedChiSquare(w)
-            for pi, xi in zip(1.0 / np.array(FIG2_N, float), grid[(d, a, k)]):
+            for pi, xi in zip(1.0 / np.array(FIG2_N, float), grid[(d, a, k)], strict=True):
                 r = float(mp_sf(w, xi))
                 ep = max(ep, abs(float(dist.sf(xi)) / r - 1))
                 eq = max(eq, quantile_rel_err(dist, xi, pi, r))
@@ -275,7 +276,7 @@ def section_accuracy(grid, weights):
     for k1, v, k2 in fams:
         w = np.r_[np.ones(k1), np.full(k2, v)]
         dist = gchisq.WeightedChiSquare(w)
-        for pi, xi in zip(ps, dist.isf(ps)):
+        for pi, xi in zip(ps, dist.isf(ps), strict=True):
             r = ref.two_value_sf(1.0, k1, v, k2, xi, dps=24)
             ep = max(ep, abs(float(dist.logsf(xi)) - float(mpmath.log(r))))
             eq = max(eq, quantile_rel_err(dist, xi, pi, float(r)))
@@ -295,9 +296,9 @@ def section_accuracy(grid, weights):
     ps2 = np.array([1e-30, 1e-12, 1e-6, 1e-3, 0.1, 0.5])
     ep = eq = 0.0
     cnt = 0
-    for name, w in clus:
+    for _name, w in clus:
         dist = gchisq.WeightedChiSquare(w)
-        for pi, xi in zip(ps2, dist.isf(ps2)):
+        for pi, xi in zip(ps2, dist.isf(ps2), strict=True):
             lr = vertical_logsf(dist, xi)
             if math.isnan(lr):
                 continue  # the reference could not certify itself
@@ -333,14 +334,14 @@ def section_accuracy(grid, weights):
     for xi in xs:
         with mpmath.workdps(60):
             z = mpmath.sqrt(mpmath.mpf(xi) / 2)
-            for got, want in ((gchisq.logsf(xi, [1.0]), mpmath.log(mpmath.erfc(z))),
-                              (gchisq.logcdf(xi, [1.0]), mpmath.log(mpmath.erf(z)))):
+            for got, want in ((gchisq.logsf(xi, w=[1.0]), mpmath.log(mpmath.erfc(z))),
+                              (gchisq.logcdf(xi, w=[1.0]), mpmath.log(mpmath.erf(z)))):
                 ep1 = max(ep1, abs(float(got) - float(want)) / max(1.0, abs(float(want))))
             for d in (2, 3, 7):
                 a, t = mpmath.mpf(d) / 2, mpmath.mpf(xi) / (2 * mpmath.mpf(0.7))
-                for got, want in ((gchisq.logsf(xi, np.full(d, 0.7)),
+                for got, want in ((gchisq.logsf(xi, w=np.full(d, 0.7)),
                                    mpmath.log(mpmath.gammainc(a, t, mpmath.inf, regularized=True))),
-                                  (gchisq.logcdf(xi, np.full(d, 0.7)),
+                                  (gchisq.logcdf(xi, w=np.full(d, 0.7)),
                                    mpmath.log(mpmath.gammainc(a, 0, t, regularized=True)))):
                     epd = max(epd, abs(float(got) - float(want)) / max(1.0, abs(float(want))))
     _row(rows, "1 weight, x from 5e-324 to 1.8e308", "erfc / erf, mpmath 60 digits (*)",
@@ -403,7 +404,7 @@ def section_report(grid):
         dist = gchisq.WeightedChiSquare(w)
         for j, n in enumerate(FIG2_N):
             p = 1.0 / n
-            c = c2c.bisect_report(lambda t: float(dist.cdf(t)), p)
+            c = c2c.bisect_report(lambda t, dist=dist: float(dist.cdf(t)), p)
             stop[n].append(c / float(grid[(d, a, kind)][j]) - 1)
     print(f"{'n':>8} {'published: median |rel|':>24} {'max |rel|':>10} "
           f"{'bisection rule alone: median':>29} {'max':>9}")
@@ -414,7 +415,7 @@ def section_report(grid):
     allv.sort(reverse=True)
     print("largest deviations of the published thresholds:")
     print(f"  {'d':>5} {'n':>8} {'alpha':>6} {'C^2':>4} {'published':>12} {'exact':>14} {'rel':>9}")
-    for e, d, n, a, kind, pub, ex in allv[:6]:
+    for _e, d, n, a, kind, pub, ex in allv[:6]:
         print(f"  {d:>5} {n:>8} {a:>6g} {kind:>4} {pub:>12.6g} {ex:>14.10g} {pub / ex - 1:>+9.2e}")
     print("(the bisection rule stops once |F(c) - (1 - 1/n)| <= 1/(10 n), i.e. a relative "
           "error of 10% in the tail probability; Davies at absolute tolerance 1/n adds an "
@@ -440,7 +441,7 @@ def section_peers(grid, weights, cap=60.0):
         t0 = time.perf_counter()
         for d, a, k, w in [x for x in weights if x[0] == 10]:
             for j, n in enumerate(FIG2_N):
-                c = float(gchisq.isf(1.0 / n, w, backend="chi2comb"))
+                c = float(gchisq.isf(1.0 / n, w=w, backend="chi2comb"))
                 err.append(abs(c / float(grid[(d, a, k)][j]) - 1))
         print(f"  {len(err)} quantiles, max rel error {max(err):.2e}, "
               f"{time.perf_counter() - t0:.1f} s")

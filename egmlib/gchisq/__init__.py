@@ -78,13 +78,13 @@ Examples
 >>> import numpy as np
 >>> from egmlib import gchisq
 >>> w = np.array([1.0, 0.5, 0.25])
->>> float(gchisq.sf(0.0, w)), float(gchisq.mean(w)), float(gchisq.var(w))
+>>> float(gchisq.sf(0.0, w=w)), gchisq.mean(w), gchisq.var(w)
 (1.0, 1.75, 2.625)
->>> x = gchisq.isf(1e-6, w)
->>> print(f"{float(gchisq.sf(x, w)):.12e}")
+>>> x = gchisq.isf(1e-6, w=w)
+>>> print(f"{float(gchisq.sf(x, w=w)):.12e}")
 1.000000000000e-06
 >>> from scipy import stats   # equal weights: a scaled chi-square
->>> x = gchisq.isf(1e-12, np.full(10, 2.0))
+>>> x = gchisq.isf(1e-12, w=np.full(10, 2.0))
 >>> bool(abs(x / (2.0 * stats.chi2.isf(1e-12, 10)) - 1.0) < 1e-12)
 True
 """
@@ -95,6 +95,10 @@ import math
 import warnings
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+from egmlib import _validation as _v
+from egmlib._validation import FloatArray
 
 from . import _core, _extreme
 
@@ -115,45 +119,16 @@ RTOL = 1e-10
 _EPS = float(np.finfo(float).eps)
 
 
-def _validate_weights(w):
-    try:
-        arr = np.asarray(w, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"w must be a 1-d array of real weights, got {w!r}") from exc
-    if np.iscomplexobj(np.asarray(w)):
-        raise ValueError("w must be real, got complex weights")
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(
-            f"w must be a non-empty 1-d array of weights, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError("w must be finite, got NaN or inf among the weights")
-    if np.any(arr < 0):
-        raise ValueError(
-            f"w must be >= 0, got min(w)={float(arr.min())!r}")
-    if not np.any(arr > 0):
-        raise ValueError("w must have at least one positive weight, got all zeros")
-    return arr
+def _validate_weights(w: ArrayLike) -> FloatArray:
+    """Weights: a non-empty 1-d array, finite, ``>= 0``, at least one positive."""
+    return _v.check_nonnegative_vector("w", w)
 
 
-def _validate_x(x):
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"x must be real numbers, got {x!r}") from exc
+def _validate_x(x: ArrayLike) -> FloatArray:
+    """Points: real numbers of any shape; +-inf allowed (the limits), NaN not."""
+    arr = _v.as_real_array("x", x, nonempty=False)
     if np.any(np.isnan(arr)):
-        raise ValueError("x must not be NaN")
-    return arr
-
-
-def _validate_p(p):
-    try:
-        arr = np.asarray(p, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"p must be finite with 0 < p < 1, got p={p!r}") from exc
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0) or np.any(arr >= 1):
-        bad = arr[~(np.isfinite(arr) & (arr > 0) & (arr < 1))]
-        raise ValueError(
-            f"p must be finite with 0 < p < 1, got p={float(bad.ravel()[0])!r}")
+        raise ValueError("x must not be NaN (x = +-inf are the limits), got a NaN in x")
     return arr
 
 
@@ -178,7 +153,7 @@ class WeightedChiSquare:
         instance Zipf weights that underflow in float64) contribute nothing.
     """
 
-    def __init__(self, w):
+    def __init__(self, w: ArrayLike) -> None:
         arr = _validate_weights(w)
         pos = arr[arr > 0]
         scale = float(pos.max())
@@ -191,13 +166,21 @@ class WeightedChiSquare:
         self._far = {}
 
     # -- moments -----------------------------------------------------------
-    def mean(self):
-        """E[Q] = sum_j w_j."""
-        return self._scale * self._cum.mean
+    def mean(self) -> float:
+        r""":math:`E[Q] = \sum_j w_j`: with weights :math:`\sigma_j/\sum_i\sigma_i`
+        (Algorithm 3, Section 4 of the report) it is 1."""
+        with np.errstate(over="ignore"):
+            out = float(self._scale * self._cum.mean)
+        _v.check_finite_result(out, what="the mean sum(w)", inputs="w")
+        return out
 
-    def var(self):
-        """Var[Q] = 2 sum_j w_j^2."""
-        return self._scale ** 2 * self._cum.var
+    def var(self) -> float:
+        r""":math:`\mathrm{Var}[Q] = 2\sum_j w_j^2`, the variance in the report's
+        Bernstein bound on :math:`C` (Section 4)."""
+        with np.errstate(over="ignore"):
+            out = float(self._scale ** 2 * self._cum.var)
+        _v.check_finite_result(out, what="the variance 2 sum(w^2)", inputs="w")
+        return out
 
     # -- tails -------------------------------------------------------------
     def _regime(self, name):
@@ -306,20 +289,24 @@ class WeightedChiSquare:
                 f"exceeds {RTOL:g} at {float(at[i])!r}",
                 RuntimeWarning, stacklevel=4)
 
-    def logsf(self, x):
-        """log P(Q > x), accurate down to the smallest representable tails."""
+    def logsf(self, x: ArrayLike) -> float | FloatArray:
+        r""":math:`\log\Pr(Q > x)`, the log of the report's clipping probability
+        (Algorithm 3, Section 4), accurate down to the smallest tails (below the doubles)."""
         return _out(self._tails(x, True), np.shape(x))
 
-    def sf(self, x):
-        """P(Q > x); 1 for x <= 0, 0 for x = inf."""
+    def sf(self, x: ArrayLike) -> float | FloatArray:
+        r""":math:`\Pr(Q > x)`, the report's clipping probability at :math:`C^2 = x`
+        (Algorithm 3, Section 4); 1 for :math:`x \le 0`, 0 for :math:`x = \infty`."""
         return _out(np.exp(self._tails(x, True)), np.shape(x))
 
-    def logcdf(self, x):
-        """log P(Q <= x)."""
+    def logcdf(self, x: ArrayLike) -> float | FloatArray:
+        r""":math:`\log\Pr(Q \le x)`, the report's :math:`\log F` of Section 5, with full
+        relative accuracy in the lower tail."""
         return _out(self._tails(x, False), np.shape(x))
 
-    def cdf(self, x):
-        """P(Q <= x); 0 for x <= 0, 1 for x = inf."""
+    def cdf(self, x: ArrayLike) -> float | FloatArray:
+        r""":math:`\Pr(Q \le x)`, the distribution function :math:`F` that the report's
+        Section 5 bisects; 0 for :math:`x \le 0`, 1 for :math:`x = \infty`."""
         return _out(np.exp(self._tails(x, False)), np.shape(x))
 
     # -- quantiles ---------------------------------------------------------
@@ -392,13 +379,14 @@ class WeightedChiSquare:
         e = (abs(lt - logt) + err) / max(abs(xs * slope), 1e-300) + 4.0 * _EPS
         return xs, e
 
-    def isf(self, p):
-        """Upper quantile: the x with P(Q > x) = p, for 0 < p < 1.
+    def isf(self, p: ArrayLike) -> float | FloatArray:
+        r"""Upper quantile: the :math:`x` with :math:`\Pr(Q > x) = p`, :math:`0 < p < 1`;
+        at :math:`p = 1/n` the squared radius :math:`C^2` of Algorithm 3 (Section 4).
 
         For p <= 1/2 the upper tail is inverted; for p > 1/2 the lower tail
         P(Q <= x) = 1 - p (exact in floating point there).
         """
-        p = _validate_p(p)
+        p = _v.check_probability_array("p", p)
         flat = p.ravel()
         x = np.empty(flat.size)
         xerr = np.empty(flat.size)
@@ -410,12 +398,14 @@ class WeightedChiSquare:
                 x[mask] = xs * self._scale
                 xerr[mask] = e
         self._check(xerr, "quantile", flat)
+        _v.check_finite_result(x, what="the quantile", inputs="w")
         return _out(x, p.shape)
 
-    def ppf(self, q):
-        """Lower quantile: the x with P(Q <= x) = q (``isf(1 - q)``, computed
-        on the lower tail for q < 1/2)."""
-        q = _validate_p(q)
+    def ppf(self, q: ArrayLike) -> float | FloatArray:
+        r"""Lower quantile: the :math:`x` with :math:`\Pr(Q \le x) = q` (``isf(1 - q)``,
+        computed on the lower tail for q < 1/2), the inverse of the report's :math:`F`
+        (Section 5)."""
+        q = _v.check_probability_array("q", q)
         flat = q.ravel()
         x = np.empty(flat.size)
         lowq = flat < 0.5
@@ -425,6 +415,7 @@ class WeightedChiSquare:
             x[lowq] = xs * self._scale
         if np.any(~lowq):
             x[~lowq] = self.isf(1.0 - flat[~lowq])
+        _v.check_finite_result(x, what="the quantile", inputs="w")
         return _out(x, q.shape)
 
 
@@ -462,31 +453,33 @@ def _chi2_1_quantile(logt, upper):
 
 # -- module-level wrappers ----------------------------------------------------
 
-def sf(x, w):
+def sf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
     r"""Survival function :math:`\Pr(Q > x)` of :math:`Q = \sum_j w_j Z_j^2`.
 
-    The tail behind the clipping probability of the report's Algorithm 3
-    (Section 4) {cite}`poulsen2023`; see the module docstring for the method.
+    The clipping probability of the report's Algorithm 3 (Section 4)
+    {cite}`poulsen2023`; see the module docstring for the method.
     """
     return WeightedChiSquare(w).sf(x)
 
 
-def logsf(x, w):
-    r""":math:`\log \Pr(Q > x)`, with full relative accuracy in the far tail."""
+def logsf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
+    r""":math:`\log \Pr(Q > x)` (the report's clipping probability, Algorithm 3), with
+    full relative accuracy in the far tail."""
     return WeightedChiSquare(w).logsf(x)
 
 
-def cdf(x, w):
-    r"""Distribution function :math:`\Pr(Q \le x)`."""
+def cdf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
+    r"""Distribution function :math:`\Pr(Q \le x)`, the :math:`F` bisected in the report's
+    Section 5."""
     return WeightedChiSquare(w).cdf(x)
 
 
-def logcdf(x, w):
-    r""":math:`\log \Pr(Q \le x)`."""
+def logcdf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
+    r""":math:`\log \Pr(Q \le x)`, the log of the report's :math:`F` (Section 5)."""
     return WeightedChiSquare(w).logcdf(x)
 
 
-def isf(p, w, *, backend="native"):
+def isf(p: ArrayLike, *, w: ArrayLike, backend: str = "native") -> float | FloatArray:
     r"""Upper quantile :math:`x` with :math:`\Pr(Q > x) = p`.
 
     With :math:`p = 1/n` this is the squared clipping radius :math:`C^2` of the
@@ -506,24 +499,30 @@ def isf(p, w, *, backend="native"):
         algorithm {cite}`davies1980` at absolute tolerance ``p`` and bisection
         stopped at ``|F - (1 - p)| <= p / 10``; needs the optional package chi2comb.
     """
+    backend = _v.check_choice("backend", backend, ("native", "chi2comb"))
     if backend == "native":
         return WeightedChiSquare(w).isf(p)
-    if backend == "chi2comb":
-        from . import _chi2comb
+    from . import _chi2comb
 
-        arr = _validate_weights(w)
-        pp = _validate_p(p)
-        return _out(_chi2comb.isf_report(pp.ravel(), arr), pp.shape)
-    raise ValueError(f"backend must be 'native' or 'chi2comb', got backend={backend!r}")
+    arr = _validate_weights(w)
+    pp = _v.check_probability_array("p", p)
+    return _out(_chi2comb.isf_report(pp.ravel(), arr), pp.shape)
 
 
-def mean(w):
-    r""":math:`E[Q] = \sum_j w_j`."""
-    return float(np.sum(_validate_weights(w)))
+def mean(w: ArrayLike) -> float:
+    r""":math:`E[Q] = \sum_j w_j`; 1 for the weights :math:`\sigma_j/\sum_i\sigma_i` of
+    Algorithm 3 (Section 4 of the report)."""
+    with np.errstate(over="ignore"):
+        out = float(np.sum(_validate_weights(w)))
+    _v.check_finite_result(out, what="the mean sum(w)", inputs="w")
+    return out
 
 
-def var(w):
-    r""":math:`\mathrm{Var}[Q] = 2 \sum_j w_j^2`."""
+def var(w: ArrayLike) -> float:
+    r""":math:`\mathrm{Var}[Q] = 2 \sum_j w_j^2`, the variance in the report's Bernstein
+    bound on :math:`C` (Section 4)."""
     arr = _validate_weights(w)
     m = float(arr.max())
-    return 2.0 * m * m * float(np.sum((arr / m) ** 2))
+    out = 2.0 * m * m * float(np.sum((arr / m) ** 2))
+    _v.check_finite_result(out, what="the variance 2 sum(w^2)", inputs="w")
+    return out

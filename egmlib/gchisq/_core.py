@@ -781,13 +781,13 @@ def _fill_nodes(cum, contours):
     if not contours:
         return
     ys = [ct.h * np.arange(ct.n) for ct in contours]
-    offs = [1j * y + ct.gamma * y * y for ct, y in zip(contours, ys)]
-    ss = [ct.c + o for ct, o in zip(contours, offs)]
+    offs = [1j * y + ct.gamma * y * y for ct, y in zip(contours, ys, strict=True)]
+    ss = [ct.c + o for ct, o in zip(contours, offs, strict=True)]
     zs = [(ct.zc - o) if not math.isnan(ct.zc) else np.full(o.size, np.nan + 0j)
-          for ct, o in zip(contours, offs)]
+          for ct, o in zip(contours, offs, strict=True)]
     kv = cum.complex(np.concatenate(ss), np.concatenate(zs))
     pos = 0
-    for ct, y, s, o in zip(contours, ys, ss, offs):
+    for ct, y, s, o in zip(contours, ys, ss, offs, strict=True):
         ct.y, ct.s, ct.off = y, s, o
         ct.dK = kv[pos:pos + ct.n] - ct.kc
         pos += ct.n

@@ -143,17 +143,17 @@ def mp_tail_vertical(w, x, dps=30):
         ws = [mpmath.mpf(float(v)) for v in vals]
         ns = [int(n) for n in counts]
         xm = mpmath.mpf(float(x))
-        mean = mpmath.fsum(n * v for n, v in zip(ns, ws))
+        mean = mpmath.fsum(n * v for n, v in zip(ns, ws, strict=True))
         upper = xm >= mean
 
         def K(s):
-            return -mpmath.fsum(n * mpmath.log(1 - 2 * v * s) for n, v in zip(ns, ws)) / 2
+            return -mpmath.fsum(n * mpmath.log(1 - 2 * v * s) for n, v in zip(ns, ws, strict=True)) / 2
 
         def K1(s):
-            return mpmath.fsum(n * v / (1 - 2 * v * s) for n, v in zip(ns, ws))
+            return mpmath.fsum(n * v / (1 - 2 * v * s) for n, v in zip(ns, ws, strict=True))
 
         def K2(s):
-            return mpmath.fsum(2 * n * v ** 2 / (1 - 2 * v * s) ** 2 for n, v in zip(ns, ws))
+            return mpmath.fsum(2 * n * v ** 2 / (1 - 2 * v * s) ** 2 for n, v in zip(ns, ws, strict=True))
 
         # saddlepoint by bisection in tau = -log(1 - 2 s)
         lo, hi = mpmath.mpf(-2000), mpmath.log(2 * max(xm, mean) / min(ws) + 2)
