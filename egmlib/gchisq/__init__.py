@@ -95,10 +95,9 @@ import math
 import warnings
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from egmlib import _validation as _v
-from egmlib._validation import FloatArray
 
 from . import _core, _extreme
 
@@ -119,12 +118,12 @@ RTOL = 1e-10
 _EPS = float(np.finfo(float).eps)
 
 
-def _validate_weights(w: ArrayLike) -> FloatArray:
+def _validate_weights(w: ArrayLike) -> NDArray[np.float64]:
     """Weights: a non-empty 1-d array, finite, ``>= 0``, at least one positive."""
     return _v.check_nonnegative_vector("w", w)
 
 
-def _validate_x(x: ArrayLike) -> FloatArray:
+def _validate_x(x: ArrayLike) -> NDArray[np.float64]:
     """Points: real numbers of any shape; +-inf allowed (the limits), NaN not."""
     arr = _v.as_real_array("x", x, nonempty=False)
     if np.any(np.isnan(arr)):
@@ -289,22 +288,22 @@ class WeightedChiSquare:
                 f"exceeds {RTOL:g} at {float(at[i])!r}",
                 RuntimeWarning, stacklevel=4)
 
-    def logsf(self, x: ArrayLike) -> float | FloatArray:
+    def logsf(self, x: ArrayLike) -> float | NDArray[np.float64]:
         r""":math:`\log\Pr(Q > x)`, the log of the report's clipping probability
         (Algorithm 3, Section 4), accurate down to the smallest tails (below the doubles)."""
         return _out(self._tails(x, True), np.shape(x))
 
-    def sf(self, x: ArrayLike) -> float | FloatArray:
+    def sf(self, x: ArrayLike) -> float | NDArray[np.float64]:
         r""":math:`\Pr(Q > x)`, the report's clipping probability at :math:`C^2 = x`
         (Algorithm 3, Section 4); 1 for :math:`x \le 0`, 0 for :math:`x = \infty`."""
         return _out(np.exp(self._tails(x, True)), np.shape(x))
 
-    def logcdf(self, x: ArrayLike) -> float | FloatArray:
+    def logcdf(self, x: ArrayLike) -> float | NDArray[np.float64]:
         r""":math:`\log\Pr(Q \le x)`, the report's :math:`\log F` of Section 5, with full
         relative accuracy in the lower tail."""
         return _out(self._tails(x, False), np.shape(x))
 
-    def cdf(self, x: ArrayLike) -> float | FloatArray:
+    def cdf(self, x: ArrayLike) -> float | NDArray[np.float64]:
         r""":math:`\Pr(Q \le x)`, the distribution function :math:`F` that the report's
         Section 5 bisects; 0 for :math:`x \le 0`, 1 for :math:`x = \infty`."""
         return _out(np.exp(self._tails(x, False)), np.shape(x))
@@ -379,7 +378,7 @@ class WeightedChiSquare:
         e = (abs(lt - logt) + err) / max(abs(xs * slope), 1e-300) + 4.0 * _EPS
         return xs, e
 
-    def isf(self, p: ArrayLike) -> float | FloatArray:
+    def isf(self, p: ArrayLike) -> float | NDArray[np.float64]:
         r"""Upper quantile: the :math:`x` with :math:`\Pr(Q > x) = p`, :math:`0 < p < 1`;
         at :math:`p = 1/n` the squared radius :math:`C^2` of Algorithm 3 (Section 4).
 
@@ -401,7 +400,7 @@ class WeightedChiSquare:
         _v.check_finite_result(x, what="the quantile", inputs="w")
         return _out(x, p.shape)
 
-    def ppf(self, q: ArrayLike) -> float | FloatArray:
+    def ppf(self, q: ArrayLike) -> float | NDArray[np.float64]:
         r"""Lower quantile: the :math:`x` with :math:`\Pr(Q \le x) = q` (``isf(1 - q)``,
         computed on the lower tail for q < 1/2), the inverse of the report's :math:`F`
         (Section 5)."""
@@ -453,7 +452,7 @@ def _chi2_1_quantile(logt, upper):
 
 # -- module-level wrappers ----------------------------------------------------
 
-def sf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
+def sf(x: ArrayLike, *, w: ArrayLike) -> float | NDArray[np.float64]:
     r"""Survival function :math:`\Pr(Q > x)` of :math:`Q = \sum_j w_j Z_j^2`.
 
     The clipping probability of the report's Algorithm 3 (Section 4)
@@ -462,24 +461,24 @@ def sf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
     return WeightedChiSquare(w).sf(x)
 
 
-def logsf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
+def logsf(x: ArrayLike, *, w: ArrayLike) -> float | NDArray[np.float64]:
     r""":math:`\log \Pr(Q > x)` (the report's clipping probability, Algorithm 3), with
     full relative accuracy in the far tail."""
     return WeightedChiSquare(w).logsf(x)
 
 
-def cdf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
+def cdf(x: ArrayLike, *, w: ArrayLike) -> float | NDArray[np.float64]:
     r"""Distribution function :math:`\Pr(Q \le x)`, the :math:`F` bisected in the report's
     Section 5."""
     return WeightedChiSquare(w).cdf(x)
 
 
-def logcdf(x: ArrayLike, *, w: ArrayLike) -> float | FloatArray:
+def logcdf(x: ArrayLike, *, w: ArrayLike) -> float | NDArray[np.float64]:
     r""":math:`\log \Pr(Q \le x)`, the log of the report's :math:`F` (Section 5)."""
     return WeightedChiSquare(w).logcdf(x)
 
 
-def isf(p: ArrayLike, *, w: ArrayLike, backend: str = "native") -> float | FloatArray:
+def isf(p: ArrayLike, *, w: ArrayLike, backend: str = "native") -> float | NDArray[np.float64]:
     r"""Upper quantile :math:`x` with :math:`\Pr(Q > x) = p`.
 
     With :math:`p = 1/n` this is the squared clipping radius :math:`C^2` of the
