@@ -86,7 +86,8 @@ def zipf_sigmas(d: int, *, alpha: float) -> NDArray[np.float64]:
     d = _v.check_count("d", d, minimum=1, maximum=_D_MAX)
     alpha = _v.check_nonnegative_finite("alpha", alpha)
     i = np.arange(1, d + 1, dtype=float)
-    w = np.exp(-alpha * np.log(i))
+    with np.errstate(over="ignore"):  # -inf exponents at huge alpha give exact zeros
+        w = np.exp(-alpha * np.log(i))
     return w / math.fsum(w)
 
 

@@ -317,11 +317,13 @@ def elliptical_gaussian_mechanism(
             ratio = np.sqrt(Delta * np.sum(Delta))
     else:
         b = _v.check_positive_vector("b", b, length=d, of=_PER_COLUMN)
-        norm = math.sqrt(float(np.sum(b * b)))
+        with np.errstate(over="ignore"):  # an infinite norm fails the test below
+            norm = math.sqrt(float(np.sum(b * b)))
         if not abs(norm - 1.0) <= B_NORM_TOL:
             raise ValueError(f"b must have l2 norm 1 (within {B_NORM_TOL}), got ||b||={norm!r}")
         b = b / norm
-        ratio = Delta / b
+        with np.errstate(over="ignore"):  # an overflow is reported with the noise scale below
+            ratio = Delta / b
     s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
     total = _column_sum(X)
     with np.errstate(over="ignore"):
