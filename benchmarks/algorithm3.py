@@ -140,7 +140,7 @@ def child(path: str, n_total: int, n: int, d: int, cold: bool) -> dict:
     # warm up imports and the calibration outside the measured call
     calibration.sigma_opt(eps=EPS, delta=DELTA)
     t0 = time.perf_counter()
-    gchisq.isf(1.0 / n, sigma / sigma.sum())
+    gchisq.isf(1.0 / n, w=sigma / sigma.sum())
     t_isf = time.perf_counter() - t0
     if cold:
         evict(Path(path))
@@ -247,7 +247,7 @@ def main() -> None:
         "cold: one call with the file's pages evicted from the page cache first (read from disk; "
         "varies with the disk and other load); warm: best of four calls right after, data in the "
         "page cache.  sum s: best of three np.sum(X, axis=0) on the same memmap (one read of X, "
-        "the floor).  isf s: the radius C = sqrt(gchisq.isf(1/n, sigma/sum sigma)), included in "
+        "the floor).  isf s: the radius C = sqrt(gchisq.isf(1/n, w=sigma/sum sigma)), included in "
         "the call times.  anon MB: peak private (anonymous) memory during the call minus before.  "
         "tracemalloc MB: peak of numpy's allocations in the call (incl. gchisq.isf).  RSS GB: peak "
         "resident memory during the call minus before; maxrss GB: the child's peak RSS "

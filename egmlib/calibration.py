@@ -49,6 +49,7 @@ right of the root) and typically needs 3 to 6 steps.
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -63,7 +64,6 @@ from egmlib._validation import (
 )
 
 __all__ = [
-    "SIGMA_OPT_EPS_RANGE",
     "sigma_classical",
     "privacy_profile",
     "log_privacy_profile",
@@ -79,12 +79,7 @@ _TWO_OVER_SQRTPI = 2.0 / math.sqrt(math.pi)
 _INV_SQRT2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _LOG_HALF = math.log(0.5)
 
-#: The eps accepted by :func:`sigma_opt`, where the privacy profile at its result equals
-#: delta to about 1e-9 relative or better for every delta in (1e-300, 1/2] (measured).
-#: Beyond it the Newton iteration degrades (relative error 6e-4 at eps = 1e20, a
-#: wrong sigma from eps = 1e50 on, no termination at eps = 1e308) and below it the
-#: profile saturates; a DP guarantee at such eps means nothing anyway.
-SIGMA_OPT_EPS_RANGE = (1e-10, 1e8)
+_FLOAT_MAX = float(np.finfo(float).max)
 
 
 # ----------------------------------------------------------------------------------------
@@ -201,13 +196,27 @@ def _erfcx_diff(y1: float, eps: float) -> float:
     return -2.0 * total
 
 
+def _a_plus_b(u: float, eps: float) -> float:
+    """a + b = sqrt(u^2 + 2 eps) (since (a + b)^2 = (b - a)^2 + 4 a b), overflow-safe."""
+    if abs(u) > 1e150 or eps > 1e300:
+        s = max(abs(u), math.sqrt(eps))
+        return s * math.sqrt((u / s) ** 2 + 2.0 * (eps / s) / s)
+    return math.sqrt(u * u + 2.0 * eps)
+
+
 def _logdelta_u(u: float, eps: float) -> tuple[float, float]:
     """(log delta, d log delta / d log sigma) at u = b - a for unit sensitivity.
 
     The sigma-derivative uses d delta / d sigma = -2 a phi(a - b) / sigma.
+    For u < 0 the profile is Phi(a - b) - Phi(-a - b) - expm1(eps) Phi(-a - b)
+    = (erf((a - b)/sqrt 2) + erf((a + b)/sqrt 2)) / 2 - expm1(eps) Phi(-a - b):
+    the two erf are positive there, and for small eps (delta then as small as
+    it likes) the last term is a small correction; where it is not (eps of
+    order 1 and more, delta near its u = 0 value or above) Phi(-u) minus the
+    erfcx form of the second term is well conditioned.
     """
     y1 = u / _SQRT2
-    r = math.sqrt(u * u + 2.0 * eps)  # a + b
+    r = _a_plus_b(u, eps)  # a + b
     # a = (r - u) / 2, written without cancellation for u > 0
     a = eps / (r + u) if u > 0.0 else 0.5 * (r - u)
     if u >= 0.0:
@@ -217,8 +226,13 @@ def _logdelta_u(u: float, eps: float) -> tuple[float, float]:
         logdelta = _LOG_HALF + math.log(diff) - y1 * y1
         slope = -4.0 * a * _INV_SQRT2PI / diff
     else:
-        y2 = r / _SQRT2
-        delta = float(ndtr(-u)) - 0.5 * math.exp(-y1 * y1) * float(erfcx(y2))
+        first = 0.5 * (math.erf(-y1) + math.erf(r / _SQRT2))
+        second = math.expm1(eps) * float(ndtr(-r)) if eps < 700.0 else math.inf
+        if second <= 0.25 * first:
+            delta = first - second
+        else:
+            y2 = r / _SQRT2
+            delta = float(ndtr(-u)) - 0.5 * math.exp(-y1 * y1) * float(erfcx(y2))
         if not delta > 0.0:  # pragma: no cover - delta >= 1/2 - ... here
             return -math.inf, -math.inf
         logdelta = math.log(delta)
@@ -226,15 +240,39 @@ def _logdelta_u(u: float, eps: float) -> tuple[float, float]:
     return logdelta, slope
 
 
+def _two_product(x: float, y: float) -> tuple[float, float]:
+    """(p, e) with p + e = x y exactly (Dekker; |x|, |y| < 1e290)."""
+    c = 134217729.0  # 2^27 + 1
+    p = x * y
+    t = c * x
+    xh = t - (t - x)
+    xl = x - xh
+    t = c * y
+    yh = t - (t - y)
+    yl = y - yh
+    return p, ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+
+
 def _u_of_sigma(sigma: float, eps: float) -> float:
-    """u = b - a = eps * sigma - 1 / (2 sigma) (unit sensitivity)."""
-    return eps * sigma - 0.5 / sigma
+    """u = b - a = eps * sigma - 1 / (2 sigma) (unit sensitivity), to a few ulps.
+
+    Near the calibrated sigma both terms are about sqrt(eps / 2) while u is of
+    order one, so the plain difference loses log10(sqrt(eps)) digits (at eps =
+    1e12 the profile came out 5e-10 too small); both products are formed
+    exactly (Dekker's two-product, arguments rescaled by a power of two).
+    """
+    k = (math.frexp(eps)[1] - math.frexp(sigma)[1]) // 2
+    ah, al = _two_product(math.ldexp(eps, -k), math.ldexp(sigma, k))  # eps sigma
+    bh = 0.5 / sigma
+    ph, pl = _two_product(bh, sigma)
+    bl = ((0.5 - ph) - pl) / sigma  # 1/(2 sigma) = bh + bl
+    return (ah - bh) + (al - bl)
 
 
 def _sigma_of_u(u: float, eps: float) -> float:
     """Inverse of :func:`_u_of_sigma`, stable for either sign of u."""
-    r = math.sqrt(u * u + 2.0 * eps)
-    return (r + u) / (2.0 * eps) if u >= 0.0 else 1.0 / (r - u)
+    r = _a_plus_b(u, eps)
+    return 0.5 * (r + u) / eps if u >= 0.0 else 1.0 / (r - u)
 
 
 def _log_profile_scalar(sigma: float, eps: float) -> float:
@@ -316,13 +354,22 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
     for _ in range(60):
         logd, slope = _logdelta_u(_u_of_sigma(math.exp(t), eps), eps)
         if not (math.isfinite(logd) and math.isfinite(slope) and slope < 0.0):
+            # for huge eps the start is the root to within ulps, where the
+            # profile jumps between 0 and 1: settle it on the doubles
+            if abs(logd - target) > 1.0 and _ulp_steep(t, eps):
+                return _smallest_private(math.exp(t), eps, target)
             break
         step = (logd - target) / slope
         t -= step
         if abs(step) <= 1e-10:
-            # quadratic convergence: the error left is O(step^2), below rounding
-            return math.exp(t)
-    # Fallback (never observed in eps in [1e-6, 1e6]): bracket and brentq in log sigma.
+            # quadratic convergence: the error left is O(step^2), below rounding;
+            # where one ulp of sigma moves the profile by more than that (large
+            # eps), settle the root on the doubles
+            s = math.exp(t)
+            if abs(_log_profile_scalar(s, eps) - target) <= _ROOT_TOL:
+                return s
+            return _smallest_private(s, eps, target)
+    # Fallback (never observed): bracket and brentq in log sigma.
     lo, hi = t - 1.0, t + 1.0
     while _log_profile_scalar(math.exp(lo), eps) < target:
         lo -= 2.0 * (hi - lo)
@@ -331,7 +378,60 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
     root = brentq(
         lambda x: _log_profile_scalar(math.exp(x), eps) - target, lo, hi, xtol=1e-15, rtol=1e-15
     )
-    return math.exp(root)
+    return _smallest_private(math.exp(root), eps, target)
+
+
+#: sigma_opt keeps the Newton root where its profile is within this (relative)
+#: of delta; elsewhere it returns the smallest double with profile <= delta.
+_ROOT_TOL = 1e-13
+
+
+def _ulp_steep(t: float, eps: float) -> bool:
+    """Whether one ulp of sigma = exp(t) moves u = eps sigma - 1/(2 sigma) by more
+    than 1 (the profile is then a step function on the doubles)."""
+    s = math.exp(t)
+    return (eps * s + 0.5 / s) * math.ulp(s) / s > 1.0
+
+
+def _smallest_private(sigma: float, eps: float, target: float) -> float:
+    """The smallest double with log profile <= target, next to the root sigma.
+
+    The root found in double precision can sit an ulp or more on either side of
+    the boundary; the profile is decreasing in sigma and positive doubles are
+    ordered like their bit patterns, so a bracket grown geometrically in ulps
+    around sigma and bisection on the integers finds the boundary. For large
+    eps one ulp of sigma moves log delta by about u sqrt(2 eps) ulps (more
+    than 1e-12 relative beyond eps ~ 1e8, orders of magnitude near 1e100):
+    returning this double is then the only way to return a private sigma.
+    """
+    def ok(i: int) -> bool:
+        return _log_profile_scalar(_from_bits(i), eps) <= target
+
+    i = _to_bits(sigma)
+    if ok(i):
+        hi, lo, step = i, i - 1, 1
+        while lo > 0 and ok(lo):
+            hi, lo, step = lo, lo - step, 2 * step
+        lo = max(lo, 0)
+    else:
+        lo, hi, step = i, i + 1, 1
+        while not ok(hi):
+            lo, hi, step = hi, hi + step, 2 * step
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return _from_bits(hi)
+
+
+def _to_bits(x: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", x))[0]
+
+
+def _from_bits(i: int) -> float:
+    return struct.unpack("<d", struct.pack("<q", i))[0]
 
 
 def sigma_opt(*, eps: float, delta: float, sensitivity: float = 1.0) -> float:
@@ -343,12 +443,19 @@ def sigma_opt(*, eps: float, delta: float, sensitivity: float = 1.0) -> float:
     :math:`(\varepsilon,\delta)`-DP if and only if :math:`\sigma` is at least this value.
     With ``sensitivity=1`` (the default) this is the report's :math:`\sigma_{opt}`.
 
-    Accuracy: the profile at the returned value equals ``delta`` to about 1e-13
-    relative over :math:`\varepsilon\in[10^{-3},10^{3}]`, :math:`\delta\in[10^{-15},0.5]`,
-    and to about 1e-9 over the accepted range ``SIGMA_OPT_EPS_RANGE`` =
-    :math:`[10^{-10}, 10^{8}]`; other ``eps`` are a ValueError.
-    Cost: a few microseconds (3-6 Newton steps on :math:`\log\delta` against
-    :math:`\log\sigma`, with the analytic derivative).
+    Accuracy: for every finite :math:`\varepsilon > 0` the exact profile at the
+    returned value is at most ``delta (1 + 2e-13)`` and at the next smaller
+    double above ``delta (1 - 2e-13)`` (checked against 60-245-digit mpmath for
+    :math:`\varepsilon` from 1e-300 to the largest double): the Newton root is
+    kept where its profile (computed to about 1e-14 relative, with
+    u = b - a formed exactly) is within 1e-13 of ``delta``, which holds for
+    :math:`\varepsilon` up to about 1e6; beyond, one ulp of :math:`\sigma`
+    moves the profile by :math:`\approx u\sqrt{2\varepsilon}` ulps (1e-9
+    relative at 1e12, orders of magnitude near 1e100), and the smallest double
+    with profile at most ``delta`` is returned.
+    Cost: some microseconds (3-6 Newton steps on :math:`\log\delta` against
+    :math:`\log\sigma` with the analytic derivative, then a check of the
+    neighbouring doubles).
 
     Parameters
     ----------
@@ -365,11 +472,6 @@ def sigma_opt(*, eps: float, delta: float, sensitivity: float = 1.0) -> float:
     True
     """
     eps = check_positive_finite("eps", eps)
-    if not SIGMA_OPT_EPS_RANGE[0] <= eps <= SIGMA_OPT_EPS_RANGE[1]:
-        raise ValueError(
-            f"eps must lie in [{SIGMA_OPT_EPS_RANGE[0]:g}, {SIGMA_OPT_EPS_RANGE[1]:g}] for sigma_opt "
-            f"(the range where its result is verified), got eps={eps!r}"
-        )
     delta = check_probability("delta", delta)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     out = sensitivity * _sigma_opt_unit(eps, delta)
@@ -407,10 +509,10 @@ def eps_from_sigma(sigma: float, *, delta: float, sensitivity: float = 1.0) -> f
     lo, hi = 0.0, 1.0
     while _log_profile_scalar(s, hi) > target:
         lo, hi = hi, 2.0 * hi
-        if hi > 2.0 * SIGMA_OPT_EPS_RANGE[1]:
+        if hi > _FLOAT_MAX / 2.0:
             raise ValueError(
-                f"sigma / sensitivity is too small: the eps it achieves exceeds {SIGMA_OPT_EPS_RANGE[1]:g}, "
-                f"outside the verified range (sigma={sigma!r}, sensitivity={sensitivity!r})"
+                f"sigma / sensitivity is too small: the eps it achieves exceeds the largest double "
+                f"(sigma={sigma!r}, sensitivity={sensitivity!r})"
             )
     def f(e: float) -> float:
         log_d = math.log(math.erf(0.5 / (_SQRT2 * s))) if e == 0.0 else _log_profile_scalar(s, e)

@@ -338,12 +338,13 @@ def optimal_clipping(
     good = e2 > 0
     fe = interpolate.CubicSpline(x[good], np.log(e2[good]))
     xf = np.linspace(x[good][0], x[-1], 4001)
-    nz, bz = np.exp(fn(xf)), np.exp(fe(xf))
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore"):  # an overflow is reported just below
+        nz, bz = np.exp(fn(xf)), np.exp(fe(xf))
         tot = nz + n * bz
     _v.check_finite_result(tot, what="noise + n e2 on the grid", inputs="noise, e2 or n")
     i = int(np.argmin(tot))
-    rel = np.interp(xf[i], x[good], (e2_se[good] / e2[good]))
+    with np.errstate(over="ignore"):  # reported with the result below
+        rel = np.interp(xf[i], x[good], (e2_se[good] / e2[good]))
     with np.errstate(over="ignore"):
         out = ClippingOptimum(
             p_opt=float(_expit(xf[i])), C_opt=float(np.exp(fc(xf[i]))), noise=float(nz[i]),
@@ -410,7 +411,8 @@ def baseline_clip_moment_exact(sigma: ArrayLike, *, p: ArrayLike, nodes: int = 6
     for pv in np.atleast_1d(pa):
         Cn = smax * math.sqrt(float(dist.isf(float(pv))))
         L = 12.0 * smax
-        r = Cn + 0.5 * L * (xg + 1.0)
-        out.append(float(0.5 * L * np.sum(wg * 2.0 * (r - Cn) * dist.sf((r / smax) ** 2))))
+        with np.errstate(over="ignore", invalid="ignore"):  # reported below
+            r = Cn + 0.5 * L * (xg + 1.0)
+            out.append(float(0.5 * L * np.sum(wg * 2.0 * (r - Cn) * dist.sf((r / smax) ** 2))))
     _v.check_finite_result(out, what="E||D||^2", inputs="sigma")
     return out[0] if pa.ndim == 0 else np.array(out)

@@ -14,10 +14,8 @@ not bounds; the closed forms they enter live in :mod:`egmlib.scaling`.
 from __future__ import annotations
 
 import csv
-import functools
 import math
-import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import NamedTuple
@@ -58,29 +56,6 @@ PUBLISHED_FIGURE2_PATH = Path(__file__).resolve().parent.parent / "data" / "repo
 _D_MAX = 10**7
 
 
-def _alpha_positional_until_gchisq_migrates(
-    func: Callable[..., NDArray[np.float64]],
-) -> Callable[..., NDArray[np.float64]]:
-    """Accept ``zipf_sigmas(d, alpha)`` with a DeprecationWarning, for one transition only.
-
-    ``alpha`` is keyword-only; tests/test_gchisq.py and benchmarks/gchisq.py, which are
-    being rewritten on another branch, still pass it positionally.  Delete this decorator
-    once they say ``alpha=`` (the gchisq second pass).
-    """
-
-    @functools.wraps(func)
-    def wrapper(d: int, *args: float, **kwargs: float) -> NDArray[np.float64]:
-        if args:
-            if len(args) > 1 or "alpha" in kwargs:
-                raise TypeError("zipf_sigmas takes d and the keyword argument alpha")
-            warnings.warn("zipf_sigmas(d, alpha): pass alpha=... by keyword", DeprecationWarning, stacklevel=2)
-            kwargs["alpha"] = args[0]
-        return func(d, **kwargs)
-
-    return wrapper
-
-
-@_alpha_positional_until_gchisq_migrates
 def zipf_sigmas(d: int, *, alpha: float) -> NDArray[np.float64]:
     r"""Normalised Zipf standard deviations of Section 5.
 
@@ -111,7 +86,8 @@ def zipf_sigmas(d: int, *, alpha: float) -> NDArray[np.float64]:
     d = _v.check_count("d", d, minimum=1, maximum=_D_MAX)
     alpha = _v.check_nonnegative_finite("alpha", alpha)
     i = np.arange(1, d + 1, dtype=float)
-    w = np.exp(-alpha * np.log(i))
+    with np.errstate(over="ignore"):  # -inf exponents at huge alpha give exact zeros
+        w = np.exp(-alpha * np.log(i))
     return w / math.fsum(w)
 
 
@@ -162,8 +138,8 @@ def clipping_radii(sigma: ArrayLike, *, p: ArrayLike) -> ClippingRadii:
     pa = _v.check_probability_array("p", p)
     smax = s.max()
     rel = s / smax
-    cn2 = np.asarray(gchisq.isf(pa, rel**2), dtype=float)
-    ct2 = np.asarray(gchisq.isf(pa, rel / np.sum(rel)), dtype=float)  # = sigma / sum sigma
+    cn2 = np.asarray(gchisq.isf(pa, w=rel**2), dtype=float)
+    ct2 = np.asarray(gchisq.isf(pa, w=rel / np.sum(rel)), dtype=float)  # = sigma / sum sigma
     with np.errstate(over="ignore"):
         cn2 = smax * smax * cn2
     _v.check_finite_result(cn2, what="C_n^2", inputs="sigma")

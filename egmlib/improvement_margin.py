@@ -215,9 +215,9 @@ def tangent_certificate(sigma: ArrayLike, *, n: int) -> TangentCertificate:
         s = s / s.max()
     w = s / math.fsum(s)
     d = w.size
-    x = float(gchisq.isf(p, w))
+    x = float(gchisq.isf(p, w=w))
     values, inverse = np.unique(w, return_inverse=True)
-    inc_unique = np.array([float(gchisq.sf(x, np.r_[w, v, v])) - p for v in values])
+    inc_unique = np.array([float(gchisq.sf(x, w=np.r_[w, v, v])) - p for v in values])
     inc = inc_unique[inverse]
     logs = np.log(d * w)
     terms = logs * inc

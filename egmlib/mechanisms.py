@@ -317,11 +317,13 @@ def elliptical_gaussian_mechanism(
             ratio = np.sqrt(Delta * np.sum(Delta))
     else:
         b = _v.check_positive_vector("b", b, length=d, of=_PER_COLUMN)
-        norm = math.sqrt(float(np.sum(b * b)))
+        with np.errstate(over="ignore"):  # an infinite norm fails the test below
+            norm = math.sqrt(float(np.sum(b * b)))
         if not abs(norm - 1.0) <= B_NORM_TOL:
             raise ValueError(f"b must have l2 norm 1 (within {B_NORM_TOL}), got ||b||={norm!r}")
         b = b / norm
-        ratio = Delta / b
+        with np.errstate(over="ignore"):  # an overflow is reported with the noise scale below
+            ratio = Delta / b
     s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
     total = _column_sum(X)
     with np.errstate(over="ignore"):
@@ -430,11 +432,11 @@ def _clipped_transformed_sum(
 # --------------------------------------------------------------------------- #
 @functools.lru_cache(maxsize=RADIUS_CACHE_SIZE)
 def _cached_quantile(p: float, w_bytes: bytes) -> float:
-    return float(gchisq.isf(p, np.frombuffer(w_bytes, dtype=np.float64)))
+    return float(gchisq.isf(p, w=np.frombuffer(w_bytes, dtype=np.float64)))
 
 
 def _clipping_radius(p: float, w: NDArray[np.float64]) -> float:
-    """sqrt(gchisq.isf(p, w)): the radius C with P(sum_j w_j Z_j^2 > C^2) = p.
+    """sqrt(gchisq.isf(p, w=w)): the radius C with P(sum_j w_j Z_j^2 > C^2) = p.
 
     Algorithm 3 and its baseline recompute their radius from the public inputs
     (p_clip, sigma) on every call, and a simulation calls them thousands of times
@@ -445,7 +447,7 @@ def _clipping_radius(p: float, w: NDArray[np.float64]) -> float:
     """
     w = np.ascontiguousarray(w, dtype=np.float64)
     if w.shape[0] > RADIUS_CACHE_MAX_D:
-        return math.sqrt(float(gchisq.isf(p, w)))
+        return math.sqrt(float(gchisq.isf(p, w=w)))
     return math.sqrt(_cached_quantile(float(p), w.tobytes()))
 
 
@@ -546,7 +548,7 @@ def egm_gaussian_data(
 
     1. x_hat_i = (x_i - mu_hat) * b  (eq. (7)); if x_i ~ N(mu_hat, diag(sigma^2))
        then x_hat_i ~ N(0, diag((b sigma)^2)) with (b_j sigma_j)^2 = sigma_j / S.
-    2. C = sqrt(gchisq.isf(p_clip, sigma / S)): P(||x_hat|| > C) = p_clip.
+    2. C = sqrt(gchisq.isf(p_clip, w=sigma / S)): P(||x_hat|| > C) = p_clip.
     3. T = sum_i min(1, C / ||x_hat_i||) x_hat_i.  Neighbours differ in one row
        and every clipped row has norm <= C, so Delta(T) = 2 C.
     4. Release T / b + n mu_hat + eta / b, eta ~ N(0, (2 C sigma_opt)^2 I)
@@ -638,7 +640,7 @@ def clipped_gaussian_mechanism(
     to use the Gaussian Mechanism" (Section 6): clip at the same probability
     without the transformation and add isotropic noise.  Concretely:
 
-    1. C_n = sqrt(gchisq.isf(p_clip, sigma^2)): if x ~ N(mu_hat, diag(sigma^2)),
+    1. C_n = sqrt(gchisq.isf(p_clip, w=sigma^2)): if x ~ N(mu_hat, diag(sigma^2)),
        P(||x - mu_hat|| > C_n) = p_clip (Section 5's C_n at p_clip = 1/n).
     2. T = sum_i min(1, C_n / ||x_i - mu_hat||) (x_i - mu_hat); substituting one
        row moves T by at most 2 C_n, so Delta(T) = 2 C_n.

@@ -357,6 +357,11 @@ def privacy_check(
         eps_grid = [_v.check_positive_finite("eps_grid entry", e) for e in grid.ravel()]
     mechanism = mechanisms.egm_gaussian_data if mechanism is None else _v.check_callable("mechanism", mechanism)
     return_losses = _v.check_bool("return_losses", return_losses)
+    if calibration.sigma_opt(eps=eps, delta=delta) < 1e-154:  # 1 / sigma_opt^2 overflows
+        raise ValueError(
+            f"eps is too large for the audit: the privacy loss of the calibrated mechanism has "
+            f"variance 1/sigma_opt^2 beyond the float64 range, got eps={eps!r}"
+        )
 
     X, Xp = worst_case_pair(sigma, n=n, rng=rng, mu_hat=mu_hat, p_clip=p, far=far)
     kw = dict(sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta, p_clip=p)

@@ -10,9 +10,6 @@ the same rules:
 * every public module, those of subpackages included, is listed in egmlib's docstring and
   has a page in the API reference (chapters/api/, a subpackage's modules in its folder,
   e.g. chapters/api/peers/plan.md; its index table and _toc.yml).
-
-gchisq's signatures, hints and docstrings follow in the second pass of issue 10, after the
-engine rewrite; its cases are strict xfails until then.
 """
 
 from __future__ import annotations
@@ -34,31 +31,10 @@ CITATION = re.compile(
     r"Aumuller|Huang, Liang and Yi|Biswas|Bun and Steinke|Kaplan|Smith \(2011|Laurent and Massart|"
     r"Cesar and Rogers"
 )
-_REASON = "gchisq signatures, type hints and docstrings migrate after the engine rewrite"
-
-#: (check, callable) pairs of gchisq that fail today; the second pass empties this set.
-GCHISQ_PENDING = frozenset({
-    ("keyword_only", "gchisq.sf"), ("keyword_only", "gchisq.logsf"), ("keyword_only", "gchisq.cdf"),
-    ("keyword_only", "gchisq.logcdf"), ("keyword_only", "gchisq.isf"),
-    *(("type_hints", q) for q in (
-        "gchisq.WeightedChiSquare", "gchisq.WeightedChiSquare.mean", "gchisq.WeightedChiSquare.var",
-        "gchisq.WeightedChiSquare.logsf", "gchisq.WeightedChiSquare.sf", "gchisq.WeightedChiSquare.logcdf",
-        "gchisq.WeightedChiSquare.cdf", "gchisq.WeightedChiSquare.isf", "gchisq.WeightedChiSquare.ppf",
-        "gchisq.sf", "gchisq.logsf", "gchisq.cdf", "gchisq.logcdf", "gchisq.isf", "gchisq.mean", "gchisq.var")),
-    *(("citation", q) for q in (
-        "gchisq.WeightedChiSquare.mean", "gchisq.WeightedChiSquare.var", "gchisq.WeightedChiSquare.logsf",
-        "gchisq.WeightedChiSquare.sf", "gchisq.WeightedChiSquare.logcdf", "gchisq.WeightedChiSquare.cdf",
-        "gchisq.WeightedChiSquare.isf", "gchisq.WeightedChiSquare.ppf", "gchisq.logsf", "gchisq.cdf",
-        "gchisq.logcdf", "gchisq.mean", "gchisq.var")),
-})
-
 CALLABLES = public_callables()
 
 
-def _cases(check: str) -> list[pytest.param]:
-    return [pytest.param(q, fn, id=q, marks=[pytest.mark.xfail(strict=True, reason=_REASON)]
-                         if (check, q) in GCHISQ_PENDING else [])
-            for q, fn in CALLABLES]
+PARAMS = [pytest.param(q, fn, id=q) for q, fn in CALLABLES]
 
 
 def _params(fn):
@@ -66,7 +42,7 @@ def _params(fn):
     return [p for p in inspect.signature(target).parameters.values() if p.name != "self"], target
 
 
-@pytest.mark.parametrize("qualname,fn", _cases("keyword_only"))
+@pytest.mark.parametrize("qualname,fn", PARAMS)
 def test_keyword_only_after_the_data_argument(qualname, fn):
     params, _ = _params(fn)
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -74,7 +50,7 @@ def test_keyword_only_after_the_data_argument(qualname, fn):
         f"{qualname}: {positional} can be passed by position; make all but the first keyword-only")
 
 
-@pytest.mark.parametrize("qualname,fn", _cases("type_hints"))
+@pytest.mark.parametrize("qualname,fn", PARAMS)
 def test_type_hints_on_every_parameter_and_return(qualname, fn):
     params, target = _params(fn)
     hints = typing.get_type_hints(target)
@@ -85,7 +61,7 @@ def test_type_hints_on_every_parameter_and_return(qualname, fn):
     assert not missing, f"{qualname}: no type hint for {missing}"
 
 
-@pytest.mark.parametrize("qualname,fn", _cases("citation"))
+@pytest.mark.parametrize("qualname,fn", PARAMS)
 def test_docstring_cites_the_report(qualname, fn):
     doc = inspect.getdoc(fn) or ""
     assert CITATION.search(doc), f"{qualname}: the docstring cites no equation, lemma, section or paper"

@@ -51,6 +51,28 @@ def test_sigma_opt_against_60_digit_profile(eps, delta):
     assert float(mp_profile(s * (1 - 1e-10), eps)) > delta
 
 
+EVERY_EPS = [1e-300, 1e-100, 1e-10, 1e-3, 1.0, 1e3, 1e6, 1e9, 1e12, 1e14, 1e16, 1e30, 1e100,
+             1e200, 1e300, float(np.finfo(float).max)]
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-12, 0.3])
+def test_sigma_opt_private_and_minimal_at_every_eps(delta):
+    """Issue 14: the exact profile (mpmath, enough digits to resolve
+    1/(2 sigma) - eps sigma) at sigma_opt never exceeds delta by more than
+    1e-12 relative, for eps from 1e-300 to the largest double, and the next
+    smaller double is not private. (The profile exceeded delta by 5.5e-10 at
+    eps = 1e12 and was ~1 at 1e100; beyond ~1e12 one ulp of sigma moves the
+    profile by more than 1e-12, and sigma_opt is the smallest private double.)"""
+    for eps in EVERY_EPS:
+        s = cal.sigma_opt(eps=eps, delta=delta)
+        assert 0.0 < s < math.inf
+        dps = 60 + int(0.6 * max(0.0, math.log10(eps)))
+        exact = mp_profile(s, eps, dps=dps)
+        assert exact <= delta * (1 + mp.mpf(1e-12)), (eps, float(exact / delta - 1))
+        below = mp_profile(float(np.nextafter(s, 0.0)), eps, dps=dps)
+        assert below > delta * (1 - mp.mpf(1e-12)), (eps, float(below / delta - 1))
+
+
 def test_profile_against_60_digits_on_wide_grid():
     worst = 0.0
     for eps in np.logspace(-3, 3, 13):

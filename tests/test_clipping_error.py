@@ -53,8 +53,8 @@ def test_radii_have_exact_tail_probability(p):
     Cn, Ct, _, _ = clipping_radii(sigma, p=p)
     w_t = sigma / sigma.sum()
     smax = sigma.max()
-    np.testing.assert_allclose(gchisq.sf(Ct**2, w_t), p, rtol=1e-9)
-    np.testing.assert_allclose(gchisq.sf((Cn / smax) ** 2, (sigma / smax) ** 2), p, rtol=1e-9)
+    np.testing.assert_allclose(gchisq.sf(Ct**2, w=w_t), p, rtol=1e-9)
+    np.testing.assert_allclose(gchisq.sf((Cn / smax) ** 2, w=(sigma / smax) ** 2), p, rtol=1e-9)
     Cn_a, Ct_a, _, _ = clipping_radii(sigma, p=[p, 0.7])  # vectorised
     assert Ct_a[0] == Ct and Cn_a[0] == Cn
 

@@ -44,7 +44,7 @@ def test_log_cdf_is_concave_in_log_weights():
         d = int(rng.integers(2, 6))
         u, v = rng.normal(0, 1.5, d), rng.normal(0, 1.5, d)
         x = float(rng.uniform(0.5, 8.0))
-        phi = lambda z, x=x: float(gchisq.logcdf(x, np.exp(z)))
+        phi = lambda z, x=x: float(gchisq.logcdf(x, w=np.exp(z)))
         assert phi(0.5 * (u + v)) >= 0.5 * (phi(u) + phi(v)) - 1e-9
 
 
@@ -56,8 +56,8 @@ def test_weight_derivative_identity():
         wp, wm = w.copy(), w.copy()
         wp[j] += h
         wm[j] -= h
-        fd = (float(gchisq.cdf(x, wp)) - float(gchisq.cdf(x, wm))) / (2 * h)
-        ident = -(float(gchisq.cdf(x, w)) - float(gchisq.cdf(x, np.r_[w, w[j], w[j]]))) / (2 * w[j])
+        fd = (float(gchisq.cdf(x, w=wp)) - float(gchisq.cdf(x, w=wm))) / (2 * h)
+        ident = -(float(gchisq.cdf(x, w=w)) - float(gchisq.cdf(x, w=np.r_[w, w[j], w[j]]))) / (2 * w[j])
         assert fd == pytest.approx(ident, rel=1e-5)
 
 

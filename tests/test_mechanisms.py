@@ -665,7 +665,7 @@ def test_baseline_radius_is_section5_threshold():
         cn2 = experiments.clipping_radii(sigma, p=p).Cn_squared
         np.testing.assert_allclose(r.C**2, cn2, rtol=1e-13)
         smax = sigma.max()
-        np.testing.assert_allclose(gchisq.sf((r.C / smax) ** 2, (sigma / smax) ** 2), p, rtol=1e-9)
+        np.testing.assert_allclose(gchisq.sf((r.C / smax) ** 2, w=(sigma / smax) ** 2), p, rtol=1e-9)
         assert r.sensitivity == 2 * r.C
         np.testing.assert_allclose(r.noise_std, 2 * r.C * calibration.sigma_opt(eps=EPS, delta=DELTA),
                                    rtol=1e-14)
@@ -777,17 +777,17 @@ def test_radius_cache_is_exact_and_keyed_on_the_weights():
     """_clipping_radius returns sqrt(gchisq.isf) bit for bit, on a hit as on a miss;
     a caller mutating its weight array afterwards gets the new radius, not a stale one."""
     w = np.array([0.5, 0.3, 0.2])
-    expected = math.sqrt(float(gchisq.isf(0.01, w)))
+    expected = math.sqrt(float(gchisq.isf(0.01, w=w)))
     assert _clipping_radius(0.01, w) == expected
     assert _clipping_radius(0.01, w.copy()) == expected  # a hit
     w[0] = 0.1
-    assert _clipping_radius(0.01, w) == math.sqrt(float(gchisq.isf(0.01, w))) != expected
-    assert _clipping_radius(0.02, w) == math.sqrt(float(gchisq.isf(0.02, w)))
+    assert _clipping_radius(0.01, w) == math.sqrt(float(gchisq.isf(0.01, w=w))) != expected
+    assert _clipping_radius(0.02, w) == math.sqrt(float(gchisq.isf(0.02, w=w)))
     info = mechanisms._cached_quantile.cache_info()
     assert info.maxsize == mechanisms.RADIUS_CACHE_SIZE and info.hits >= 1
     big = np.full(mechanisms.RADIUS_CACHE_MAX_D + 1, 1.0)
     before = mechanisms._cached_quantile.cache_info().currsize
-    assert _clipping_radius(0.5, big) == math.sqrt(float(gchisq.isf(0.5, big)))
+    assert _clipping_radius(0.5, big) == math.sqrt(float(gchisq.isf(0.5, w=big)))
     assert mechanisms._cached_quantile.cache_info().currsize == before  # long weights: not cached
 
 

@@ -30,9 +30,9 @@ def test_issue_example_d100_n1e3_alpha01():
     w = _ct_weights(100, 0.1)
     tr = rq.exact_report_radius(w, p=1e-3)
     assert (tr.points[:3], tr.last_point, tr.value) == ((1.0, 2.0, 1.5), 1.5, 1.25)
-    exact = float(gchisq.isf(1e-3, w))
+    exact = float(gchisq.isf(1e-3, w=w))
     assert exact == pytest.approx(1.49807, abs=1e-5)
-    assert 1e3 * float(gchisq.sf(1.25, w)) == pytest.approx(46.8, abs=0.05)
+    assert 1e3 * float(gchisq.sf(1.25, w=w)) == pytest.approx(46.8, abs=0.05)
 
 
 @pytest.mark.parametrize("d,alpha,p", [(10, 0.5, 1e-2), (100, 1.0, 1e-3), (1000, 2.0, 1e-6)])
