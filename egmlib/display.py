@@ -3,7 +3,7 @@ r"""How the book shows results: its figure style and its tables.
 - :func:`use_book_style` applies the book's one matplotlib style (``book.mplstyle`` beside
   this module): figures drawn at the width of the text column, text no smaller than
   9 pt, colours that survive colour-vision deficiencies, stored at twice the screen
-  resolution as 8-bit palette PNGs (:func:`palette_png`).
+  resolution as 8-bit palette PNGs (``_palette_png``).
 - :func:`table` shows a table as HTML (in the book and in Jupyter) with a plain-text twin
   (what nbval compares): formatted numbers, optional caption, inline math between
   ``$...$``; a long table shows its first rows and keeps the full table in a collapsed
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STYLE", "palette_png", "table", "use_book_style"]
+__all__ = ["STYLE", "table", "use_book_style"]
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
@@ -37,7 +37,7 @@ STYLE = Path(__file__).with_name("book.mplstyle")
 
 def use_book_style() -> None:
     """Use the book's matplotlib style (for the report's Figures 1-2 and the book's own);
-    in IPython, store figures at 2x resolution as palette PNGs (:func:`palette_png`).
+    in IPython, store figures at 2x resolution as palette PNGs (``_palette_png``).
 
     Figures keep the size the style gives them (no tight cropping), so that a figure
     fills the text column and its smallest text is legible where it is shown.
@@ -56,13 +56,14 @@ def use_book_style() -> None:
         shell.run_line_magic("matplotlib", "inline")
     plt.style.use(STYLE)
     if shell is not None:
-        shell.display_formatter.formatters["image/png"].for_type(Figure, palette_png)
+        shell.display_formatter.formatters["image/png"].for_type(Figure, _palette_png)
 
 
-def palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
-    """A matplotlib figure as an 8-bit palette PNG and its display size in CSS px.
+def _palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
+    """A figure of the book (the report's Figure 2 among them) as a palette PNG, with its size.
 
-    The figure is drawn at ``savefig.dpi`` (twice ``figure.dpi`` in the book's style, for
+    The PNG has 8-bit colour indices; the size is the display size in CSS px. The matplotlib
+    figure is drawn at ``savefig.dpi`` (twice ``figure.dpi`` in the book's style, for
     high-density screens), on white, and its colours are reduced to an adaptive palette of
     256 without dithering: line plots in a handful of colours and their anti-aliased
     edges look the same, in about a third of the bytes of a full-colour PNG (the book's

@@ -48,7 +48,7 @@ def test_palette_png_keeps_the_pixels_in_a_third_of_the_bytes():
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    from egmlib.display import palette_png
+    from egmlib.display import _palette_png
 
     use_book_style()
     fig, ax = plt.subplots()
@@ -56,7 +56,7 @@ def test_palette_png_keeps_the_pixels_in_a_third_of_the_bytes():
     for k in range(6):
         ax.plot(x, np.sin(3 * x + k), label=f"line {k}")
     ax.legend()
-    data, size = palette_png(fig)
+    data, size = _palette_png(fig)
     full = io.BytesIO()
     fig.savefig(full, format="png", facecolor="white")
     plt.close(fig)
