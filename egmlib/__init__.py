@@ -21,6 +21,20 @@ the API reference generated from the docstrings.
 - :mod:`egmlib.report_quantile_procedure`   the report's own bisection for Figure 2's radii (Section 5)
 - :mod:`egmlib.claims`                      how the book states a checked claim, and the table of checks
 - :mod:`egmlib.display`                     the book's figure style and tables
+- :mod:`egmlib.peers`                       Algorithm 3 among its peers (chapter 8): private mean
+  estimators under rho-zCDP, one module each
+
+  - :mod:`egmlib.peers.plan`                PLAN (Aumuller, Lebeda, Nelson and Pagh 2024), without scaling, oracle
+  - :mod:`egmlib.peers.iome`                IOME (Huang, Liang and Yi 2021), as in PLAN's experiments
+  - :mod:`egmlib.peers.coinpress`           CoinPress (Biswas, Dong, Kamath and Ullman 2020)
+  - :mod:`egmlib.peers.algorithm3`          Algorithm 3 with rho-zCDP noise, alone and end to end
+  - :mod:`egmlib.peers.quantiles`           private quantiles: exponential mechanism, noisy bisection
+  - :mod:`egmlib.peers.scales`              private standard deviations from pairwise differences
+  - :mod:`egmlib.peers.clipping`            the clipped sum shared by the estimators
+  - :mod:`egmlib.peers.hadamard`            the randomised Hadamard rotation of IOME
+  - :mod:`egmlib.peers.budget`              zCDP budget splits and (epsilon, delta) conversions
+  - :mod:`egmlib.peers.gaussian_benchmarks` PLAN's Gaussian benchmarks GaussianA, B and C
+  - :mod:`egmlib.peers.results`             typed access to the benchmarks' results files
 
 Argument checks are shared (``egmlib._validation``): a wrong type raises TypeError, a
 wrong value or an overflowing result ValueError, and the message names the argument.

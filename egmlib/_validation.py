@@ -35,6 +35,8 @@ __all__ = [
     "check_positive_finite",
     "check_nonnegative_finite",
     "check_probability",
+    "check_closed_interval",
+    "check_bounds",
     "check_count",
     "check_bool",
     "check_choice",
@@ -50,6 +52,7 @@ __all__ = [
     "check_probability_array",
     "check_length",
     "check_data_matrix",
+    "check_finite_data",
     "check_finite_result",
 ]
 
@@ -117,6 +120,34 @@ def check_probability(name: str, value: Any) -> float:
     if not (0.0 < x < 1.0):
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {name}={x!r}")
     return x
+
+
+def check_closed_interval(name: str, value: Any, *, low: float, high: float) -> float:
+    """Return ``value`` as a float in the closed interval ``[low, high]`` (e.g. a quantile level)."""
+    x = check_real(name, value)
+    if not (low <= x <= high):
+        raise ValueError(f"{name} must lie in [{low:g}, {high:g}], got {name}={x!r}")
+    return x
+
+
+def check_bounds(lower: Any, upper: Any, *, names: tuple[str, str] = ("lower", "upper")) -> tuple[float, float]:
+    """A public interval ``[lower, upper]``: finite ends, ``lower < upper`` and a finite width.
+
+    ``names`` are the two arguments' names in the messages.
+    """
+    lo_name, hi_name = names
+    lo, hi = check_real(lo_name, lower), check_real(hi_name, upper)
+    for name, x in ((lo_name, lo), (hi_name, hi)):
+        if not np.isfinite(x):
+            raise ValueError(f"{name} must be finite, got {name}={x!r}")
+    if not lo < hi:
+        raise ValueError(f"{lo_name} must be < {hi_name}, got {lo_name}={lo!r} and {hi_name}={hi!r}")
+    if not np.isfinite(hi - lo):
+        raise ValueError(
+            f"{hi_name} - {lo_name} must be finite (it overflows the float64 range), got "
+            f"{lo_name}={lo!r} and {hi_name}={hi!r}; rescale the data"
+        )
+    return lo, hi
 
 
 def check_count(name: str, value: Any, *, minimum: int = 1, maximum: int | None = None) -> int:
@@ -327,6 +358,29 @@ def check_data_matrix(name: str, value: Any) -> np.ndarray:
     n, d = arr.shape
     if n < 1 or d < 1:
         raise ValueError(f"{name} must have n >= 1 rows and d >= 1 columns, got {name} of shape {arr.shape}")
+    return arr
+
+
+def check_finite_data(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray:
+    """A data matrix of shape (n, d) with finite entries, as float64, and ``n >= min_rows``.
+
+    A float64 :class:`numpy.ndarray` is returned as it is, without a copy (a read-only
+    array stays read-only, so that caches keyed by the array can recognise it); integer
+    data are converted to a new float64 array.  Types and shape as in
+    :func:`check_data_matrix`.
+    """
+    arr = check_data_matrix(name, value)
+    n = arr.shape[0]
+    if n < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} rows, got {name} with n={n}")
+    if arr.dtype != np.float64:
+        arr = np.asarray(arr, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = float(np.sum(arr))  # finite iff every entry is, unless the sum overflows
+    if not np.isfinite(total):
+        bad = ~np.isfinite(arr)
+        if np.any(bad):
+            raise ValueError(f"{name} must be finite, got {_first_bad(name, arr, bad)}")
     return arr
 
 

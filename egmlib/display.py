@@ -3,7 +3,7 @@ r"""How the book shows results: its figure style and its tables.
 - :func:`use_book_style` applies the book's one matplotlib style (``book.mplstyle`` beside
   this module): figures drawn at the width of the text column, text no smaller than
   9 pt, colours that survive colour-vision deficiencies, stored at twice the screen
-  resolution.
+  resolution as 8-bit palette PNGs (``_palette_png``).
 - :func:`table` shows a table as HTML (in the book and in Jupyter) with a plain-text twin
   (what nbval compares): formatted numbers, optional caption, inline math between
   ``$...$``; a long table shows its first rows and keeps the full table in a collapsed
@@ -37,22 +37,53 @@ STYLE = Path(__file__).with_name("book.mplstyle")
 
 def use_book_style() -> None:
     """Use the book's matplotlib style (for the report's Figures 1-2 and the book's own);
-    in IPython, store figures at 2x resolution.
+    in IPython, store figures at 2x resolution as palette PNGs (``_palette_png``).
 
     Figures keep the size the style gives them (no tight cropping), so that a figure
     fills the text column and its smallest text is legible where it is shown.
     """
     import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
-    plt.style.use(STYLE)
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover
-        return
-    shell = get_ipython()
+        get_ipython = None
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is not None and hasattr(shell, "kernel"):
+        # load the inline backend now (matplotlib resolves it lazily, at the first
+        # figure, and loading it would then replace the PNG formatter set below)
+        shell.run_line_magic("matplotlib", "inline")
+    plt.style.use(STYLE)
     if shell is not None:
-        shell.run_line_magic("config", "InlineBackend.figure_formats = ['retina']")
-        shell.run_line_magic("config", "InlineBackend.print_figure_kwargs = {'bbox_inches': None}")
+        shell.display_formatter.formatters["image/png"].for_type(Figure, _palette_png)
+
+
+def _palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
+    """A figure of the book (the report's Figure 2 among them) as a palette PNG, with its size.
+
+    The PNG has 8-bit colour indices; the size is the display size in CSS px. The matplotlib
+    figure is drawn at ``savefig.dpi`` (twice ``figure.dpi`` in the book's style, for
+    high-density screens), on white, and its colours are reduced to an adaptive palette of
+    256 without dithering: line plots in a handful of colours and their anti-aliased
+    edges look the same, in about a third of the bytes of a full-colour PNG (the book's
+    size limit counts each figure twice, as an image and inside its notebook). The PNG
+    records its resolution; the metadata gives the size at ``figure.dpi``, the size at
+    which the text column shows it.
+    """
+    import io
+
+    import matplotlib as mpl
+    from PIL import Image
+
+    dpi = float(mpl.rcParams["savefig.dpi"]) if mpl.rcParams["savefig.dpi"] != "figure" else fig.dpi
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, facecolor="white", bbox_inches=None)
+    rgb = Image.open(buf).convert("RGB")
+    out = io.BytesIO()
+    rgb.quantize(256, dither=Image.Dither.NONE).save(out, format="PNG", optimize=True, dpi=(dpi, dpi))
+    scale = fig.dpi / dpi
+    return out.getvalue(), {"width": round(rgb.width * scale), "height": round(rgb.height * scale)}
 
 
 def _math(text: str) -> str:

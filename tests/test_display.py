@@ -40,3 +40,30 @@ def test_book_style_sets_column_width_and_legible_fonts():
     sizes = [rc[k] for k in ("xtick.labelsize", "ytick.labelsize", "legend.fontsize", "font.size")]
     assert min(float(s) for s in sizes) >= 9
     matplotlib.rcdefaults()
+
+
+def test_palette_png_keeps_the_pixels_in_a_third_of_the_bytes():
+    import io
+
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from egmlib.display import _palette_png
+
+    use_book_style()
+    fig, ax = plt.subplots()
+    x = np.linspace(0, 1, 200)
+    for k in range(6):
+        ax.plot(x, np.sin(3 * x + k), label=f"line {k}")
+    ax.legend()
+    data, size = _palette_png(fig)
+    full = io.BytesIO()
+    fig.savefig(full, format="png", facecolor="white")
+    plt.close(fig)
+    im = Image.open(io.BytesIO(data))
+    ref = np.asarray(Image.open(full).convert("RGB"), dtype=float)
+    assert im.mode == "P" and im.info["dpi"] == pytest.approx((200, 200), abs=0.01)
+    assert im.size == (1352, 760) and size == {"width": 676, "height": 380}
+    assert len(data) < 0.5 * full.getbuffer().nbytes
+    # the same picture: the palette differs from the full-colour pixels by little on average
+    assert np.abs(np.asarray(im.convert("RGB"), dtype=float) - ref).mean() < 1.0

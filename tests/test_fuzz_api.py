@@ -1,7 +1,7 @@
 """Every public function of egmlib called with bad arguments (issue 10, item 1).
 
-The test enumerates egmlib's modules (``pkgutil``) and every callable in each module's
-``__all__`` -- functions, and the constructor and methods of classes that are not result
+The test enumerates egmlib's modules, those of its subpackages included (``pkgutil``), and
+every callable in each module's ``__all__`` -- functions, and the constructor and methods of classes that are not result
 types -- so a module added later is fuzzed without editing this file, as long as its
 parameter names are in the vocabulary below (``VALID``); a new name fails
 ``test_every_public_parameter_has_a_valid_example`` until it is added.
@@ -24,6 +24,7 @@ For one valid call per function, each parameter in turn is replaced by bad value
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 import math
@@ -52,26 +53,47 @@ def _is_result_type(obj: Any) -> bool:
                                              and hasattr(obj, "_fields"))
 
 
+@functools.lru_cache(maxsize=1)
+def public_modules() -> tuple[str, ...]:
+    """Every public module of egmlib, those of its subpackages included, by its dotted name
+    below ``egmlib`` (``"calibration"``, ``"peers"``, ``"peers.plan"``).  A module is public
+    when no part of its name starts with an underscore."""
+    out = []
+    for info in pkgutil.walk_packages(egmlib.__path__, prefix="egmlib."):
+        rel = info.name.removeprefix("egmlib.")
+        if not any(part.startswith("_") for part in rel.split(".")):
+            out.append(rel)
+    return tuple(sorted(out))
+
+
 def public_callables() -> list[tuple[str, Callable[..., Any]]]:
     """(``module.name``, callable) for every function in every public module's ``__all__``,
     and for the constructor and public methods of every class that is not a result type."""
     out = []
-    for info in pkgutil.iter_modules(egmlib.__path__):
-        if info.name.startswith("_"):
-            continue
-        mod = importlib.import_module(f"egmlib.{info.name}")
+    for rel in public_modules():
+        mod = importlib.import_module(f"egmlib.{rel}")
         for name in mod.__all__:
             obj = getattr(mod, name)
             if inspect.isclass(obj):
                 if _is_result_type(obj) or issubclass(obj, BaseException):
                     continue  # built by egmlib from validated inputs, not called by readers
-                out.append((f"{info.name}.{name}", obj))
+                out.append((f"{rel}.{name}", obj))
                 for meth, fn in vars(obj).items():
                     if not meth.startswith("_") and inspect.isfunction(fn):
-                        out.append((f"{info.name}.{name}.{meth}", fn))
+                        out.append((f"{rel}.{name}.{meth}", fn))
             elif inspect.isfunction(obj):
-                out.append((f"{info.name}.{name}", obj))
+                out.append((f"{rel}.{name}", obj))
     return out
+
+
+def split_qualname(qualname: str) -> tuple[str, list[str]]:
+    """(module, [name] or [class, method]) of a name from :func:`public_callables`."""
+    parts = qualname.split(".")
+    modules = set(public_modules())
+    for i in range(len(parts) - 1, 0, -1):
+        if ".".join(parts[:i]) in modules:
+            return ".".join(parts[:i]), parts[i:]
+    raise ValueError(f"{qualname} names no public module of egmlib")
 
 
 def _params(fn: Callable[..., Any]) -> list[inspect.Parameter]:
@@ -118,6 +140,13 @@ VALID: dict[str, Any] = {
     "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
     "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
     "max_log2_denominator": 30, "rtol": 1e-11,
+    # Algorithm 3 among its peers (egmlib.peers): universes, budgets, private steps
+    "lower": -10.0, "upper": 10.0, "beta": 0.1, "shares": {"centre": 0.25, "noise": 0.75},
+    "rank": 3.0, "steps": 5, "rounds": 2, "rotation": None, "floor": 1e-6, "centre_share": 0.25,
+    "scale_share": 0.125, "prior_centre": [0.0, 0.0, 0.0], "prior_radius": 10.0,
+    "rho_threshold": 0.1, "values": [0.3, -1.2, 0.5, 2.0, 0.1], "dataset": "GaussianA",
+    "setting": lambda: importlib.import_module("egmlib.peers.gaussian_benchmarks").settings("GaussianA")[0],
+    "Y": np.random.default_rng(3).normal(size=(5, 4)),
 }
 
 #: Per-function valid values where the vocabulary's example does not fit.
@@ -152,6 +181,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "gchisq.sf": {"x": [0.5, 2.0]},
     "composition.hockey_stick": {"p": [0.75, 0.25], "q": [0.25, 0.75]},
     "composition.laplace_gaussian_delta": {"sigma": 4.0},
+    # PLAN's own budget splits are the default; a caller's split must name PLAN's steps
+    "peers.plan.plan_mean": {"shares": None},
+    "peers.plan.plan_noscale_mean": {"shares": None},
+    "peers.plan.plan_oracle_mean": {"shares": None},
 }
 
 #: Functions whose results may hold infinities by design (each documented in its docstring).
@@ -187,11 +220,11 @@ def valid_kwargs(qualname: str, fn: Callable[..., Any]) -> dict[str, Any]:
 
 def _instance_and_method(qualname: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """The callable to call: the function itself, or a bound method of a valid instance."""
-    parts = qualname.split(".")
-    if len(parts) == 3:  # module.Class.method
-        cls = getattr(importlib.import_module(f"egmlib.{parts[0]}"), parts[1])
-        inst = cls(**valid_kwargs(f"{parts[0]}.{parts[1]}", cls))
-        return getattr(inst, parts[2])
+    module, names = split_qualname(qualname)
+    if len(names) == 2:  # module.Class.method
+        cls = getattr(importlib.import_module(f"egmlib.{module}"), names[0])
+        inst = cls(**valid_kwargs(f"{module}.{names[0]}", cls))
+        return getattr(inst, names[1])
     return fn
 
 
@@ -379,9 +412,17 @@ def test_every_public_parameter_has_a_valid_example():
 
 
 def test_enumeration_covers_every_module():
-    modules = {q.split(".")[0] for q, _ in public_callables()}
-    expected = {m.name for m in pkgutil.iter_modules(egmlib.__path__) if not m.name.startswith("_")}
+    """Every public module, subpackages' included, declares ``__all__`` and has public
+    callables, except a package whose empty ``__all__`` says it only groups modules."""
+    modules = {split_qualname(q)[0] for q, _ in public_callables()}
+    expected = set()
+    for rel in public_modules():
+        mod = importlib.import_module(f"egmlib.{rel}")
+        assert hasattr(mod, "__all__"), f"egmlib.{rel} has no __all__"
+        if mod.__all__ or not hasattr(mod, "__path__"):
+            expected.add(rel)
     assert modules == expected
+    assert {"peers", "peers.plan", "peers.iome", "peers.coinpress", "peers.algorithm3"} <= set(public_modules())
     assert len(CASES) > 1000
 
 

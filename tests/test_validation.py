@@ -188,6 +188,38 @@ def test_data_matrix_keeps_memmap_and_checks_type(tmp_path):
         v.check_data_matrix("X", np.ones((0, 3)))
 
 
+def test_finite_data_keeps_float64_without_copy_and_rejects_non_finite():
+    X = np.arange(6.0).reshape(3, 2)
+    X.setflags(write=False)
+    assert v.check_finite_data("X", X) is X  # read-only float64: no copy (the sort cache needs it)
+    out = v.check_finite_data("X", [[1, 2], [3, 4]])
+    assert out.dtype == np.float64 and out.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    with pytest.raises(ValueError, match=r"X must be finite, got X\[1, 0\]=nan"):
+        v.check_finite_data("X", [[0.0, 1.0], [math.nan, 2.0]])
+    # entries that are finite although their sum overflows pass
+    assert v.check_finite_data("X", [[1e308], [1e308]]).shape == (2, 1)
+    with pytest.raises(ValueError, match="X must have at least 2 rows, got X with n=1"):
+        v.check_finite_data("X", [[1.0, 2.0]], min_rows=2)
+    with pytest.raises(TypeError, match="X must hold real numbers, got strings"):
+        v.check_finite_data("X", [["1"]])
+
+
+def test_bounds_and_closed_interval():
+    assert v.check_bounds(-1, 2) == (-1.0, 2.0)
+    with pytest.raises(ValueError, match="lower must be < upper, got lower=2.0 and upper=2.0"):
+        v.check_bounds(2.0, 2.0)
+    with pytest.raises(ValueError, match="upper must be finite"):
+        v.check_bounds(0.0, math.inf)
+    with pytest.raises(ValueError, match="upper - lower must be finite"):
+        v.check_bounds(-1e308, 1e308)
+    with pytest.raises(TypeError, match="a must be a real number"):
+        v.check_bounds("0", 1.0, names=("a", "b"))
+    assert v.check_closed_interval("q", 1, low=0.0, high=1.0) == 1.0
+    for bad in (-1e-12, 1.5, math.nan):
+        with pytest.raises(ValueError, match=r"q must lie in \[0, 1\]"):
+            v.check_closed_interval("q", bad, low=0.0, high=1.0)
+
+
 def test_flags_choices_callables_mappings():
     assert v.check_bool("noise", np.bool_(True)) is True
     for bad in (1, "yes", None):

@@ -1,0 +1,120 @@
+"""Time per run of every peer estimator at n = 10^4, d = 2048 (target: at most 1 s each).
+
+The data are one GaussianC dataset of PLAN's benchmarks (sigma_j = d/j, mean 10,
+universe +-50 d^1.5).  Each method runs ``--reps`` times at each of the budgets
+rho = 1/16, 1/8 and 1 (the ends and the middle of PLAN's range) on a *writable* copy of
+the data, so nothing is shared between runs (the sort cache of egmlib.peers.quantiles
+only serves read-only arrays): a run pays for everything it needs.  Printed per method:
+the median CPU time of the process (user + system) at each budget, and the median
+wall-clock time at rho = 1/8; the target is checked on the largest CPU time.  With one
+BLAS thread (the default here) the CPU time is what the wall-clock time would be on an
+idle machine; on a shared machine the wall clock is inflated by waiting (``uptime`` is
+printed with the table).  glibc is asked to keep freed memory (benchmarks/peers_sweep.py,
+keep_freed_memory), as in the sweep.
+
+Run:  python benchmarks/peers_timing.py [--reps 5] [--threads N]
+      (writes benchmarks/results/peers_timing.txt)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+# BLAS threads must be fixed before numpy is imported (default 1: CPU time = idle wall time)
+os.environ["OPENBLAS_NUM_THREADS"] = (sys.argv[sys.argv.index("--threads") + 1]
+                                      if "--threads" in sys.argv else "1")
+
+import platform  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from egmlib.peers import algorithm3, coinpress, iome, plan  # noqa: E402
+from egmlib.peers import gaussian_benchmarks as gb  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peers_sweep import keep_freed_memory  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"
+TARGET_S = 1.0
+
+
+RHOS = (1 / 16, 1 / 8, 1.0)
+WALL_RHO = 1 / 8
+
+
+def methods(s, X):
+    """name -> f(rng, rho): one release of each method on the data X of setting s."""
+    lo, hi = s.universe
+    mu, sigma = s.mean, s.sigma
+    return {
+        "PLAN": lambda rng, rho: plan.plan_mean(X, rho=rho, lower=lo, upper=hi, rng=rng),
+        "PLAN-noscale": lambda rng, rho: plan.plan_noscale_mean(X, rho=rho, lower=lo, upper=hi,
+                                                                rng=rng),
+        "IOME": lambda rng, rho: iome.iome_mean(X, rho=rho, lower=lo, upper=hi, rng=rng),
+        "CoinPress": lambda rng, rho: coinpress.coinpress_known_scales(
+            X, sigma=sigma, rho=rho, lower=lo, upper=hi, rng=rng),
+        "Alg3-oracle": lambda rng, rho: algorithm3.algorithm3_zcdp(X, sigma=sigma, mu_hat=mu,
+                                                                   rho=rho, rng=rng),
+        "PLAN-oracle": lambda rng, rho: plan.plan_oracle_mean(X, mu_hat=mu, sigma=sigma, rho=rho,
+                                                              lower=lo, upper=hi, rng=rng),
+        "Alg3-private-centre": lambda rng, rho: algorithm3.algorithm3_private_centre(
+            X, sigma=sigma, rho=rho, lower=lo, upper=hi, rng=rng),
+        "Alg3-private": lambda rng, rho: algorithm3.algorithm3_private(X, rho=rho, lower=lo,
+                                                                       upper=hi, rng=rng),
+    }
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--threads", type=str, default="1", help="OPENBLAS_NUM_THREADS (default 1)")
+    p.add_argument("--no-save", action="store_true")
+    args = p.parse_args(argv)
+    keep_freed_memory()
+    s = [x for x in gb.settings("GaussianC") if x.d == 2048][0]
+    X = np.array(gb.sample(s, rng=np.random.default_rng(0)))  # writable: no caching
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    rho_names = ("1/16", "1/8", "1")
+    lines = [
+        f"peer estimators at n = {s.n}, d = {s.d} (GaussianC); {args.reps} runs each at "
+        f"rho = {', '.join(rho_names)}; target {TARGET_S:.1f} s per run",
+        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'default')}",
+        f"load before: {load}",
+        f"{'method':22s} " + " ".join(f"{'CPU s ' + r:>11s}" for r in rho_names)
+        + f" {'wall s 1/8':>11s}  target (largest CPU time)",
+    ]
+    print("\n".join(lines), flush=True)
+    for name, f in methods(s, X).items():
+        cpu_by_rho, wall_mid = [], float("nan")
+        for rho in RHOS:
+            wall, cpu = [], []
+            for rep in range(args.reps):
+                rng = np.random.default_rng(rep)
+                t0, c0 = time.perf_counter(), time.process_time()
+                f(rng, rho)
+                wall.append(time.perf_counter() - t0)
+                cpu.append(time.process_time() - c0)
+            cpu_by_rho.append(float(np.median(cpu)))
+            if rho == WALL_RHO:
+                wall_mid = float(np.median(wall))
+        worst = max(cpu_by_rho)
+        line = (f"{name:22s} " + " ".join(f"{c:11.3f}" for c in cpu_by_rho)
+                + f" {wall_mid:11.3f}  {'met' if worst <= TARGET_S else 'MISSED'}")
+        print(line, flush=True)
+        lines.append(line)
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    lines.append(f"load after: {load}")
+    print(lines[-1])
+    if not args.no_save:
+        RESULTS.write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
