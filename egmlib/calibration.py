@@ -264,7 +264,10 @@ def _u_of_sigma(sigma: float, eps: float) -> float:
     k = (math.frexp(eps)[1] - math.frexp(sigma)[1]) // 2
     ah, al = _two_product(math.ldexp(eps, -k), math.ldexp(sigma, k))  # eps sigma
     bh = 0.5 / sigma
-    ph, pl = _two_product(bh, sigma)
+    if math.isinf(ah) or math.isinf(bh):  # u beyond the float range, where delta is 0 or 1
+        return math.copysign(_FLOAT_MAX, ah - bh)
+    m = math.frexp(bh)[1]  # rescaled as above: bh sigma ~ 1/2 even where bh or sigma is near the float range
+    ph, pl = _two_product(math.ldexp(bh, -m), math.ldexp(sigma, m))
     bl = ((0.5 - ph) - pl) / sigma  # 1/(2 sigma) = bh + bl
     return (ah - bh) + (al - bl)
 
@@ -309,7 +312,8 @@ def log_privacy_profile(
     eps = check_positive_finite("eps", eps)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
     s = _check_sigma_array(sigma) / sensitivity
-    out = np.vectorize(lambda x: _log_profile_scalar(float(x), eps), otypes=[float])(s)
+    # a plain loop: np.vectorize would turn the scalar code's handled overflows into warnings
+    out = np.array([_log_profile_scalar(float(x), eps) for x in s.flat]).reshape(s.shape)
     return float(out) if out.ndim == 0 else out
 
 

@@ -29,7 +29,6 @@ check 'doc-fail' failed: eq. (99): x
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -37,6 +36,8 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+
+from egmlib.display import _math
 
 __all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "collect_checks", "report_items"]
 
@@ -140,18 +141,6 @@ class Check:
 
     def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001, ANN202
         return {"text/plain": self.text, "text/html": self.html}, {METADATA_KEY: asdict(self)}
-
-
-def _math(text: str) -> str:
-    """Escape ``text`` for HTML and turn ``$...$`` into MathJax's ``\\(...\\)``."""
-    pieces = re.split(r"(\$[^$]+\$)", text)
-    out = []
-    for piece in pieces:
-        if len(piece) > 1 and piece.startswith("$") and piece.endswith("$"):
-            out.append(r"\(" + html.escape(piece[1:-1], quote=False) + r"\)")
-        else:
-            out.append(html.escape(piece, quote=False))
-    return "".join(out)
 
 
 def _text_arg(name: str, value: object, *, required: bool) -> str:

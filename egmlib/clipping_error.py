@@ -95,8 +95,7 @@ def noise_error_at_radius(method: str, *, sigma: ArrayLike, C: float, sigma_opt:
     if method == "alg3":
         return scaling.algorithm3_noise_error(scaling.gaussian_data_scaling(sigma), C=C, sigma_opt=so)
     d = len(sigma)
-    with np.errstate(over="ignore"):
-        Delta = np.full(d, 2.0 * C / math.sqrt(d))
+    Delta = np.full(d, 2.0 * C / math.sqrt(d))  # Python floats: inf on overflow, no warning
     _v.check_finite_result(Delta, what="the sensitivity 2 C", inputs="C")
     return scaling.gaussian_mechanism_error(Delta, sigma_opt=so)
 
@@ -345,7 +344,6 @@ def optimal_clipping(
     i = int(np.argmin(tot))
     with np.errstate(over="ignore"):  # reported with the result below
         rel = np.interp(xf[i], x[good], (e2_se[good] / e2[good]))
-    with np.errstate(over="ignore"):
         out = ClippingOptimum(
             p_opt=float(_expit(xf[i])), C_opt=float(np.exp(fc(xf[i]))), noise=float(nz[i]),
             bias=float(n * bz[i]), bias_se=float(rel * n * bz[i]), total=float(tot[i]),

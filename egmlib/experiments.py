@@ -181,13 +181,13 @@ def figure2_errors(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> Figur
     n = _v.check_count("n", n, minimum=2)
     so = _v.check_positive_finite("sigma_opt", sigma_opt)
     r = clipping_radii(s, p=1.0 / n)
-    smax = s.max()
-    ssum = smax * np.sum(s / smax)
-    with np.errstate(over="ignore"):
-        e_n = s.size * 4.0 * so * so * r.Cn_squared
-        e_t = 4.0 * so * so * r.Ct_squared * ssum * ssum
+    smax = float(s.max())
+    ssum = smax * float(np.sum(s / smax))
+    # Python floats: an overflow gives inf without a warning, reported just below
+    e_n = s.size * 4.0 * so * so * r.Cn_squared
+    e_t = 4.0 * so * so * r.Ct_squared * ssum * ssum
     _v.check_finite_result([e_n, e_t], what="E_n or E_t", inputs="sigma or sigma_opt")
-    return Figure2Errors(En=float(e_n), Et=float(e_t))
+    return Figure2Errors(En=e_n, Et=e_t)
 
 
 def figure2_improvement(sigma: ArrayLike, *, n: int) -> float:

@@ -179,7 +179,8 @@ class GaussianDataResult(_NoiseErrorMixin):
 # --------------------------------------------------------------------------- #
 def _column_sum(X: np.ndarray) -> NDArray[np.float64]:
     """sum_i x_i in float64 without copying X; ValueError on NaN/inf in the data."""
-    s = np.sum(X, axis=0, dtype=np.float64)
+    with np.errstate(over="ignore"):  # an overflowing sum is reported just below
+        s = np.sum(X, axis=0, dtype=np.float64)
     if not np.all(np.isfinite(s)):
         j = int(np.flatnonzero(~np.isfinite(s))[0])
         raise ValueError(

@@ -118,11 +118,10 @@ def gaussian_noise_error(noise_std: ArrayLike) -> float:
     12.0
     """
     s = check_nonnegative_vector("noise_std", noise_std, allow_all_zero=True)
-    smax = s.max()
+    smax = float(s.max())
     if smax == 0.0:
         return 0.0
-    with np.errstate(over="ignore"):  # an overflow is reported just below
-        out = float(smax * smax * np.sum((s / smax) ** 2))
+    out = smax * smax * float(np.sum((s / smax) ** 2))  # Python floats: an overflow gives inf, reported below
     check_finite_result(out, what="the noise error", inputs="noise_std")
     return out
 
@@ -140,9 +139,8 @@ def gaussian_mechanism_error(Delta: ArrayLike, *, sigma_opt: float) -> float:
     """
     D = check_nonnegative_vector("Delta", Delta)
     so = check_positive_finite("sigma_opt", sigma_opt)
-    dmax = D.max()
-    with np.errstate(over="ignore"):  # an overflow is reported just below
-        out = float(D.size * so * so * dmax * dmax * np.sum((D / dmax) ** 2))
+    dmax = float(D.max())
+    out = D.size * so * so * dmax * dmax * float(np.sum((D / dmax) ** 2))  # Python floats: inf on overflow
     check_finite_result(out, what="the expected error of eq. (5)", inputs="Delta or sigma_opt")
     return out
 
@@ -166,8 +164,8 @@ def egm_error(Delta: ArrayLike, *, sigma_opt: float, b: ArrayLike | None = None)
     D = check_nonnegative_vector("Delta", Delta)
     so = check_positive_finite("sigma_opt", sigma_opt)
     if b is None:
-        dmax = D.max()
-        out = float(so * so * dmax * dmax * np.sum(D / dmax) ** 2)
+        dmax = float(D.max())
+        out = so * so * dmax * dmax * float(np.sum(D / dmax) ** 2)  # Python floats: inf on overflow
         check_finite_result(out, what="the expected error of eq. (6)", inputs="Delta or sigma_opt")
         return out
     bb = check_scaling_vector("b", b, length=D.size, of="one entry per entry of Delta")
@@ -182,8 +180,9 @@ def egm_error(Delta: ArrayLike, *, sigma_opt: float, b: ArrayLike | None = None)
         j = int(np.flatnonzero(pos & (bb == 0.0))[0])
         raise ValueError(f"b must be > 0 where Delta > 0 (b_j = 0 means infinite noise), got b[{j}]=0.0")
     ratio = np.zeros_like(D)
-    ratio[pos] = D[pos] / bb[pos]
-    out = float(so * so * np.sum(ratio * ratio))
+    with np.errstate(over="ignore"):  # an overflow is reported just below
+        ratio[pos] = D[pos] / bb[pos]
+        out = float(so * so * np.sum(ratio * ratio))
     check_finite_result(out, what="the expected error of Algorithm 2", inputs="Delta, sigma_opt or 1/b")
     return out
 
@@ -252,6 +251,7 @@ def algorithm3_noise_error(b: ArrayLike, *, C: float, sigma_opt: float) -> float
         raise ValueError(f"b must be > 0 entrywise (b_j = 0 means infinite noise), got b[{j}]=0.0")
     with np.errstate(over="ignore", divide="ignore"):
         inv2 = 1.0 / (bb * bb)  # inf -> 0
-        out = float((2.0 * C * so) ** 2 * np.sum(inv2))
+        # a numpy square: Python's float ** raises OverflowError instead of giving inf
+        out = float(np.float64(2.0 * C * so) ** 2 * np.sum(inv2))
     check_finite_result(out, what="the noise error of eq. (24)", inputs="C, sigma_opt or 1/b")
     return out

@@ -1,6 +1,7 @@
 """egmlib.calibration: Theorems 1 and 2, the privacy profile, the lecture notes' rho."""
 
 import math
+import warnings
 
 import mpmath as mp
 import numpy as np
@@ -104,6 +105,19 @@ def test_no_overflow_at_large_eps():
         s = cal.sigma_opt(eps=eps, delta=1e-10)
         assert math.isfinite(s) and s > 0
         assert cal.privacy_profile(s, eps=eps) == pytest.approx(1e-10, rel=1e-10)
+
+
+def test_profile_at_the_ends_of_the_float_range():
+    # u = eps sigma - 1/(2 sigma) formed exactly must not lose its sign where 1/(2 sigma)
+    # or eps sigma is near or beyond the float range: almost no noise gives delta = 1
+    # (privacy_profile(1e-308, eps=1) once came out 0.0), almost infinite noise delta = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for sigma in (1e-300, 1e-308, 2.3e-308, 1e-310, 5e-324):
+            assert cal.privacy_profile(sigma, eps=1.0) == 1.0
+            assert cal.privacy_profile(sigma, eps=1e-300) == 1.0
+        for sigma, eps in ((1e308, 1.0), (2.6e302, 9.3e215), (1.0, 1e308)):
+            assert cal.privacy_profile(sigma, eps=eps) == 0.0
 
 
 @given(log_eps, st.floats(min_value=-3.0, max_value=4.0), st.floats(min_value=1e-6, max_value=0.5))
