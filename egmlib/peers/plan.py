@@ -210,10 +210,11 @@ def _clipped_release(X: np.ndarray, *, centre: FloatArray, Delta: FloatArray,
     """PLAN's last step: private threshold on the scaled norms, clip, noise, scale back."""
     n = X.shape[0]
     root = np.sqrt(Delta)
-    norms = row_norms(X, centre, 1.0 / root, inputs=inputs)
+    b = 1.0 / root
+    norms = row_norms(X, centre, b, inputs=inputs)
     C = private_quantile(norms, q=clip_quantile, rho=rho_threshold, lower=0.0,
                          upper=norm_upper, rng=rng)
-    total = clip_rows(X, C, centre, 1.0 / root, inputs=inputs).total
+    total = clip_rows(X, C, centre, b, norms, inputs=inputs)
     s = _budget.gaussian_noise_std(rho_noise, sensitivity=2.0 * C) if C > 0 else 0.0
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
     estimate = centre + root * noisy
