@@ -76,12 +76,11 @@ from egmlib import calibration  # noqa: E402
 from egmlib.peers import algorithm3, budget, coinpress, iome, plan  # noqa: E402
 from egmlib.peers import gaussian_benchmarks as gb  # noqa: E402
 from egmlib.peers.hadamard import random_hadamard  # noqa: E402
+from egmlib.peers.results import ALGORITHMS  # noqa: E402
 
-SEED = 20240613
+SEED = 20240613  # with the order of ALGORITHMS (egmlib.peers.results), seeds the runs
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("GaussianA", "GaussianB", "GaussianC")
-ALGORITHMS = ("PLAN", "PLAN-noscale", "IOME", "CoinPress", "Alg3-oracle", "PLAN-oracle",
-              "Alg3-private-centre", "Alg3-private", "empirical")
 RUN_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "run", "error", "excess")
 SUMMARY_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs", "error_mean",
                   "error_sd")
