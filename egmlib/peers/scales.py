@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from egmlib import _validation as _v
 from egmlib._validation import FloatArray
@@ -75,8 +75,9 @@ __all__ = [
     "pairwise_squared_differences",
 ]
 
-#: Median of the chi-square distribution with one degree of freedom.
-CHI2_1_MEDIAN = float(stats.chi2.ppf(0.5, 1))
+#: Median of the chi-square distribution with one degree of freedom, 2 P^{-1}(1/2, 1/2)
+#: (what scipy.stats.chi2.ppf(0.5, 1) computes, without importing scipy.stats).
+CHI2_1_MEDIAN = 2.0 * float(special.gammaincinv(0.5, 0.5))
 #: Mean of ln(chi^2_1), equal to digamma(1/2) + ln 2.
 LOG_CHI2_1_MEAN = float(special.digamma(0.5) + math.log(2.0))
 #: Standard deviation of ln(chi^2_1), equal to sqrt(trigamma(1/2)) = pi / sqrt(2).
