@@ -243,13 +243,14 @@ def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
     rng = _v.check_rng("rng", rng)
     d = X.shape[1]
     width = upper - lower
-    if not floor * width > 0.0:
+    low_sd = floor * width
+    if not low_sd > 0.0:
         raise ValueError(f"floor * (upper - lower) must be > 0 (it underflows), got floor={floor!r}, "
                          f"lower={lower!r} and upper={upper!r}")
-    if not math.isfinite((floor * width) ** 2 if floor * width < 1e154 else math.inf):
+    if not low_sd < 1e154:  # its square, the lower end of the clipped v, must stay finite
         raise ValueError(f"(floor * (upper - lower))^2 overflows the float64 range, got floor={floor!r}, "
                          f"lower={lower!r} and upper={upper!r}; rescale the data")
-    lo = 2.0 * math.log(floor * width)
+    lo = 2.0 * math.log(low_sd)
     hi = 2.0 * math.log(0.5 * width)
     V = _pairwise(X, rng)
     np.clip(V, math.exp(lo), 0.5 * width * width, out=V)  # the upper end may be inf
