@@ -76,19 +76,19 @@ from egmlib import calibration  # noqa: E402
 from egmlib.peers import algorithm3, budget, coinpress, iome, plan  # noqa: E402
 from egmlib.peers import gaussian_benchmarks as gb  # noqa: E402
 from egmlib.peers.hadamard import random_hadamard  # noqa: E402
+from egmlib.peers.results import ALGORITHMS  # noqa: E402
 
-SEED = 20240613
+SEED = 20240613  # with the order of ALGORITHMS (egmlib.peers.results), seeds the runs
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("GaussianA", "GaussianB", "GaussianC")
-ALGORITHMS = ("PLAN", "PLAN-noscale", "IOME", "CoinPress", "Alg3-oracle", "PLAN-oracle",
-              "Alg3-private-centre", "Alg3-private", "empirical")
 RUN_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "run", "error", "excess")
 SUMMARY_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs", "error_mean",
                   "error_sd")
 PRIVACY_DELTAS = (1e-5, 1e-6, 1e-8)
 
 
-def _estimate(name, X, s, rho, rng, rotation):
+def estimate(name, X, s, rho, rng, rotation=None):
+    """The estimate of method ``name`` at budget rho on the data X of setting s."""
     lo, hi = s.universe
     if name == "PLAN":
         return plan.plan_mean(X, rho=rho, lower=lo, upper=hi, rng=rng).estimate
@@ -127,7 +127,7 @@ def run_task(task):
         for name in algorithms:
             a_i = ALGORITHMS.index(name)
             rng = np.random.default_rng([SEED, ds_i, set_i, run, r_i, a_i])
-            est = _estimate(name, X, s, rho, rng, rotation)
+            est = estimate(name, X, s, rho, rng, rotation)
             err = float(np.linalg.norm(est - s.mean))
             excess = float(np.linalg.norm(est - xbar))
             rows.append((s.dataset, name, s.n, s.d, rho, s.alpha, run, err, excess))

@@ -33,11 +33,10 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmlib.peers import algorithm3, coinpress, iome, plan  # noqa: E402
 from egmlib.peers import gaussian_benchmarks as gb  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peers_sweep import keep_freed_memory  # noqa: E402
+from peers_sweep import ALGORITHMS, estimate, keep_freed_memory  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"
 TARGET_S = 1.0
@@ -48,25 +47,10 @@ WALL_RHO = 1 / 8
 
 
 def methods(s, X):
-    """name -> f(rng, rho): one release of each method on the data X of setting s."""
-    lo, hi = s.universe
-    mu, sigma = s.mean, s.sigma
-    return {
-        "PLAN": lambda rng, rho: plan.plan_mean(X, rho=rho, lower=lo, upper=hi, rng=rng),
-        "PLAN-noscale": lambda rng, rho: plan.plan_noscale_mean(X, rho=rho, lower=lo, upper=hi,
-                                                                rng=rng),
-        "IOME": lambda rng, rho: iome.iome_mean(X, rho=rho, lower=lo, upper=hi, rng=rng),
-        "CoinPress": lambda rng, rho: coinpress.coinpress_known_scales(
-            X, sigma=sigma, rho=rho, lower=lo, upper=hi, rng=rng),
-        "Alg3-oracle": lambda rng, rho: algorithm3.algorithm3_zcdp(X, sigma=sigma, mu_hat=mu,
-                                                                   rho=rho, rng=rng),
-        "PLAN-oracle": lambda rng, rho: plan.plan_oracle_mean(X, mu_hat=mu, sigma=sigma, rho=rho,
-                                                              lower=lo, upper=hi, rng=rng),
-        "Alg3-private-centre": lambda rng, rho: algorithm3.algorithm3_private_centre(
-            X, sigma=sigma, rho=rho, lower=lo, upper=hi, rng=rng),
-        "Alg3-private": lambda rng, rho: algorithm3.algorithm3_private(X, rho=rho, lower=lo,
-                                                                       upper=hi, rng=rng),
-    }
+    """name -> f(rng, rho): one release of each private method of the sweep on the data X of
+    setting s (IOME draws its rotation from rng, so a run pays for it)."""
+    return {name: (lambda rng, rho, name=name: estimate(name, X, s, rho, rng))
+            for name in ALGORITHMS if name != "empirical"}
 
 
 def main(argv=None):

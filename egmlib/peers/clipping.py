@@ -143,22 +143,22 @@ def clipped_sum(X: Any, *, C: float, mu_hat: Any = None, b: Any = None) -> Clipp
     """
     X, mu_hat, b = _check(X, mu_hat, b)
     C = _v.check_nonnegative_finite("C", C)
-    return clip_rows(X, C, mu_hat, b, inputs="X, mu_hat, b or C")
+    inputs = "X, mu_hat, b or C"
+    norms = row_norms(X, mu_hat, b, inputs=inputs)
+    return ClippedSum(total=clip_rows(X, C, mu_hat, b, norms, inputs=inputs), norms=norms)
 
 
-def clip_rows(X: np.ndarray, C: float, mu_hat: FloatArray | None, b: FloatArray | None, *,
-              inputs: str) -> ClippedSum:
-    """:func:`clipped_sum` for checked arguments; an overflow names ``inputs``."""
-    n, d = X.shape
-    total = np.zeros(d)
-    norms = np.empty(n)
+def clip_rows(X: np.ndarray, C: float, mu_hat: FloatArray | None, b: FloatArray | None,
+              norms: FloatArray, *, inputs: str) -> FloatArray:
+    """The total of :func:`clipped_sum` for checked arguments and the rows' ``norms``
+    (from :func:`row_norms`, which PLAN and IOME need before clipping for their private
+    threshold, so they are not computed twice); an overflow names ``inputs``."""
+    total = np.zeros(X.shape[1])
     for start, stop, B in _rows(X, mu_hat, b):
-        nb = _norms(B)
-        norms[start:stop] = nb
+        nb = norms[start:stop]
         factor = np.ones(stop - start)
         far = nb > C
         factor[far] = C / nb[far]
         total += np.einsum("i,ij->j", factor, B)
-    _v.check_finite_result(norms, what="a row norm", inputs=inputs)
     _v.check_finite_result(total, what="the clipped sum", inputs=inputs)
-    return ClippedSum(total=total, norms=norms)
+    return total

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -256,23 +256,22 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
     shares = _shares(t, pre)
     budget = _budget.split_budget(rho, shares={f"step {s + 1}": sh for s, sh in enumerate(shares)})
     radii, clips, stds = _recursion(n, d, radius, rho, beta, t, pre)
-    Y = X
     with np.errstate(over="ignore"):
-        sq = np.einsum("ij,ij->i", Y, Y)
+        sq = np.einsum("ij,ij->i", X, X)
     _v.check_finite_result(sq, what="a squared row norm", inputs="X")
     c = centre.copy()
     n_clipped = []
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows in the estimate
         for R, s in zip(clips, stds, strict=True):
             # ||y_i - c||^2 from precomputed ||y_i||^2 (one matrix-vector product per step)
-            dist2 = np.maximum(sq - 2.0 * (Y @ c) + float(c @ c), 0.0)
+            dist2 = np.maximum(sq - 2.0 * (X @ c) + float(c @ c), 0.0)
             dist = np.sqrt(dist2)
             scale = np.ones(n)
             far = dist > R
             scale[far] = R / dist[far]
             n_clipped.append(int(np.count_nonzero(far)))
-            # sum_i c + scale_i (y_i - c) = Y^T scale + (n - sum scale) c
-            total = Y.T @ scale + (n - scale.sum()) * c
+            # sum_i c + scale_i (y_i - c) = X^T scale + (n - sum scale) c
+            total = X.T @ scale + (n - scale.sum()) * c
             c = total / n + s * rng.standard_normal(d)
     _v.check_finite_result(c, what="the estimate", inputs="X or prior_centre")
     return CoinPressResult(estimate=c, steps=t, radii=tuple(radii), clip_radii=tuple(clips),
@@ -329,6 +328,4 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
     with np.errstate(over="ignore"):
         estimate = sigma * r.estimate
     _v.check_finite_result(estimate, what="the estimate", inputs="X or sigma")
-    return CoinPressResult(estimate=estimate, steps=r.steps, radii=r.radii,
-                           clip_radii=r.clip_radii, noise_stds=r.noise_stds,
-                           n_clipped=r.n_clipped, budget=r.budget)
+    return replace(r, estimate=estimate)

@@ -142,7 +142,7 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
             - 2.0 * math.sqrt(steps / (2.0 * budget["threshold"])))
     C = binary_search_quantile(norms, rank=m, rho=budget["threshold"], lower=0.0,
                                upper=0.5 * (upper - lower), rng=rng, steps=steps)
-    total = clip_rows(Y, C, centre, None, inputs="X, lower or upper").total
+    total = clip_rows(Y, C, centre, None, norms, inputs="X, lower or upper")
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C) / n if C > 0 else 0.0
     noisy = total / n + s * rng.standard_normal(N)
     estimate = R.unrotate(noisy + centre)

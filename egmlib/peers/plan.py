@@ -203,22 +203,26 @@ def _norm_bound(s: FloatArray, beta: float) -> float:
     return math.sqrt(max(1.0, math.log(d)) * math.log(1.0 / beta) * total)
 
 
-def _clipped_release(X: np.ndarray, *, centre: FloatArray, Delta: FloatArray,
-                     norm_upper: float, clip_quantile: float, rho_threshold: float,
-                     rho_noise: float, rng: np.random.Generator,
-                     inputs: str = "X, lower or upper") -> tuple[FloatArray, float, float, int]:
-    """PLAN's last step: private threshold on the scaled norms, clip, noise, scale back."""
+def _clipped_release(X: np.ndarray, *, centre: FloatArray, sigma_hat: FloatArray | None,
+                     Delta: FloatArray, norm_upper: float, k: float, budget: _budget.ZCDPBudget,
+                     rng: np.random.Generator, inputs: str = "X, lower or upper") -> PlanResult:
+    """PLAN's last step, shared by its variants: private threshold at the 1 - k quantile
+    of the scaled norms, clip, noise, scale back."""
     n = X.shape[0]
+    q = max(1.0 - k, 0.0)
     root = np.sqrt(Delta)
-    norms = row_norms(X, centre, 1.0 / root, inputs=inputs)
-    C = private_quantile(norms, q=clip_quantile, rho=rho_threshold, lower=0.0,
-                         upper=norm_upper, rng=rng)
-    total = clip_rows(X, C, centre, 1.0 / root, inputs=inputs).total
-    s = _budget.gaussian_noise_std(rho_noise, sensitivity=2.0 * C) if C > 0 else 0.0
+    b = 1.0 / root
+    norms = row_norms(X, centre, b, inputs=inputs)
+    C = private_quantile(norms, q=q, rho=budget["threshold"], lower=0.0, upper=norm_upper,
+                         rng=rng)
+    total = clip_rows(X, C, centre, b, norms, inputs=inputs)
+    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C) if C > 0 else 0.0
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
     estimate = centre + root * noisy
     _v.check_finite_result(estimate, what="the estimate", inputs=inputs)
-    return estimate, C, s, int(np.count_nonzero(norms > C))
+    return PlanResult(estimate=estimate, centre=centre, sigma_hat=sigma_hat, Delta=Delta, C=C,
+                      clip_quantile=q, norm_upper=norm_upper, noise_std=s,
+                      n_clipped=int(np.count_nonzero(norms > C)), budget=budget)
 
 
 def _check_common(X: Any, rho: Any, lower: Any, upper: Any, rng: Any, beta: Any, shares: Any,
@@ -278,13 +282,8 @@ def plan_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     k = plan_clip_fraction(n, rho_threshold=budget["threshold"], lower=lower, upper=upper,
                            beta=beta)
     norm_upper = _norm_bound(sigma_hat, beta) if np.any(sigma_hat > 0) else 1.0
-    q = max(1.0 - k, 0.0)
-    est, C, s, clipped = _clipped_release(X, centre=centre, Delta=Delta, norm_upper=norm_upper,
-                                          clip_quantile=q, rho_threshold=budget["threshold"],
-                                          rho_noise=budget["noise"], rng=rng)
-    return PlanResult(estimate=est, centre=centre, sigma_hat=sigma_hat, Delta=Delta, C=C,
-                      clip_quantile=q, norm_upper=norm_upper, noise_std=s, n_clipped=clipped,
-                      budget=budget)
+    return _clipped_release(X, centre=centre, sigma_hat=sigma_hat, Delta=Delta,
+                            norm_upper=norm_upper, k=k, budget=budget, rng=rng)
 
 
 def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
@@ -316,14 +315,8 @@ def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
     norm_upper = math.sqrt(d) * (upper - lower)
     _v.check_finite_result(norm_upper, what="the norm universe sqrt(d) (upper - lower)",
                            inputs="lower, upper")
-    q = max(1.0 - k, 0.0)
-    est, C, s, clipped = _clipped_release(X, centre=centre, Delta=np.ones(d),
-                                          norm_upper=norm_upper, clip_quantile=q,
-                                          rho_threshold=budget["threshold"],
-                                          rho_noise=budget["noise"], rng=rng)
-    return PlanResult(estimate=est, centre=centre, sigma_hat=None, Delta=np.ones(d), C=C,
-                      clip_quantile=q, norm_upper=norm_upper, noise_std=s, n_clipped=clipped,
-                      budget=budget)
+    return _clipped_release(X, centre=centre, sigma_hat=None, Delta=np.ones(d),
+                            norm_upper=norm_upper, k=k, budget=budget, rng=rng)
 
 
 def plan_oracle_mean(X: Any, *, mu_hat: Any, sigma: Any, rho: float, lower: float, upper: float,
@@ -362,11 +355,5 @@ def plan_oracle_mean(X: Any, *, mu_hat: Any, sigma: Any, rho: float, lower: floa
     k = plan_clip_fraction(n, rho_threshold=budget["threshold"], lower=lower, upper=upper,
                            beta=beta)
     norm_upper = plan_norm_bound(sigma, beta=beta)
-    q = max(1.0 - k, 0.0)
-    est, C, s, clipped = _clipped_release(X, centre=mu, Delta=Delta, norm_upper=norm_upper,
-                                          clip_quantile=q, rho_threshold=budget["threshold"],
-                                          rho_noise=budget["noise"], rng=rng,
-                                          inputs="X, mu_hat or sigma")
-    return PlanResult(estimate=est, centre=mu, sigma_hat=sigma, Delta=Delta, C=C,
-                      clip_quantile=q, norm_upper=norm_upper, noise_std=s, n_clipped=clipped,
-                      budget=budget)
+    return _clipped_release(X, centre=mu, sigma_hat=sigma, Delta=Delta, norm_upper=norm_upper,
+                            k=k, budget=budget, rng=rng, inputs="X, mu_hat or sigma")

@@ -169,6 +169,13 @@ def _read(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
         return list(reader)
 
 
+def _setting(row: Mapping[str, str], where: str) -> dict[str, Any]:
+    """The fields that name a setting, shared by Summary and FaithfulnessRow."""
+    return dict(dataset=row["dataset"], algorithm=row["algorithm"], n=_integer(row, "n", where),
+                d=_integer(row, "d", where), rho=_number(row, "rho", where),
+                alpha=_number(row, "alpha", where), runs=_integer(row, "runs", where))
+
+
 def _summaries(path: Path, field: str) -> Mapping[Key, Summary]:
     columns = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs", f"{field}_mean", f"{field}_sd")
     out: dict[Key, Summary] = {}
@@ -176,10 +183,8 @@ def _summaries(path: Path, field: str) -> Mapping[Key, Summary]:
         where = f"{path.name} line {i}"
         if row["algorithm"] not in ALGORITHMS:
             raise ValueError(f"{where}: algorithm must be one of {list(ALGORITHMS)}, got {row['algorithm']!r}")
-        s = Summary(dataset=row["dataset"], algorithm=row["algorithm"], n=_integer(row, "n", where),
-                    d=_integer(row, "d", where), rho=_number(row, "rho", where),
-                    alpha=_number(row, "alpha", where), runs=_integer(row, "runs", where),
-                    mean=_number(row, f"{field}_mean", where), sd=_number(row, f"{field}_sd", where))
+        s = Summary(**_setting(row, where), mean=_number(row, f"{field}_mean", where),
+                    sd=_number(row, f"{field}_sd", where))
         key = (s.dataset, s.algorithm, s.d, s.alpha, s.rho)
         if key in out:
             raise ValueError(f"{where}: a second row for {key}")
@@ -230,10 +235,8 @@ def load_peers_results(path: str | Path | None = None) -> PeersResults:
         plan_x = _number(row, "plan_published_accounting_mean", where, optional=True)
         median_x = _number(row, "median_published_accounting_mean", where, optional=True)
         faith.append(FaithfulnessRow(
-            dataset=row["dataset"], algorithm=row["algorithm"], n=_integer(row, "n", where),
-            d=_integer(row, "d", where), rho=_number(row, "rho", where),
-            alpha=_number(row, "alpha", where), runs=_integer(row, "runs", where),
-            ours_mean=_number(row, "ours_mean", where), ours_sd=_number(row, "ours_sd", where),
+            **_setting(row, where), ours_mean=_number(row, "ours_mean", where),
+            ours_sd=_number(row, "ours_sd", where),
             published_mean=_number(row, "published_mean", where),
             published_sd=_number(row, "published_sd", where, optional=True),
             z=_number(row, "z", where), extra_mean=plan_x if plan_x is not None else median_x,

@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from egmlib import _validation as _v
 from egmlib._validation import FloatArray
@@ -75,8 +75,9 @@ __all__ = [
     "pairwise_squared_differences",
 ]
 
-#: Median of the chi-square distribution with one degree of freedom.
-CHI2_1_MEDIAN = float(stats.chi2.ppf(0.5, 1))
+#: Median of the chi-square distribution with one degree of freedom, 2 P^{-1}(1/2, 1/2)
+#: (what scipy.stats.chi2.ppf(0.5, 1) computes, without importing scipy.stats).
+CHI2_1_MEDIAN = 2.0 * float(special.gammaincinv(0.5, 0.5))
 #: Mean of ln(chi^2_1), equal to digamma(1/2) + ln 2.
 LOG_CHI2_1_MEAN = float(special.digamma(0.5) + math.log(2.0))
 #: Standard deviation of ln(chi^2_1), equal to sqrt(trigamma(1/2)) = pi / sqrt(2).
@@ -242,13 +243,14 @@ def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
     rng = _v.check_rng("rng", rng)
     d = X.shape[1]
     width = upper - lower
-    if not floor * width > 0.0:
+    low_sd = floor * width
+    if not low_sd > 0.0:
         raise ValueError(f"floor * (upper - lower) must be > 0 (it underflows), got floor={floor!r}, "
                          f"lower={lower!r} and upper={upper!r}")
-    if not math.isfinite((floor * width) ** 2 if floor * width < 1e154 else math.inf):
+    if not low_sd < 1e154:  # its square, the lower end of the clipped v, must stay finite
         raise ValueError(f"(floor * (upper - lower))^2 overflows the float64 range, got floor={floor!r}, "
                          f"lower={lower!r} and upper={upper!r}; rescale the data")
-    lo = 2.0 * math.log(floor * width)
+    lo = 2.0 * math.log(low_sd)
     hi = 2.0 * math.log(0.5 * width)
     V = _pairwise(X, rng)
     np.clip(V, math.exp(lo), 0.5 * width * width, out=V)  # the upper end may be inf
