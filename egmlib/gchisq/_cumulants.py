@@ -298,40 +298,42 @@ class Cumulants:
         that would be summed weight by weight replaced by its compressed
         weights (:meth:`_atoms`, series about each sub-bin's mean to third
         order); planner use only (zeta as in :meth:`complex`)."""
-        s = np.asarray(s, dtype=complex)
-        shape = s.shape
-        s = s.ravel()
-        if zeta is not None:
-            zeta = np.asarray(zeta, dtype=complex).ravel()
-            if self.n_top == 0 or np.isnan(zeta).all():
-                zeta = None
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            if self.d * s.size <= _DIRECT:
-                out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
-            else:
-                out = self._complex(s, zeta, 0.02, coarse=True)
-            if self.pole:
-                out = out - self.pole * np.log(-s) + self.pole_c
-        return out.reshape(shape)
+        return self._at_complex(s, zeta, lambda s, zeta: self._complex(s, zeta, 0.02, coarse=True))
 
     # -- evaluation -------------------------------------------------------------
     def complex(self, s, zeta=None, tol=_SERIES_TOL):
         """K(s) at complex points s (any shape), principal branch along Gamma;
         zeta = 1/2 - s (same shape) may be given for accuracy near s = 1/2."""
-        s = np.asarray(s, dtype=complex)
-        shape = s.shape
-        s = s.ravel()
+
+        def grouped(s, zeta):
+            out = np.empty(s.size, dtype=complex)
+            for sel in _groups(s):
+                out[sel] = self._complex(s[sel], None if zeta is None else zeta[sel], tol)
+            return out
+
+        return self._at_complex(s, zeta, grouped)
+
+    def _points(self, s, zeta, dtype):
+        """s and zeta as flat arrays of dtype; zeta None where no weight is
+        formed from it (no weight > 1/2, or zeta not given at any point)."""
+        s = np.asarray(s, dtype=dtype).ravel()
         if zeta is not None:
-            zeta = np.asarray(zeta, dtype=complex).ravel()
+            zeta = np.asarray(zeta, dtype=dtype).ravel()
             if self.n_top == 0 or np.isnan(zeta).all():
                 zeta = None
+        return s, zeta
+
+    def _at_complex(self, s, zeta, series):
+        """K at complex points s (any shape): weight by weight where few
+        (weight, point) pairs, else ``series(s, zeta)`` on the flat points;
+        plus the branch point at 0 if any."""
+        shape = np.shape(s)
+        s, zeta = self._points(s, zeta, complex)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
             else:
-                out = np.empty(s.size, dtype=complex)
-                for sel in _groups(s):
-                    out[sel] = self._complex(s[sel], None if zeta is None else zeta[sel], tol)
+                out = series(s, zeta)
             if self.pole:
                 out = out - self.pole * np.log(-s) + self.pole_c
         return out.reshape(shape)
@@ -383,11 +385,7 @@ class Cumulants:
     def real(self, s, zeta=None, tol=_SERIES_TOL):
         """K and its first three derivatives at real points s (1-d array, all
         < 1/2; zeta = 1/2 - s may be given); returns an array of shape (4, N)."""
-        s = np.asarray(s, dtype=float).ravel()
-        if zeta is not None:
-            zeta = np.asarray(zeta, dtype=float).ravel()
-            if self.n_top == 0 or np.isnan(zeta).all():
-                zeta = None
+        s, zeta = self._points(s, zeta, float)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = _exact_real(s, zeta, self.w)
