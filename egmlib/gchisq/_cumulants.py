@@ -185,17 +185,16 @@ class Cumulants:
     # -- which weights go where ------------------------------------------------
     def _parts(self, s, zeta, tol=_SERIES_TOL, mixed_ok=False):
         """Split the bins for the points s: pure or series bins (idx, number of
-        terms nts, denominators, u), bins summed weight by weight (we), the
+        terms nts, denominators, u), bins summed weight by weight (ex), the
         small-weight power series (tail, nt_tail), and bins used as series where
         it converges and weight by weight elsewhere (mixed: (row, bin, bad))."""
         smax = _finite_max(np.abs(s))
         lim = _RHO_TAIL / (2.0 * smax) if smax > 0 else np.inf
         bstar = int(np.searchsorted(-self.wtop, -lim, side="left"))
-        idx = _NOIDX
+        idx = ex = _NOIDX
         nts = 0
-        u = denom = we = None
+        u = denom = None
         mixed = []
-        self._last_exact = _NOIDX
         if bstar:
             denom = self._denoms(self.w0[:bstar], self.bin_top[:bstar], s, zeta)
             u = (2.0 * s) / denom
@@ -223,14 +222,7 @@ class Cumulants:
                     ntb = math.ceil(math.log(tol / cnt[b]) / math.log(rg)) if rg > 0 else 1
                     nts = max(nts, min(max(ntb, 1), _KMAX))
                     mixed.append((int(np.searchsorted(idx, b)), int(b), bad))
-            exact = ~(series | mix)
-            if exact.any():
-                ex = np.nonzero(exact)[0]
-                if ex.size == 1:
-                    we = self.w[self.starts[ex[0]]:self.ends[ex[0]]]
-                else:
-                    we = np.concatenate([self.w[self.starts[b]:self.ends[b]] for b in ex])
-                self._last_exact = ex
+            ex = np.nonzero(~(series | mix))[0]
         nt_tail = 0
         tail = None
         if bstar < self.count.size:
@@ -241,7 +233,16 @@ class Cumulants:
             nt_tail = max(int(big[-1]) + 1 if big.size else 0, 4)
             if nt_tail >= _KMAX:
                 raise FloatingPointError("gchisq: tail power series did not converge")
-        return idx, nts, denom, u, we, tail, nt_tail, mixed
+        return idx, nts, denom, u, ex, tail, nt_tail, mixed
+
+    def _members(self, bins):
+        """The weights of the given bins (indices in increasing order), or
+        None if there are none."""
+        if bins.size == 0:
+            return None
+        if bins.size == 1:
+            return self.w[self.starts[bins[0]]:self.ends[bins[0]]]
+        return np.concatenate([self.w[self.starts[b]:self.ends[b]] for b in bins])
 
     # -- a coarse K for the contour planner ---------------------------------------
     def _atoms(self):
@@ -272,15 +273,14 @@ class Cumulants:
         abin = binid[starts]
         a_lo = np.searchsorted(abin, np.arange(nb), side="left")
         a_hi = np.searchsorted(abin, np.arange(nb), side="right")
-        self._atom_data = (mean, n, p2, p3, abin, a_lo, a_hi)
+        self._atom_data = (mean, n, p2, p3, a_lo, a_hi)
         return self._atom_data
 
     def _atom_terms(self, bins, s, zeta):
         """Sum over the atoms of the given bins of -(n/2) log(1 - 2 a s) plus the
         series about a to third order (the coarse stand-in for those weights)."""
-        mean, n, p2, p3, _, a_lo, a_hi = self._atoms()
-        sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins]) if len(bins) > 1 \
-            else np.arange(a_lo[bins[0]], a_hi[bins[0]])
+        mean, n, p2, p3, a_lo, a_hi = self._atoms()
+        sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins])
         m, nn = mean[sel], n[sel]
         den = self._denoms(m, m > 0.5, s, zeta)
         lg = clog1p(-2.0 * np.multiply.outer(m, s))
@@ -339,11 +339,9 @@ class Cumulants:
         return out.reshape(shape)
 
     def _complex(self, s, zeta, tol, coarse=False):
-        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, not coarse)
-        if coarse and we is not None:
-            ex, we = self._last_exact, None
-        else:
-            ex = ()
+        idx, nts, denom, u, ex, tail, nt_tail, mixed = self._parts(s, zeta, tol, not coarse)
+        # coarse: the bins to be summed weight by weight enter as their atoms
+        we = None if coarse else self._members(ex)
         out = np.zeros(s.size, dtype=complex)
         if idx.size:
             w0 = self.w0[idx]
@@ -371,8 +369,8 @@ class Cumulants:
             for lo in range(0, we.size, step):
                 wc = we[lo:lo + step]
                 out -= 0.5 * np.sum(self._logs(wc, s, zeta), axis=0)
-        if len(ex):
-            out += self._atom_terms(list(ex), s, zeta)
+        if coarse and ex.size:
+            out += self._atom_terms(ex, s, zeta)
         if nt_tail:
             coef = tail[:nt_tail] / (2.0 * self.kdiv[:nt_tail])
             z = 2.0 * s
@@ -400,7 +398,8 @@ class Cumulants:
         return out
 
     def _real(self, s, zeta, tol):
-        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
+        idx, nts, denom, u, ex, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
+        we = self._members(ex)
         out = np.zeros((4, s.size))
         if idx.size:
             w0 = self.w0[idx, None]
