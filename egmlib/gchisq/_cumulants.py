@@ -160,14 +160,14 @@ class Cumulants:
         return self._power_sums()[1]
 
     # -- the factors 1 - 2 w s -------------------------------------------------
-    def _denoms(self, w, top, s, zeta):
-        """(len(w), N) array of 1 - 2 w s; rows with top=True (w > 1/2) formed
-        as (1 - w) + 2 w zeta at the points where zeta is given (not NaN)."""
+    def _denoms(self, w, s, zeta):
+        """(len(w), N) array of 1 - 2 w s; rows of weights w > 1/2 formed as
+        (1 - w) + 2 w zeta at the points where zeta is given (not NaN)."""
         d = 1.0 - 2.0 * np.multiply.outer(w, s)
-        if zeta is not None and np.any(top):
-            wt = w[top]
-            zf = (1.0 - wt)[:, None] + 2.0 * np.multiply.outer(wt, _nan0(zeta))
-            d[top] = np.where(np.isnan(zeta)[None, :], d[top], zf)
+        if zeta is not None:
+            top = w > 0.5
+            if np.any(top):
+                d[top] = np.where(np.isnan(zeta)[None, :], d[top], _zeta_factors(w[top], zeta))
         return d
 
     def _logs(self, w, s, zeta):
@@ -177,8 +177,7 @@ class Cumulants:
         if zeta is not None:
             top = w > 0.5
             if np.any(top):
-                wt = w[top]
-                zf = np.log((1.0 - wt)[:, None] + 2.0 * np.multiply.outer(wt, _nan0(zeta)))
+                zf = np.log(_zeta_factors(w[top], zeta))
                 out[top] = np.where(np.isnan(zeta)[None, :], out[top], zf)
         return out
 
@@ -196,7 +195,7 @@ class Cumulants:
         u = denom = None
         mixed = []
         if bstar:
-            denom = self._denoms(self.w0[:bstar], self.bin_top[:bstar], s, zeta)
+            denom = self._denoms(self.w0[:bstar], s, zeta)
             u = (2.0 * s) / denom
             au = np.abs(u)
             dmax = self.dmax[:bstar]
@@ -282,13 +281,8 @@ class Cumulants:
         mean, n, p2, p3, a_lo, a_hi = self._atoms()
         sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins])
         m, nn = mean[sel], n[sel]
-        den = self._denoms(m, m > 0.5, s, zeta)
-        lg = clog1p(-2.0 * np.multiply.outer(m, s))
-        if zeta is not None:
-            top = m > 0.5
-            if np.any(top):
-                lg[top] = np.where(np.isnan(zeta)[None, :], lg[top], np.log(den[top]))
-        u = (2.0 * s) / den
+        lg = self._logs(m, s, zeta)
+        u = (2.0 * s) / self._denoms(m, s, zeta)
         corr = 0.25 * p2[sel, None] * u * u + p3[sel, None] * u * u * u / 6.0
         return np.sum(-0.5 * nn[:, None] * lg + corr, axis=0)
 
@@ -470,9 +464,11 @@ def _finite_max(a):
     return float(f.max()) if f.size else 0.0
 
 
-def _nan0(z):
-    """z with NaN replaced by 0 (the NaN entries are discarded by the caller)."""
-    return np.where(np.isnan(z), 0.0, z)
+def _zeta_factors(w, zeta):
+    """(len(w), N) array of the factors 1 - 2 w s = (1 - w) + 2 w zeta of
+    weights w > 1/2 (1 - w exact) at the points zeta = 1/2 - s; entries at
+    NaN zeta (not given) are to be discarded by the caller."""
+    return (1.0 - w)[:, None] + 2.0 * np.multiply.outer(w, np.where(np.isnan(zeta), 0.0, zeta))
 
 
 def _exact_real(s, zeta, we):
@@ -488,9 +484,8 @@ def _exact_real(s, zeta, we):
         if zeta is not None:
             top = wc > 0.5
             if np.any(top):
-                wt = wc[top]
                 use = ~np.isnan(zeta)[:, None]
-                dt = (1.0 - wt)[None, :] + 2.0 * np.multiply.outer(_nan0(zeta), wt)
+                dt = _zeta_factors(wc[top], zeta).T
                 den[:, top] = np.where(use, dt, den[:, top])
                 lg[:, top] = np.where(use, np.log(dt), lg[:, top])
         t = wc / den
