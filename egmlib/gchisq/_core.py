@@ -119,7 +119,7 @@ def _zeta_of_tau(tau):
     return 0.5 * np.exp(-tau)
 
 
-def _zeta_arg(s, zeta):
+def _zeta_arg(zeta):
     """zeta where the zeta form is used (zeta < _ZETA_FORM), NaN elsewhere."""
     return np.where(zeta < _ZETA_FORM, zeta, np.nan)
 
@@ -143,7 +143,7 @@ def saddlepoint(cum, x, with_zeta=False):
     for _ in range(200):
         s = _s_of_tau(tau)
         z = _zeta_of_tau(tau)
-        k = cum.real(s, _zeta_arg(s, z))
+        k = cum.real(s, _zeta_arg(z))
         f = np.log(k[1]) - lx
         # d ln K' / d tau = K'' / K' * (1 - 2 s) / 2 = K'' / K' * zeta
         df = k[2] / k[1] * z
@@ -203,7 +203,7 @@ def rstar_start(cum, z):
     for _ in range(100):
         t = np.array(tau)
         s, zeta = _s_of_tau(t), _zeta_of_tau(t)
-        k = cum.real(s, _zeta_arg(s, zeta))
+        k = cum.real(s, _zeta_arg(zeta))
         done = True
         for i in range(m):
             si, k0, k1, k2, k3 = float(s[i]), k[0, i], k[1, i], k[2, i], k[3, i]
@@ -240,7 +240,7 @@ def rstar_start(cum, z):
             return s, zeta, k
     t = np.array(tau)
     s, zeta = _s_of_tau(t), _zeta_of_tau(t)
-    return s, zeta, cum.real(s, _zeta_arg(s, zeta))
+    return s, zeta, cum.real(s, _zeta_arg(zeta))
 
 
 # ---------------------------------------------------------------------------
@@ -337,16 +337,16 @@ def _choose_c(cum, s_hat, z_hat, upper, kh=None):
     standard deviation (in s) of the pole at 0 or on the wrong side of it.
     Returns c, zeta_c (NaN where the s form is used) and K..K''' at c."""
     if kh is None:
-        kh = cum.real(s_hat, _zeta_arg(s_hat, z_hat))
+        kh = cum.real(s_hat, _zeta_arg(z_hat))
     sd = 1.0 / np.sqrt(kh[2])
     good = ((s_hat > 0) == upper) & (np.abs(s_hat) >= 0.5 * sd) & (s_hat != 0)
     if np.all(good):
-        return s_hat, _zeta_arg(s_hat, z_hat), kh, kh
+        return s_hat, _zeta_arg(z_hat), kh, kh
     k0 = cum.real(np.array([0.0]))[:, 0]
     cm = np.where(upper, 0.5, -0.5) / math.sqrt(k0[2])
     c = np.where(good, s_hat, cm)
     z = np.where(good, z_hat, 0.5 - cm)
-    zc = _zeta_arg(c, z)
+    zc = _zeta_arg(z)
     kc = np.where(good[None, :], kh, cum.real(c, zc))
     return c, zc, kc, kh
 
