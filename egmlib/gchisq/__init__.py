@@ -253,13 +253,13 @@ class WeightedChiSquare:
                 a, b = -math.frexp(xi)[1], math.frexp(self._scale)[1]
                 xr = math.ldexp(xi, a) / math.ldexp(self._scale, -b)
                 res[:, i] = self._raw(np.array([xr]), shift=a + b)[:, 0]
-            zero = np.zeros(xs.size, dtype=bool)
-            if not np.all(np.isfinite(res[1]) | (res[1] == -np.inf)):
-                bad = flat[mid][~np.isfinite(res[1])][0]
+            ok = np.isfinite(res[1]) | (res[1] == -np.inf)
+            if not np.all(ok):
+                bad = flat[mid][~ok][0]
                 raise RuntimeError(
                     f"gchisq: the tail computation failed at x={bad!r}")
             upper = res[0] > 0.5
-            lt = np.where(zero, -np.inf, res[1])
+            lt = res[1]
             with np.errstate(divide="ignore"):
                 other = np.log(-np.expm1(lt))
             lsf[mid] = np.where(upper, lt, other)
