@@ -436,9 +436,9 @@ def _chi2_1_quantile(logt, upper):
     for _ in range(6):
         xs = np.exp(u)
         r = _extreme.chi2_1(xs)
-        lt = np.where(r[0] > 0.5, r[1], np.log(-np.expm1(r[1])))
-        lt = np.where((r[0] > 0.5) == upper, r[1], lt)
-        fo = r[2] * np.where((r[0] > 0.5) == upper, 1.0, np.exp(r[1] - lt))
+        same = (r[0] > 0.5) == upper  # r holds the requested tail, else its complement
+        lt = np.where(same, r[1], np.log(-np.expm1(r[1])))
+        fo = r[2] * np.where(same, 1.0, np.exp(r[1] - lt))
         slope = (-fo if upper else fo) * xs  # d log T / d log x
         step = np.where(np.isfinite(slope) & (slope != 0), (lt - logt) / slope, 0.0)
         u = u - step
