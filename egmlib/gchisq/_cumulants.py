@@ -16,6 +16,7 @@ then formed as 1 - 2 w s = (1 - w) + 2 w zeta, where 1 - w is exact, so that
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 
@@ -123,41 +124,39 @@ class Cumulants:
         self.kdiv = np.arange(1, _KMAX + 1, dtype=float)
         # prefix sums over the sorted weights (bounds in the contour planner)
         self.cumw = np.concatenate([[0.0], np.cumsum(w)])
-        self._sums = None
 
+    @cached_property
     def _power_sums(self):
         """Central power sums per bin (cen) and suffix power sums (suffix),
         computed on first use: O(48 d), not needed when few enough (weight,
         point) pairs are summed directly."""
-        if self._sums is None:
-            w, starts, ends = self.w, self.starts, self.ends
-            nb = starts.size
-            cen = np.zeros((nb, _KMAX))
-            spread = self.dmax > 0
-            if np.any(spread):
-                delta = w - np.repeat(self.w0, ends - starts)
-                pw = delta.copy()
-                with np.errstate(under="ignore"):
-                    for k in range(_KMAX):
-                        cen[:, k] = np.add.reduceat(pw, starts)
-                        pw *= delta
-            cen[~spread] = 0.0
-            raw = np.zeros((nb + 1, _KMAX))
-            pw = w.copy()
+        w, starts, ends = self.w, self.starts, self.ends
+        nb = starts.size
+        cen = np.zeros((nb, _KMAX))
+        spread = self.dmax > 0
+        if np.any(spread):
+            delta = w - np.repeat(self.w0, ends - starts)
+            pw = delta.copy()
             with np.errstate(under="ignore"):
                 for k in range(_KMAX):
-                    raw[:nb, k] = np.add.reduceat(pw, starts)
-                    pw *= w
-            self._sums = (cen, np.cumsum(raw[::-1], axis=0)[::-1])  # suffix: bins >= b
-        return self._sums
+                    cen[:, k] = np.add.reduceat(pw, starts)
+                    pw *= delta
+        cen[~spread] = 0.0
+        raw = np.zeros((nb + 1, _KMAX))
+        pw = w.copy()
+        with np.errstate(under="ignore"):
+            for k in range(_KMAX):
+                raw[:nb, k] = np.add.reduceat(pw, starts)
+                pw *= w
+        return cen, np.cumsum(raw[::-1], axis=0)[::-1]  # suffix: bins >= b
 
     @property
     def cen(self):
-        return self._power_sums()[0]
+        return self._power_sums[0]
 
     @property
     def suffix(self):
-        return self._power_sums()[1]
+        return self._power_sums[1]
 
     # -- the factors 1 - 2 w s -------------------------------------------------
     def _denoms(self, w, s, zeta):
@@ -244,12 +243,11 @@ class Cumulants:
         return np.concatenate([self.w[self.starts[b]:self.ends[b]] for b in bins])
 
     # -- a coarse K for the contour planner ---------------------------------------
+    @cached_property
     def _atoms(self):
         """Compressed weights for :meth:`coarse`: bins of <= 64 weights as they
         are, larger ones as 32 sub-bins of equal width in w, each with its
         count, mean and central sums of order 2 and 3 (built once)."""
-        if hasattr(self, "_atom_data"):
-            return self._atom_data
         w = self.w
         nb = self.starts.size
         binid = np.repeat(np.arange(nb), (self.ends - self.starts))
@@ -272,13 +270,12 @@ class Cumulants:
         abin = binid[starts]
         a_lo = np.searchsorted(abin, np.arange(nb), side="left")
         a_hi = np.searchsorted(abin, np.arange(nb), side="right")
-        self._atom_data = (mean, n, p2, p3, a_lo, a_hi)
-        return self._atom_data
+        return mean, n, p2, p3, a_lo, a_hi
 
     def _atom_terms(self, bins, s, zeta):
         """Sum over the atoms of the given bins of -(n/2) log(1 - 2 a s) plus the
         series about a to third order (the coarse stand-in for those weights)."""
-        mean, n, p2, p3, a_lo, a_hi = self._atoms()
+        mean, n, p2, p3, a_lo, a_hi = self._atoms
         sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins])
         m, nn = mean[sel], n[sel]
         lg = self._logs(m, s, zeta)
@@ -290,7 +287,7 @@ class Cumulants:
         """K(s) at complex points s (any shape) to about 0.1 absolute, cheaply
         for any d: as :meth:`complex` at a rough tolerance, with every bin
         that would be summed weight by weight replaced by its compressed
-        weights (:meth:`_atoms`, series about each sub-bin's mean to third
+        weights (:attr:`_atoms`, series about each sub-bin's mean to third
         order); planner use only (zeta as in :meth:`complex`)."""
         return self._at_complex(s, zeta, lambda s, zeta: self._complex(s, zeta, 0.02, coarse=True))
 
