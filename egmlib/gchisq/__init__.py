@@ -99,7 +99,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from egmlib import _validation as _v
 
-from . import _core, _extreme
+from . import _core, _cumulants, _extreme
 
 __all__ = [
     "WeightedChiSquare",
@@ -159,7 +159,7 @@ class WeightedChiSquare:
         ws = np.sort(pos / scale)[::-1].copy()
         ws[0] = 1.0
         self._scale = scale
-        self._cum = _core.Cumulants(ws)
+        self._cum = _cumulants.Cumulants(ws)
         self.d = int(arr.size)
         self.d_positive = int(pos.size)
         self._far = {}

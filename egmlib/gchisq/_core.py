@@ -75,8 +75,6 @@ import math
 import numpy as np
 from scipy import special
 
-from ._cumulants import Cumulants  # noqa: F401  (re-exported)
-
 _EPS = np.finfo(float).eps
 #: Relative accuracy the quadrature is designed for (far below the 1e-10
 #: promise, so that the a-posteriori check has room).
