@@ -921,10 +921,9 @@ def _quantile(cum, logt, upper, maxiter=40):
     on the primary contours planned once at the start. At convergence the value
     is certified on the check contour (:func:`certified`); if that repaired the
     contours, the bracket built from the earlier (untrusted) values is
-    discarded and the iteration continues on the repaired pair. If Halley does
-    not converge, Brent's method (scipy.optimize.brentq) on g, with every value
-    certified, finishes the job over a bracket whose end points have g of
-    opposite signs (T is monotone in x).
+    discarded and the iteration continues on the repaired pair. Where Halley
+    does not converge the caller finishes with Brent's method on certified
+    values (:meth:`egmlib.gchisq.WeightedChiSquare._bracketed`).
     Returns (x, estimated relative error of x, not-converged mask).
     """
     logt = np.asarray(logt, dtype=float)
@@ -943,8 +942,6 @@ def _quantile(cum, logt, upper, maxiter=40):
     failed = np.zeros(m, dtype=bool)
     for i in range(m):
         xi, e, ok = _halley(cum, pairs[i], float(x[i]), float(logt[i]), upper, maxiter)
-        if not ok:
-            xi, e, ok = _bracketed(cum, float(logt[i]), upper, xi)
         x[i], xerr[i], failed[i] = xi, e, not ok
     return x, xerr, failed
 
@@ -996,41 +993,3 @@ def _halley(cum, pair, xi, logt, upper, maxiter):
             new = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * xi
         xi = new
     return xi, math.inf, False
-
-
-def _bracketed(cum, logt, upper, x0):
-    """Fallback: Brent's method on g(x) = log T(x) - logt with every T certified.
-    The bracket grows geometrically from x0 until g changes sign (T is
-    monotone in x, so g changes sign exactly once)."""
-    from scipy.optimize import brentq
-
-    cache = {}
-
-    def g(xv):
-        if xv not in cache:
-            _, r, _ = certified(cum, _replan(cum, xv, upper), xv)
-            cache[xv] = r
-        return cache[xv][0] - logt
-
-    sgn = 1.0 if upper else -1.0  # sign of g left of the root
-    if not (x0 > 0 and math.isfinite(x0)):
-        x0 = cum.mean
-    a = b = x0
-    for _ in range(2000):
-        if g(a) * sgn > 0:
-            break
-        a *= 0.5
-    for _ in range(2000):
-        if g(b) * sgn < 0:
-            break
-        b *= 2.0
-    if not (g(a) * sgn > 0 > g(b) * sgn):
-        return x0, math.inf, False
-    root = brentq(g, a, b, xtol=1e-300, rtol=4.0 * _EPS, maxiter=400)
-    g(root)
-    r = cache[root]
-    slope = abs(r[1])
-    if not (slope > 0 and math.isfinite(slope)):
-        return root, math.inf, False
-    e = (abs(r[0] - logt) + r[3]) / (root * slope) + 4.0 * _EPS
-    return root, e, r[3] < 1.0
