@@ -68,8 +68,6 @@ QUICK = "--quick" in sys.argv
 ROOT = Path(__file__).resolve().parents[1]
 
 
-
-
 def fig2_weights():
     """[(d, alpha, kind, w)]: kind 'n' -> sigma^2 (C_n^2), 't' -> sigma/sum sigma (C_t^2)."""
     out = []
@@ -102,10 +100,6 @@ def header(title):
 # ---------------------------------------------------------------------------
 # references
 # ---------------------------------------------------------------------------
-
-
-
-
 
 def quantile_rel_err(dist, x, p, p_ref):
     """Relative error of the quantile x implied by the reference tail p_ref = P(Q > x):

@@ -99,7 +99,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from egmlib import _validation as _v
 
-from . import _core, _extreme
+from . import _core, _cumulants, _extreme
 
 __all__ = [
     "WeightedChiSquare",
@@ -159,7 +159,7 @@ class WeightedChiSquare:
         ws = np.sort(pos / scale)[::-1].copy()
         ws[0] = 1.0
         self._scale = scale
-        self._cum = _core.Cumulants(ws)
+        self._cum = _cumulants.Cumulants(ws)
         self.d = int(arr.size)
         self.d_positive = int(pos.size)
         self._far = {}
@@ -253,13 +253,13 @@ class WeightedChiSquare:
                 a, b = -math.frexp(xi)[1], math.frexp(self._scale)[1]
                 xr = math.ldexp(xi, a) / math.ldexp(self._scale, -b)
                 res[:, i] = self._raw(np.array([xr]), shift=a + b)[:, 0]
-            zero = np.zeros(xs.size, dtype=bool)
-            if not np.all(np.isfinite(res[1]) | (res[1] == -np.inf)):
-                bad = flat[mid][~np.isfinite(res[1])][0]
+            ok = np.isfinite(res[1]) | (res[1] == -np.inf)
+            if not np.all(ok):
+                bad = flat[mid][~ok][0]
                 raise RuntimeError(
                     f"gchisq: the tail computation failed at x={bad!r}")
             upper = res[0] > 0.5
-            lt = np.where(zero, -np.inf, res[1])
+            lt = res[1]
             with np.errstate(divide="ignore"):
                 other = np.log(-np.expm1(lt))
             lsf[mid] = np.where(upper, lt, other)
@@ -436,9 +436,9 @@ def _chi2_1_quantile(logt, upper):
     for _ in range(6):
         xs = np.exp(u)
         r = _extreme.chi2_1(xs)
-        lt = np.where(r[0] > 0.5, r[1], np.log(-np.expm1(r[1])))
-        lt = np.where((r[0] > 0.5) == upper, r[1], lt)
-        fo = r[2] * np.where((r[0] > 0.5) == upper, 1.0, np.exp(r[1] - lt))
+        same = (r[0] > 0.5) == upper  # r holds the requested tail, else its complement
+        lt = np.where(same, r[1], np.log(-np.expm1(r[1])))
+        fo = r[2] * np.where(same, 1.0, np.exp(r[1] - lt))
         slope = (-fo if upper else fo) * xs  # d log T / d log x
         step = np.where(np.isfinite(slope) & (slope != 0), (lt - logt) / slope, 0.0)
         u = u - step

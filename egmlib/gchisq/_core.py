@@ -75,8 +75,6 @@ import math
 import numpy as np
 from scipy import special
 
-from ._cumulants import Cumulants  # noqa: F401  (re-exported)
-
 _EPS = np.finfo(float).eps
 #: Relative accuracy the quadrature is designed for (far below the 1e-10
 #: promise, so that the a-posteriori check has room).
@@ -119,7 +117,7 @@ def _zeta_of_tau(tau):
     return 0.5 * np.exp(-tau)
 
 
-def _zeta_arg(s, zeta):
+def _zeta_arg(zeta):
     """zeta where the zeta form is used (zeta < _ZETA_FORM), NaN elsewhere."""
     return np.where(zeta < _ZETA_FORM, zeta, np.nan)
 
@@ -143,7 +141,7 @@ def saddlepoint(cum, x, with_zeta=False):
     for _ in range(200):
         s = _s_of_tau(tau)
         z = _zeta_of_tau(tau)
-        k = cum.real(s, _zeta_arg(s, z))
+        k = cum.real(s, _zeta_arg(z))
         f = np.log(k[1]) - lx
         # d ln K' / d tau = K'' / K' * (1 - 2 s) / 2 = K'' / K' * zeta
         df = k[2] / k[1] * z
@@ -203,7 +201,7 @@ def rstar_start(cum, z):
     for _ in range(100):
         t = np.array(tau)
         s, zeta = _s_of_tau(t), _zeta_of_tau(t)
-        k = cum.real(s, _zeta_arg(s, zeta))
+        k = cum.real(s, _zeta_arg(zeta))
         done = True
         for i in range(m):
             si, k0, k1, k2, k3 = float(s[i]), k[0, i], k[1, i], k[2, i], k[3, i]
@@ -240,7 +238,7 @@ def rstar_start(cum, z):
             return s, zeta, k
     t = np.array(tau)
     s, zeta = _s_of_tau(t), _zeta_of_tau(t)
-    return s, zeta, cum.real(s, _zeta_arg(s, zeta))
+    return s, zeta, cum.real(s, _zeta_arg(zeta))
 
 
 # ---------------------------------------------------------------------------
@@ -337,16 +335,16 @@ def _choose_c(cum, s_hat, z_hat, upper, kh=None):
     standard deviation (in s) of the pole at 0 or on the wrong side of it.
     Returns c, zeta_c (NaN where the s form is used) and K..K''' at c."""
     if kh is None:
-        kh = cum.real(s_hat, _zeta_arg(s_hat, z_hat))
+        kh = cum.real(s_hat, _zeta_arg(z_hat))
     sd = 1.0 / np.sqrt(kh[2])
     good = ((s_hat > 0) == upper) & (np.abs(s_hat) >= 0.5 * sd) & (s_hat != 0)
     if np.all(good):
-        return s_hat, _zeta_arg(s_hat, z_hat), kh, kh
+        return s_hat, _zeta_arg(z_hat), kh, kh
     k0 = cum.real(np.array([0.0]))[:, 0]
     cm = np.where(upper, 0.5, -0.5) / math.sqrt(k0[2])
     c = np.where(good, s_hat, cm)
     z = np.where(good, z_hat, 0.5 - cm)
-    zc = _zeta_arg(c, z)
+    zc = _zeta_arg(z)
     kc = np.where(good[None, :], kh, cum.real(c, zc))
     return c, zc, kc, kh
 
@@ -923,10 +921,9 @@ def _quantile(cum, logt, upper, maxiter=40):
     on the primary contours planned once at the start. At convergence the value
     is certified on the check contour (:func:`certified`); if that repaired the
     contours, the bracket built from the earlier (untrusted) values is
-    discarded and the iteration continues on the repaired pair. If Halley does
-    not converge, Brent's method (scipy.optimize.brentq) on g, with every value
-    certified, finishes the job over a bracket whose end points have g of
-    opposite signs (T is monotone in x).
+    discarded and the iteration continues on the repaired pair. Where Halley
+    does not converge the caller finishes with Brent's method on certified
+    values (:meth:`egmlib.gchisq.WeightedChiSquare._bracketed`).
     Returns (x, estimated relative error of x, not-converged mask).
     """
     logt = np.asarray(logt, dtype=float)
@@ -945,8 +942,6 @@ def _quantile(cum, logt, upper, maxiter=40):
     failed = np.zeros(m, dtype=bool)
     for i in range(m):
         xi, e, ok = _halley(cum, pairs[i], float(x[i]), float(logt[i]), upper, maxiter)
-        if not ok:
-            xi, e, ok = _bracketed(cum, float(logt[i]), upper, xi)
         x[i], xerr[i], failed[i] = xi, e, not ok
     return x, xerr, failed
 
@@ -998,41 +993,3 @@ def _halley(cum, pair, xi, logt, upper, maxiter):
             new = 0.5 * (lo + hi) if math.isfinite(hi) else 2.0 * xi
         xi = new
     return xi, math.inf, False
-
-
-def _bracketed(cum, logt, upper, x0):
-    """Fallback: Brent's method on g(x) = log T(x) - logt with every T certified.
-    The bracket grows geometrically from x0 until g changes sign (T is
-    monotone in x, so g changes sign exactly once)."""
-    from scipy.optimize import brentq
-
-    cache = {}
-
-    def g(xv):
-        if xv not in cache:
-            _, r, _ = certified(cum, _replan(cum, xv, upper), xv)
-            cache[xv] = r
-        return cache[xv][0] - logt
-
-    sgn = 1.0 if upper else -1.0  # sign of g left of the root
-    if not (x0 > 0 and math.isfinite(x0)):
-        x0 = cum.mean
-    a = b = x0
-    for _ in range(2000):
-        if g(a) * sgn > 0:
-            break
-        a *= 0.5
-    for _ in range(2000):
-        if g(b) * sgn < 0:
-            break
-        b *= 2.0
-    if not (g(a) * sgn > 0 > g(b) * sgn):
-        return x0, math.inf, False
-    root = brentq(g, a, b, xtol=1e-300, rtol=4.0 * _EPS, maxiter=400)
-    g(root)
-    r = cache[root]
-    slope = abs(r[1])
-    if not (slope > 0 and math.isfinite(slope)):
-        return root, math.inf, False
-    e = (abs(r[0] - logt) + r[3]) / (root * slope) + 4.0 * _EPS
-    return root, e, r[3] < 1.0

@@ -16,6 +16,7 @@ then formed as 1 - 2 w s = (1 - w) + 2 w zeta, where 1 - w is exact, so that
 from __future__ import annotations
 
 import math
+from functools import cached_property
 
 import numpy as np
 
@@ -123,51 +124,49 @@ class Cumulants:
         self.kdiv = np.arange(1, _KMAX + 1, dtype=float)
         # prefix sums over the sorted weights (bounds in the contour planner)
         self.cumw = np.concatenate([[0.0], np.cumsum(w)])
-        self._sums = None
 
+    @cached_property
     def _power_sums(self):
         """Central power sums per bin (cen) and suffix power sums (suffix),
         computed on first use: O(48 d), not needed when few enough (weight,
         point) pairs are summed directly."""
-        if self._sums is None:
-            w, starts, ends = self.w, self.starts, self.ends
-            nb = starts.size
-            cen = np.zeros((nb, _KMAX))
-            spread = self.dmax > 0
-            if np.any(spread):
-                delta = w - np.repeat(self.w0, ends - starts)
-                pw = delta.copy()
-                with np.errstate(under="ignore"):
-                    for k in range(_KMAX):
-                        cen[:, k] = np.add.reduceat(pw, starts)
-                        pw *= delta
-            cen[~spread] = 0.0
-            raw = np.zeros((nb + 1, _KMAX))
-            pw = w.copy()
+        w, starts, ends = self.w, self.starts, self.ends
+        nb = starts.size
+        cen = np.zeros((nb, _KMAX))
+        spread = self.dmax > 0
+        if np.any(spread):
+            delta = w - np.repeat(self.w0, ends - starts)
+            pw = delta.copy()
             with np.errstate(under="ignore"):
                 for k in range(_KMAX):
-                    raw[:nb, k] = np.add.reduceat(pw, starts)
-                    pw *= w
-            self._sums = (cen, np.cumsum(raw[::-1], axis=0)[::-1])  # suffix: bins >= b
-        return self._sums
+                    cen[:, k] = np.add.reduceat(pw, starts)
+                    pw *= delta
+        cen[~spread] = 0.0
+        raw = np.zeros((nb + 1, _KMAX))
+        pw = w.copy()
+        with np.errstate(under="ignore"):
+            for k in range(_KMAX):
+                raw[:nb, k] = np.add.reduceat(pw, starts)
+                pw *= w
+        return cen, np.cumsum(raw[::-1], axis=0)[::-1]  # suffix: bins >= b
 
     @property
     def cen(self):
-        return self._power_sums()[0]
+        return self._power_sums[0]
 
     @property
     def suffix(self):
-        return self._power_sums()[1]
+        return self._power_sums[1]
 
     # -- the factors 1 - 2 w s -------------------------------------------------
-    def _denoms(self, w, top, s, zeta):
-        """(len(w), N) array of 1 - 2 w s; rows with top=True (w > 1/2) formed
-        as (1 - w) + 2 w zeta at the points where zeta is given (not NaN)."""
+    def _denoms(self, w, s, zeta):
+        """(len(w), N) array of 1 - 2 w s; rows of weights w > 1/2 formed as
+        (1 - w) + 2 w zeta at the points where zeta is given (not NaN)."""
         d = 1.0 - 2.0 * np.multiply.outer(w, s)
-        if zeta is not None and np.any(top):
-            wt = w[top]
-            zf = (1.0 - wt)[:, None] + 2.0 * np.multiply.outer(wt, _nan0(zeta))
-            d[top] = np.where(np.isnan(zeta)[None, :], d[top], zf)
+        if zeta is not None:
+            top = w > 0.5
+            if np.any(top):
+                d[top] = np.where(np.isnan(zeta)[None, :], d[top], _zeta_factors(w[top], zeta))
         return d
 
     def _logs(self, w, s, zeta):
@@ -177,27 +176,25 @@ class Cumulants:
         if zeta is not None:
             top = w > 0.5
             if np.any(top):
-                wt = w[top]
-                zf = np.log((1.0 - wt)[:, None] + 2.0 * np.multiply.outer(wt, _nan0(zeta)))
+                zf = np.log(_zeta_factors(w[top], zeta))
                 out[top] = np.where(np.isnan(zeta)[None, :], out[top], zf)
         return out
 
     # -- which weights go where ------------------------------------------------
     def _parts(self, s, zeta, tol=_SERIES_TOL, mixed_ok=False):
         """Split the bins for the points s: pure or series bins (idx, number of
-        terms nts, denominators, u), bins summed weight by weight (we), the
+        terms nts, denominators, u), bins summed weight by weight (ex), the
         small-weight power series (tail, nt_tail), and bins used as series where
         it converges and weight by weight elsewhere (mixed: (row, bin, bad))."""
         smax = _finite_max(np.abs(s))
         lim = _RHO_TAIL / (2.0 * smax) if smax > 0 else np.inf
         bstar = int(np.searchsorted(-self.wtop, -lim, side="left"))
-        idx = _NOIDX
+        idx = ex = _NOIDX
         nts = 0
-        u = denom = we = None
+        u = denom = None
         mixed = []
-        self._last_exact = _NOIDX
         if bstar:
-            denom = self._denoms(self.w0[:bstar], self.bin_top[:bstar], s, zeta)
+            denom = self._denoms(self.w0[:bstar], s, zeta)
             u = (2.0 * s) / denom
             au = np.abs(u)
             dmax = self.dmax[:bstar]
@@ -223,14 +220,7 @@ class Cumulants:
                     ntb = math.ceil(math.log(tol / cnt[b]) / math.log(rg)) if rg > 0 else 1
                     nts = max(nts, min(max(ntb, 1), _KMAX))
                     mixed.append((int(np.searchsorted(idx, b)), int(b), bad))
-            exact = ~(series | mix)
-            if exact.any():
-                ex = np.nonzero(exact)[0]
-                if ex.size == 1:
-                    we = self.w[self.starts[ex[0]]:self.ends[ex[0]]]
-                else:
-                    we = np.concatenate([self.w[self.starts[b]:self.ends[b]] for b in ex])
-                self._last_exact = ex
+            ex = np.nonzero(~(series | mix))[0]
         nt_tail = 0
         tail = None
         if bstar < self.count.size:
@@ -241,15 +231,23 @@ class Cumulants:
             nt_tail = max(int(big[-1]) + 1 if big.size else 0, 4)
             if nt_tail >= _KMAX:
                 raise FloatingPointError("gchisq: tail power series did not converge")
-        return idx, nts, denom, u, we, tail, nt_tail, mixed
+        return idx, nts, denom, u, ex, tail, nt_tail, mixed
+
+    def _members(self, bins):
+        """The weights of the given bins (indices in increasing order), or
+        None if there are none."""
+        if bins.size == 0:
+            return None
+        if bins.size == 1:
+            return self.w[self.starts[bins[0]]:self.ends[bins[0]]]
+        return np.concatenate([self.w[self.starts[b]:self.ends[b]] for b in bins])
 
     # -- a coarse K for the contour planner ---------------------------------------
+    @cached_property
     def _atoms(self):
         """Compressed weights for :meth:`coarse`: bins of <= 64 weights as they
         are, larger ones as 32 sub-bins of equal width in w, each with its
         count, mean and central sums of order 2 and 3 (built once)."""
-        if hasattr(self, "_atom_data"):
-            return self._atom_data
         w = self.w
         nb = self.starts.size
         binid = np.repeat(np.arange(nb), (self.ends - self.starts))
@@ -272,23 +270,16 @@ class Cumulants:
         abin = binid[starts]
         a_lo = np.searchsorted(abin, np.arange(nb), side="left")
         a_hi = np.searchsorted(abin, np.arange(nb), side="right")
-        self._atom_data = (mean, n, p2, p3, abin, a_lo, a_hi)
-        return self._atom_data
+        return mean, n, p2, p3, a_lo, a_hi
 
     def _atom_terms(self, bins, s, zeta):
         """Sum over the atoms of the given bins of -(n/2) log(1 - 2 a s) plus the
         series about a to third order (the coarse stand-in for those weights)."""
-        mean, n, p2, p3, _, a_lo, a_hi = self._atoms()
-        sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins]) if len(bins) > 1 \
-            else np.arange(a_lo[bins[0]], a_hi[bins[0]])
+        mean, n, p2, p3, a_lo, a_hi = self._atoms
+        sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins])
         m, nn = mean[sel], n[sel]
-        den = self._denoms(m, m > 0.5, s, zeta)
-        lg = clog1p(-2.0 * np.multiply.outer(m, s))
-        if zeta is not None:
-            top = m > 0.5
-            if np.any(top):
-                lg[top] = np.where(np.isnan(zeta)[None, :], lg[top], np.log(den[top]))
-        u = (2.0 * s) / den
+        lg = self._logs(m, s, zeta)
+        u = (2.0 * s) / self._denoms(m, s, zeta)
         corr = 0.25 * p2[sel, None] * u * u + p3[sel, None] * u * u * u / 6.0
         return np.sum(-0.5 * nn[:, None] * lg + corr, axis=0)
 
@@ -296,52 +287,52 @@ class Cumulants:
         """K(s) at complex points s (any shape) to about 0.1 absolute, cheaply
         for any d: as :meth:`complex` at a rough tolerance, with every bin
         that would be summed weight by weight replaced by its compressed
-        weights (:meth:`_atoms`, series about each sub-bin's mean to third
+        weights (:attr:`_atoms`, series about each sub-bin's mean to third
         order); planner use only (zeta as in :meth:`complex`)."""
-        s = np.asarray(s, dtype=complex)
-        shape = s.shape
-        s = s.ravel()
-        if zeta is not None:
-            zeta = np.asarray(zeta, dtype=complex).ravel()
-            if self.n_top == 0 or np.isnan(zeta).all():
-                zeta = None
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-            if self.d * s.size <= _DIRECT:
-                out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
-            else:
-                out = self._complex(s, zeta, 0.02, coarse=True)
-            if self.pole:
-                out = out - self.pole * np.log(-s) + self.pole_c
-        return out.reshape(shape)
+        return self._at_complex(s, zeta, lambda s, zeta: self._complex(s, zeta, 0.02, coarse=True))
 
     # -- evaluation -------------------------------------------------------------
     def complex(self, s, zeta=None, tol=_SERIES_TOL):
         """K(s) at complex points s (any shape), principal branch along Gamma;
         zeta = 1/2 - s (same shape) may be given for accuracy near s = 1/2."""
-        s = np.asarray(s, dtype=complex)
-        shape = s.shape
-        s = s.ravel()
+
+        def grouped(s, zeta):
+            out = np.empty(s.size, dtype=complex)
+            for sel in _groups(s):
+                out[sel] = self._complex(s[sel], None if zeta is None else zeta[sel], tol)
+            return out
+
+        return self._at_complex(s, zeta, grouped)
+
+    def _points(self, s, zeta, dtype):
+        """s and zeta as flat arrays of dtype; zeta None where no weight is
+        formed from it (no weight > 1/2, or zeta not given at any point)."""
+        s = np.asarray(s, dtype=dtype).ravel()
         if zeta is not None:
-            zeta = np.asarray(zeta, dtype=complex).ravel()
+            zeta = np.asarray(zeta, dtype=dtype).ravel()
             if self.n_top == 0 or np.isnan(zeta).all():
                 zeta = None
+        return s, zeta
+
+    def _at_complex(self, s, zeta, series):
+        """K at complex points s (any shape): weight by weight where few
+        (weight, point) pairs, else ``series(s, zeta)`` on the flat points;
+        plus the branch point at 0 if any."""
+        shape = np.shape(s)
+        s, zeta = self._points(s, zeta, complex)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = -0.5 * np.sum(self._logs(self.w, s, zeta), axis=0)
             else:
-                out = np.empty(s.size, dtype=complex)
-                for sel in _groups(s):
-                    out[sel] = self._complex(s[sel], None if zeta is None else zeta[sel], tol)
+                out = series(s, zeta)
             if self.pole:
                 out = out - self.pole * np.log(-s) + self.pole_c
         return out.reshape(shape)
 
     def _complex(self, s, zeta, tol, coarse=False):
-        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, not coarse)
-        if coarse and we is not None:
-            ex, we = self._last_exact, None
-        else:
-            ex = ()
+        idx, nts, denom, u, ex, tail, nt_tail, mixed = self._parts(s, zeta, tol, not coarse)
+        # coarse: the bins to be summed weight by weight enter as their atoms
+        we = None if coarse else self._members(ex)
         out = np.zeros(s.size, dtype=complex)
         if idx.size:
             w0 = self.w0[idx]
@@ -369,8 +360,8 @@ class Cumulants:
             for lo in range(0, we.size, step):
                 wc = we[lo:lo + step]
                 out -= 0.5 * np.sum(self._logs(wc, s, zeta), axis=0)
-        if len(ex):
-            out += self._atom_terms(list(ex), s, zeta)
+        if coarse and ex.size:
+            out += self._atom_terms(ex, s, zeta)
         if nt_tail:
             coef = tail[:nt_tail] / (2.0 * self.kdiv[:nt_tail])
             z = 2.0 * s
@@ -383,11 +374,7 @@ class Cumulants:
     def real(self, s, zeta=None, tol=_SERIES_TOL):
         """K and its first three derivatives at real points s (1-d array, all
         < 1/2; zeta = 1/2 - s may be given); returns an array of shape (4, N)."""
-        s = np.asarray(s, dtype=float).ravel()
-        if zeta is not None:
-            zeta = np.asarray(zeta, dtype=float).ravel()
-            if self.n_top == 0 or np.isnan(zeta).all():
-                zeta = None
+        s, zeta = self._points(s, zeta, float)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
             if self.d * s.size <= _DIRECT:
                 out = _exact_real(s, zeta, self.w)
@@ -402,7 +389,8 @@ class Cumulants:
         return out
 
     def _real(self, s, zeta, tol):
-        idx, nts, denom, u, we, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
+        idx, nts, denom, u, ex, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
+        we = self._members(ex)
         out = np.zeros((4, s.size))
         if idx.size:
             w0 = self.w0[idx, None]
@@ -473,9 +461,11 @@ def _finite_max(a):
     return float(f.max()) if f.size else 0.0
 
 
-def _nan0(z):
-    """z with NaN replaced by 0 (the NaN entries are discarded by the caller)."""
-    return np.where(np.isnan(z), 0.0, z)
+def _zeta_factors(w, zeta):
+    """(len(w), N) array of the factors 1 - 2 w s = (1 - w) + 2 w zeta of
+    weights w > 1/2 (1 - w exact) at the points zeta = 1/2 - s; entries at
+    NaN zeta (not given) are to be discarded by the caller."""
+    return (1.0 - w)[:, None] + 2.0 * np.multiply.outer(w, np.where(np.isnan(zeta), 0.0, zeta))
 
 
 def _exact_real(s, zeta, we):
@@ -491,9 +481,8 @@ def _exact_real(s, zeta, we):
         if zeta is not None:
             top = wc > 0.5
             if np.any(top):
-                wt = wc[top]
                 use = ~np.isnan(zeta)[:, None]
-                dt = (1.0 - wt)[None, :] + 2.0 * np.multiply.outer(_nan0(zeta), wt)
+                dt = _zeta_factors(wc[top], zeta).T
                 den[:, top] = np.where(use, dt, den[:, top])
                 lg[:, top] = np.where(use, np.log(dt), lg[:, top])
         t = wc / den
