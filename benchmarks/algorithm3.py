@@ -46,7 +46,7 @@ GEN_ROWS = 2**14
 
 
 def model(d: int):
-    from egmlib.experiments import zipf_sigmas
+    from egmbook.experiments import zipf_sigmas
 
     sigma = zipf_sigmas(d, alpha=1.0)
     mu = np.random.default_rng(SEED).normal(size=d)

@@ -53,9 +53,9 @@ import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from egmbook.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N  # noqa: E402
+from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq  # noqa: E402
-from egmlib.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N  # noqa: E402
-from egmlib.experiments import zipf_sigmas as zipf
 from egmlib.gchisq import _chi2comb as c2c  # noqa: E402
 from egmlib.gchisq import _core as core  # noqa: E402
 from egmlib.gchisq import _reference as ref  # noqa: E402

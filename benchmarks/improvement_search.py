@@ -1,17 +1,17 @@
 """Search for a counterexample to R >= 1 (the improvement of the report's Section 5).
 
-R(sigma, n) = d C_n^2 / (C_t^2 (sum sigma)^2) (egmlib.experiments.figure2_improvement, exact
+R(sigma, n) = d C_n^2 / (C_t^2 (sum sigma)^2) (egmbook.experiments.figure2_improvement, exact
 quantiles). R = 1 at equal sigma, so the search measures the margin on the scale of
 Theorem 3's factor Rbar = d sum sigma^2 / (sum sigma)^2 >= 1:
-rho = (R - 1)/(Rbar - 1) (egmlib.improvement_margin.normalized_margin); R >= 1 iff rho >= 0.
+rho = (R - 1)/(Rbar - 1) (egmbook.improvement_margin.normalized_margin); R >= 1 iff rho >= 0.
 
 1. Grid: d in {2, ..., 1000} x n in {2, ..., 10^6} x structured sigma (Zipf, two levels,
    one dominant coordinate) and random sigma (lognormal, uniform, Dirichlet).
 2. Optimisation: Nelder-Mead on log sigma minimising rho from random starts (d <= 10), and
    one-dimensional minimisation over the Zipf exponent and the two-level ratio (d >= 30).
-3. The closed-form limit of rho at equal weights (egmlib.improvement_margin.equal_weights_margin)
+3. The closed-form limit of rho at equal weights (egmbook.improvement_margin.equal_weights_margin)
    on d = 2..10^5, n = 2..10^6.
-4. The tangent certificate (egmlib.improvement_margin.tangent_certificate), a sufficient
+4. The tangent certificate (egmbook.improvement_margin.tangent_certificate), a sufficient
    condition for R >= 1, on a subsample: how often it proves R >= 1 by itself.
 
 Prints a summary and writes benchmarks/results/improvement_search.txt (the summary) and
@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 from scipy import optimize
 
-from egmlib.experiments import figure2_improvement, zipf_sigmas
-from egmlib.improvement_margin import equal_weights_margin, tangent_certificate
+from egmbook.experiments import figure2_improvement, zipf_sigmas
+from egmbook.improvement_margin import equal_weights_margin, tangent_certificate
 from egmlib.scaling import egm_improvement
 
 D_VALUES = (2, 3, 4, 5, 10, 30, 100, 300, 1000)

@@ -47,7 +47,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers_sweep as sweep  # noqa: E402
 
-from egmlib.peers import gaussian_benchmarks as gb  # noqa: E402
+from egmbook import gaussian_benchmarks as gb  # noqa: E402
 from egmlib.peers import plan  # noqa: E402
 from egmlib.peers.quantiles import coordinatewise_quantiles  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Algorithm 3 among its peers on PLAN's Gaussian benchmarks: the sweep behind peers.csv.
 
 For every point of PLAN's experiments GaussianA, GaussianB and GaussianC
-(egmlib.peers.gaussian_benchmarks; Aumuller, Lebeda, Nelson and Pagh 2024, Figure 3),
+(egmbook.gaussian_benchmarks; Aumuller, Lebeda, Nelson and Pagh 2024, Figure 3),
 50 datasets are drawn; on each, every method runs at every rho in {1/16, 1/8, 1/4, 1/2, 1}
 (the dataset is shared by all methods and budgets, as the issue allows) and its error
 ||mu_tilde - mu||_2 against the population mean is recorded.  The methods:
@@ -72,13 +72,13 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from egmbook import gaussian_benchmarks as gb  # noqa: E402
+from egmbook.peer_results import ALGORITHMS  # noqa: E402
 from egmlib import calibration  # noqa: E402
 from egmlib.peers import algorithm3, budget, coinpress, iome, plan  # noqa: E402
-from egmlib.peers import gaussian_benchmarks as gb  # noqa: E402
 from egmlib.peers.hadamard import random_hadamard  # noqa: E402
-from egmlib.peers.results import ALGORITHMS  # noqa: E402
 
-SEED = 20240613  # with the order of ALGORITHMS (egmlib.peers.results), seeds the runs
+SEED = 20240613  # with the order of ALGORITHMS (egmbook.peer_results), seeds the runs
 RESULTS = Path(__file__).resolve().parent / "results"
 DATASETS = ("GaussianA", "GaussianB", "GaussianC")
 RUN_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "run", "error", "excess")

@@ -33,7 +33,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmlib.peers import gaussian_benchmarks as gb  # noqa: E402
+from egmbook import gaussian_benchmarks as gb  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from peers_sweep import ALGORITHMS, estimate, keep_freed_memory  # noqa: E402

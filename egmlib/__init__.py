@@ -3,24 +3,18 @@ Gaussian data*.
 
 Each module implements one concern of the report (Poulsen, 2023); import them
 directly, e.g. ``from egmlib import gchisq, calibration``.  The book's back matter holds
-the API reference generated from the docstrings.
+the API reference generated from the docstrings.  egmlib is the reusable library; the
+book's own code (the Figure 2 experiments, chapter 7's and the sweeps' pipelines, how the
+book states a checked claim) lives in the separate package :mod:`egmbook`, which imports
+egmlib and never the reverse.
 
 - :mod:`egmlib.calibration`                 noise calibration of the Gaussian mechanism (Theorems 1-2)
 - :mod:`egmlib.mechanisms`                  Algorithms 1-3 and Algorithm 3's baseline (the clipped Gaussian mechanism)
 - :mod:`egmlib.scaling`                     optimal scalings and expected errors in closed form (Theorem 3, Lemma 4.1)
 - :mod:`egmlib.gchisq`                      tails and quantiles of weighted chi-square sums (the radius C)
-- :mod:`egmlib.experiments`                 Section 5: Zipf standard deviations, the radii C_n and C_t, Figure 2
 - :mod:`egmlib.bounds`                      Lemma 4.2 and Theorem 4; the Laurent-Massart bound for every n
 - :mod:`egmlib.symbolic`                    sympy constructions for Lemma 4.1, Theorem 3 and Appendix A
-- :mod:`egmlib.clipping_error`              noise, clipping and centre terms of a clipped noisy sum; best p_C
-- :mod:`egmlib.error_simulation`            the same error measured by running the mechanisms on simulated data
-- :mod:`egmlib.privacy_audit`               empirical privacy check of Algorithm 3 on a worst-case pair
-- :mod:`egmlib.beyond_report`               typed access to the results of chapter 7's simulations
 - :mod:`egmlib.composition`                 exact privacy profiles of non-Gaussian compositions (Lemma 2.2)
-- :mod:`egmlib.improvement_margin`          how far Figure 2's improvement R stays above 1; a certificate for R >= 1
-- :mod:`egmlib.report_quantile_procedure`   the report's own bisection for Figure 2's radii (Section 5)
-- :mod:`egmlib.claims`                      how the book states a checked claim, and the table of checks
-- :mod:`egmlib.display`                     the book's figure style and tables
 - :mod:`egmlib.peers`                       Algorithm 3 among its peers (chapter 8): private mean
   estimators under rho-zCDP, one module each
 
@@ -33,8 +27,6 @@ the API reference generated from the docstrings.
   - :mod:`egmlib.peers.clipping`            the clipped sum shared by the estimators
   - :mod:`egmlib.peers.hadamard`            the randomised Hadamard rotation of IOME
   - :mod:`egmlib.peers.budget`              zCDP budget splits and (epsilon, delta) conversions
-  - :mod:`egmlib.peers.gaussian_benchmarks` PLAN's Gaussian benchmarks GaussianA, B and C
-  - :mod:`egmlib.peers.results`             typed access to the benchmarks' results files
 
 Argument checks are shared (``egmlib._validation``): a wrong type raises TypeError, a
 wrong value or an overflowing result ValueError, and the message names the argument.

@@ -703,7 +703,7 @@ def clipped_gaussian_mechanism(
 
 
 #: The two mechanisms of Section 5 by method name, the vocabulary of
-#: :mod:`egmlib.clipping_error` and :mod:`egmlib.error_simulation`: ``"alg3"`` is
+#: :mod:`egmbook.clipping_error` and :mod:`egmbook.error_simulation`: ``"alg3"`` is
 #: Algorithm 3 (:func:`egm_gaussian_data`), ``"base"`` the report's baseline
 #: (:func:`clipped_gaussian_mechanism`).  Read-only.
 METHODS: Mapping[str, Callable[..., GaussianDataResult]] = MappingProxyType(

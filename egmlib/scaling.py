@@ -12,7 +12,7 @@ Two optimisation problems of the report share one shape, *minimise*
 
 Everything here is a closed form.  The clipping radii, which need the generalized
 chi-square quantiles of :mod:`egmlib.gchisq`, and the Figure 2 errors built from them live
-in :mod:`egmlib.experiments`.
+in :mod:`egmbook.experiments`.
 
 Every ``sigma_opt`` argument here is the report's *unit-sensitivity* :math:`\sigma_{opt}`
 of Theorem 2 (:func:`egmlib.calibration.sigma_opt` with ``sensitivity=1``); the

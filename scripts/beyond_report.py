@@ -9,7 +9,7 @@ standard deviations.  This script answers them by simulation with egmlib and wri
 
     data/beyond_report.json
 
-which chapters/07_beyond_the_report.ipynb loads through egmlib.beyond_report
+which chapters/07_beyond_the_report.ipynb loads through egmbook.beyond_report
 (load_beyond_report, typed records).  Run from the repository root:
 
     python scripts/beyond_report.py            # full run, about 5-10 min on 2 cores
@@ -36,18 +36,18 @@ P  the privacy check: worst-case neighbouring datasets of Algorithm 3, the priva
 
 Everything is seeded (numpy Generators spawned from one SeedSequence per experiment).
 The library code lives in egmlib: the two mechanisms in egmlib.mechanisms (which
-memoise their radius), the radii in egmlib.experiments, the per-row error model and its
-optimum over p_C in egmlib.clipping_error, the direct simulation in
-egmlib.error_simulation, the privacy check in egmlib.privacy_audit.  This script only
+memoise their radius), the radii in egmbook.experiments, the per-row error model and its
+optimum over p_C in egmbook.clipping_error, the direct simulation in
+egmbook.error_simulation, the privacy check in egmbook.privacy_audit.  This script only
 runs the experiments and writes their results; the summary it prints is read back
-through egmlib.beyond_report, as the chapter reads it.
+through egmbook.beyond_report, as the chapter reads it.
 """
 
 from __future__ import annotations
 
 import os
 
-# Single-threaded BLAS for the error model's small products (egmlib.clipping_error,
+# Single-threaded BLAS for the error model's small products (egmbook.clipping_error,
 # e.g. A @ mean): faster on a busy 2-core machine, and the summation order, hence the
 # results file bit for bit, does not depend on the core count.  (The mechanisms
 # themselves use no BLAS.)
@@ -65,17 +65,18 @@ from pathlib import Path
 
 import numpy as np
 
-from egmlib import calibration, experiments, mechanisms, privacy_audit
-from egmlib.beyond_report import BeyondReport, load_beyond_report
-from egmlib.clipping_error import (
+from egmbook import experiments, privacy_audit
+from egmbook.beyond_report import BeyondReport, load_beyond_report
+from egmbook.clipping_error import (
     baseline_clip_moment_exact,
     expected_error,
     noise_error_at_radius,
     optimal_clipping,
     row_clip_moments,
 )
-from egmlib.error_simulation import mean_ci, simulate_errors
-from egmlib.experiments import clipping_radii
+from egmbook.error_simulation import mean_ci, simulate_errors
+from egmbook.experiments import clipping_radii
+from egmlib import calibration, mechanisms
 
 EPS = 1.0
 DELTA = 1e-6
@@ -97,7 +98,7 @@ RESULTS = Path(__file__).resolve().parent.parent / "data"
 # --------------------------------------------------------------------------------------
 @functools.cache
 def zipf(d: int, alpha: float) -> np.ndarray:
-    """Section 5's normalised Zipf standard deviations (egmlib.experiments), read-only."""
+    """Section 5's normalised Zipf standard deviations (egmbook.experiments), read-only."""
     s = experiments.zipf_sigmas(d, alpha=alpha)
     s.setflags(write=False)
     return s
@@ -180,7 +181,7 @@ def experiment_B(seed, rows_elems, p_grid, log):
 # --------------------------------------------------------------------------------------
 def simulate_direct(d, n, p_lists, reps, rng, *, mu_offsets=None):
     """Both mechanisms on reps datasets of n rows x ~ N(0, diag(sigma_alpha^2)), through
-    egmlib.clipping_error.simulate_errors (all alphas share the standard normals).
+    egmbook.clipping_error.simulate_errors (all alphas share the standard normals).
 
     p_lists: {(alpha, method): [p, ...]}; mu_offsets: {name: {alpha: offset vector}}
     (default: only the exact centre mu_hat = mu = 0).  Returns {(alpha, method, p, name):

@@ -1,4 +1,4 @@
-"""egmlib.beyond_report: the typed loader of chapter 7's results.
+"""egmbook.beyond_report: the typed loader of chapter 7's results.
 
 What is checked, and why it could fail: the committed results file loads with every
 record typed (integer keys for n, arrays for grids, ClippingOptimum and PrivacyCheck
@@ -14,9 +14,9 @@ import json
 import numpy as np
 import pytest
 
-from egmlib import beyond_report as br
-from egmlib.clipping_error import ClippingOptimum
-from egmlib.privacy_audit import ControlDelta, PrivacyCheck
+from egmbook import beyond_report as br
+from egmbook.clipping_error import ClippingOptimum
+from egmbook.privacy_audit import ControlDelta, PrivacyCheck
 
 
 @pytest.fixture(scope="module")

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from egmbook.experiments import clipping_radii, figure2_errors, zipf_sigmas
 from egmlib import bounds as bd
 from egmlib import gchisq
-from egmlib.experiments import clipping_radii, figure2_errors, zipf_sigmas
 
 from conftest import positive_vectors
 

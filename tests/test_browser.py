@@ -695,7 +695,7 @@ def test_layout_at_laptop_width(browser, page):
         if share > MAX_CODE_SHARE:
             problems.append(f"visible code is {share:.0%} of the page (limit {MAX_CODE_SHARE:.0%}): "
                             "collapse computation and plotting cells (hide-input)")
-    problems += [f"table printed as text, starting {t!r}: use egmlib.display.table"
+    problems += [f"table printed as text, starting {t!r}: use egmbook.display.table"
                  for t in _text_tables(info["texts"])]
     min_pt = _style_min_font_pt()
     for img in info["images"]:

@@ -1,11 +1,11 @@
-"""egmlib.claims: the one way the book states a checked claim."""
+"""egmbook.claims: the one way the book states a checked claim."""
 
 import json
 
 import numpy as np
 import pytest
 
-from egmlib.claims import METADATA_KEY, Check, CheckFailed, check, collect_checks
+from egmbook.claims import METADATA_KEY, Check, CheckFailed, check, collect_checks
 
 
 def test_a_check_that_holds_prints_its_plain_form(capsys):
@@ -70,7 +70,7 @@ def test_collect_checks_reads_the_records_from_executed_notebooks(tmp_path):
 
 
 def test_report_items_expands_ranges_and_lists_into_canonical_items():
-    from egmlib.claims import report_items
+    from egmbook.claims import report_items
 
     assert report_items("eqs. (18)-(22)") == [f"eq. ({k})" for k in range(18, 23)]
     assert report_items("Lemma 4.1 and eqs. (12), (14)") == ["Lemma 4.1", "eq. (12)", "eq. (14)"]

@@ -1,4 +1,4 @@
-"""Tests of egmlib.clipping_error: the error of a clipped noisy sum and the best p_C.
+"""Tests of egmbook.clipping_error: the error of a clipped noisy sum and the best p_C.
 
 What is checked, and why it could fail:
 - the radii: P(clip) of the model row is p exactly (gchisq.sf), for both methods;
@@ -24,16 +24,16 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from egmlib import calibration, gchisq
-from egmlib.clipping_error import (
+from egmbook.clipping_error import (
     baseline_clip_moment_exact,
     expected_error,
     noise_error_at_radius,
     optimal_clipping,
     row_clip_moments,
 )
-from egmlib.error_simulation import SimulationRun, mean_ci, simulate_errors
-from egmlib.experiments import clipping_radii, zipf_sigmas
+from egmbook.error_simulation import SimulationRun, mean_ci, simulate_errors
+from egmbook.experiments import clipping_radii, zipf_sigmas
+from egmlib import calibration, gchisq
 
 EPS, DELTA = 1.0, 1e-6
 S_OPT = calibration.sigma_opt(eps=EPS, delta=DELTA)

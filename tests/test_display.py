@@ -1,10 +1,10 @@
-"""egmlib.display: the book's tables and figure style."""
+"""egmbook.display: the book's tables and figure style."""
 
 import matplotlib
 import numpy as np
 import pytest
 
-from egmlib.display import STYLE, table, use_book_style
+from egmbook.display import STYLE, table, use_book_style
 
 
 def test_table_formats_aligns_and_escapes():
@@ -48,7 +48,7 @@ def test_palette_png_keeps_the_pixels_in_a_third_of_the_bytes():
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    from egmlib.display import _palette_png
+    from egmbook.display import _palette_png
 
     use_book_style()
     fig, ax = plt.subplots()

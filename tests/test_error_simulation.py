@@ -1,10 +1,10 @@
-"""egmlib.error_simulation: the mechanisms on simulated datasets, and mean_ci.
+"""egmbook.error_simulation: the mechanisms on simulated datasets, and mean_ci.
 
 What is checked, and why it could fail: streaming a dataset in row blocks gives the same
 clipping error and clipped-row counts as one block (a block boundary that lost or doubled
 rows would change them); mean_ci is scipy's Student-t interval; every argument is
 validated.  The agreement of the simulation with the per-row model of
-egmlib.clipping_error is tested in test_clipping_error.py.
+egmbook.clipping_error is tested in test_clipping_error.py.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from egmlib.error_simulation import MeanCI, SimulationRun, mean_ci, simulate_errors
-from egmlib.experiments import zipf_sigmas
+from egmbook.error_simulation import MeanCI, SimulationRun, mean_ci, simulate_errors
+from egmbook.experiments import zipf_sigmas
 
 EPS, DELTA = 1.0, 1e-6
 

@@ -1,4 +1,4 @@
-"""egmlib.experiments: Zipf standard deviations, the radii C_n and C_t, the Figure 2 errors,
+"""egmbook.experiments: Zipf standard deviations, the radii C_n and C_t, the Figure 2 errors,
 the published Figure 2 data and the grid (Section 5)."""
 
 import itertools
@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from egmlib import experiments as ex
+from egmbook import experiments as ex
+from egmbook.experiments import figure2_errors
 from egmlib import scaling as sc
-from egmlib.experiments import figure2_errors
 
 
 @given(st.integers(min_value=1, max_value=5000), st.floats(min_value=0.0, max_value=100.0))

@@ -131,7 +131,7 @@ VALID: dict[str, Any] = {
     "problem": lambda: symbolic.lemma41_problem(2), "H": lambda: sp.Matrix([[0, 1, 1], [1, 2, 0], [1, 0, 3]]),
     "a": [1, 2], "c": [3, 4], "s": 1,
     "sigmas": {"s": SIGMA}, "runs": [("s", "base", 0.5, None)],
-    # egmlib.claims and egmlib.display: how the book states checks and shows tables
+    # egmbook.claims and egmbook.display: how the book states checks and shows tables
     "ok": True, "claim": "Lemma 4.1", "label": "fuzz-check", "outcome": "confirms",
     "statement": "b minimises the noise.", "evidence": "", "erratum": "",
     "directory": lambda: str(Path(__file__).resolve().parent.parent / "chapters"),
@@ -145,7 +145,7 @@ VALID: dict[str, Any] = {
     "rank": 3.0, "steps": 5, "rounds": 2, "rotation": None, "floor": 1e-6, "centre_share": 0.25,
     "scale_share": 0.125, "prior_centre": [0.0, 0.0, 0.0], "prior_radius": 10.0,
     "rho_threshold": 0.1, "values": [0.3, -1.2, 0.5, 2.0, 0.1], "dataset": "GaussianA",
-    "setting": lambda: importlib.import_module("egmlib.peers.gaussian_benchmarks").settings("GaussianA")[0],
+    "setting": lambda: importlib.import_module("egmbook.gaussian_benchmarks").settings("GaussianA")[0],
     "Y": np.random.default_rng(3).normal(size=(5, 4)),
 }
 

@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq
-from egmlib.experiments import zipf_sigmas as zipf
 from egmlib.gchisq import _chi2comb as c2c
 from egmlib.gchisq import _reference as ref
 from egmlib.gchisq._reference import hypoexp_sf, mp_sf

@@ -1,13 +1,13 @@
-"""egmlib.improvement_margin: R >= 1 measured on the scale of Theorem 3's factor."""
+"""egmbook.improvement_margin: R >= 1 measured on the scale of Theorem 3's factor."""
 
 import math
 
 import numpy as np
 import pytest
 
+from egmbook import improvement_margin as im
+from egmbook.experiments import figure2_improvement
 from egmlib import gchisq
-from egmlib import improvement_margin as im
-from egmlib.experiments import figure2_improvement
 from egmlib.scaling import egm_improvement
 
 

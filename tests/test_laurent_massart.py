@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from egmbook.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N, zipf_sigmas
 from egmlib import bounds as bd
 from egmlib import gchisq, symbolic
-from egmlib.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N, zipf_sigmas
 
 
 def test_threshold_dominates_exact_tail():

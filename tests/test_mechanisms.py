@@ -26,8 +26,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from egmlib import calibration, experiments, gchisq, mechanisms, scaling
-from egmlib.experiments import zipf_sigmas
+from egmbook import experiments
+from egmbook.experiments import zipf_sigmas
+from egmlib import calibration, gchisq, mechanisms, scaling
 from egmlib.mechanisms import (
     _clipped_transformed_sum,
     _clipping_radius,

@@ -80,13 +80,13 @@ def test_visible_code_is_short_and_checks_use_the_one_helper(path):
     for i, cell in enumerate(_code_cells(path)):
         src = "".join(cell["source"])
         if re.search(r"^def (verdict|check)\b", src, re.M):
-            problems.append(f"cell {i} defines its own check helper: use egmlib.claims.check")
+            problems.append(f"cell {i} defines its own check helper: use egmbook.claims.check")
         lines = [ln for ln in src.splitlines() if ln.strip()]
         if len(lines) > MAX_VISIBLE_LINES and not (_tags(cell) & HIDDEN):
             problems.append(f"cell {i} shows {len(lines)} lines of code: tag it hide-input")
         for out in cell.get("outputs", []):
             if re.search(r":\s*verified\s*$", _text(out), re.M):
-                problems.append(f"cell {i} prints 'verified': state the check with egmlib.claims.check")
+                problems.append(f"cell {i} prints 'verified': state the check with egmbook.claims.check")
     assert not problems, f"{path.name}:\n  " + "\n  ".join(problems)
 
 

@@ -21,11 +21,11 @@ import math
 import numpy as np
 import pytest
 
+from egmbook import gaussian_benchmarks as GB
 from egmlib import calibration, mechanisms
 from egmlib.peers import algorithm3 as A3
 from egmlib.peers import budget as B
 from egmlib.peers import coinpress as CP
-from egmlib.peers import gaussian_benchmarks as GB
 from egmlib.peers import iome as IO
 from egmlib.peers import plan as PL
 from egmlib.peers.clipping import clipped_sum

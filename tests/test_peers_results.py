@@ -1,4 +1,4 @@
-"""Tests of egmlib.peers.results, the typed loader of the peers benchmarks' results.
+"""Tests of egmbook.peer_results, the typed loader of the peers benchmarks' results.
 
 What could fail: a results file with other columns, a text where a number belongs, a
 setting listed twice, the two summary files covering different settings, a lookup of a
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from egmlib.peers import gaussian_benchmarks as gb
-from egmlib.peers.results import ALGORITHMS, PEERS_RESULTS_DIR, load_peers_results
+from egmbook import gaussian_benchmarks as gb
+from egmbook.peer_results import ALGORITHMS, PEERS_RESULTS_DIR, load_peers_results
 
 FILES = ("peers.csv", "peers_excess.csv", "peers_privacy.csv", "peers_faithfulness.csv")
 

@@ -1,4 +1,4 @@
-"""Tests of egmlib.privacy_audit: the empirical privacy check of Algorithm 3.
+"""Tests of egmbook.privacy_audit: the empirical privacy check of Algorithm 3.
 
 What is checked, and why it could fail:
 - the worst-case pair differs in one row and attains the sensitivity 2 C exactly;
@@ -24,16 +24,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from egmlib import calibration
-from egmlib.experiments import zipf_sigmas
-from egmlib.mechanisms import egm_gaussian_data
-from egmlib.privacy_audit import (
+from egmbook.experiments import zipf_sigmas
+from egmbook.privacy_audit import (
     NEGATIVE_CONTROLS,
     gaussian_loss_delta,
     privacy_check,
     privacy_loss,
     worst_case_pair,
 )
+from egmlib import calibration
+from egmlib.mechanisms import egm_gaussian_data
 
 EPS, DELTA = 1.0, 1e-6
 SIGMA = zipf_sigmas(10, alpha=1.0)

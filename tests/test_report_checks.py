@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 import sympy as sp
 
+from egmbook.experiments import leading_count, zipf_sigmas
 from egmlib import symbolic
-from egmlib.experiments import leading_count, zipf_sigmas
 
 
 def test_leading_count_figure1():

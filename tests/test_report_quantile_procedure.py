@@ -1,12 +1,12 @@
-"""egmlib.report_quantile_procedure: the report's bisection for Figure 2's radii."""
+"""egmbook.report_quantile_procedure: the report's bisection for Figure 2's radii."""
 
 import math
 
 import pytest
 
+from egmbook import report_quantile_procedure as rq
+from egmbook.experiments import zipf_sigmas
 from egmlib import gchisq
-from egmlib import report_quantile_procedure as rq
-from egmlib.experiments import zipf_sigmas
 
 
 def _ct_weights(d, alpha):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from egmbook.experiments import zipf_sigmas
 from egmlib import scaling as sc
-from egmlib.experiments import zipf_sigmas
 
 from conftest import positive_vectors
 

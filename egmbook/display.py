@@ -11,7 +11,7 @@ r"""How the book shows results: its figure style and its tables.
 
 Examples
 --------
->>> from egmlib.display import table
+>>> from egmbook.display import table
 >>> table({"d": [10, 100], "ratio": [1.23456, 7.0]}, formats={"ratio": "{:.3f}"})
   d  ratio
  10  1.235

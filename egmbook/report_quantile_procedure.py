@@ -45,6 +45,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
+from egmbook.experiments import load_published_figure2, zipf_sigmas
 from egmlib import gchisq
 from egmlib._validation import (
     check_callable,
@@ -55,7 +56,6 @@ from egmlib._validation import (
     check_positive_finite,
     check_probability,
 )
-from egmlib.experiments import load_published_figure2, zipf_sigmas
 
 __all__ = [
     "STOP_FRACTION",
@@ -321,7 +321,7 @@ def exact_report_radius(w: ArrayLike, *, p: float) -> BisectionTrace:
 
     Examples
     --------
-    >>> from egmlib.experiments import zipf_sigmas
+    >>> from egmbook.experiments import zipf_sigmas
     >>> s = zipf_sigmas(100, alpha=0.1)
     >>> tr = exact_report_radius(s / s.sum(), p=1e-3)   # C_t^2 at d=100, n=1e3, alpha=0.1
     >>> tr.last_point, tr.value                         # exact quantile 1.49807
@@ -533,7 +533,7 @@ class PublishedRadiiProcedure:
 def published_radii_procedure() -> PublishedRadiiProcedure:
     r"""The report's procedure (Section 5) against the 216 published squared radii of Figure 2.
 
-    For every published point (:func:`egmlib.experiments.load_published_figure2`) and both
+    For every published point (:func:`egmbook.experiments.load_published_figure2`) and both
     radii (:math:`C_n^2`: weights :math:`\sigma_j^2`; :math:`C_t^2`: weights
     :math:`\sigma_j/\sum_i\sigma_i`; :math:`p = 1/n`): the published value snapped to its
     dyadic rational, the exact quantile, :func:`exact_report_radius` and where its run

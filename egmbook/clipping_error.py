@@ -17,7 +17,7 @@ the pieces:
 
 * :func:`noise_error_at_radius` -- the noise term of either method at a radius C,
   eq. (24) and eq. (5) with ||Delta|| = 2 C_n (the radii themselves at a tail
-  probability p come from :func:`egmlib.experiments.clipping_radii`);
+  probability p come from :func:`egmbook.experiments.clipping_radii`);
 * :func:`row_clip_moments` -- E||D||^2 and ||E D||^2 of one row by importance
   sampling (exponential tilting of ||u||^2, common random numbers, antithetic
   pairs); :func:`baseline_clip_moment_exact` -- the baseline's E||D||^2 as a
@@ -26,7 +26,7 @@ the pieces:
   the p_C (or radius) that minimises it.
 
 The same error measured by running the mechanisms on simulated datasets is
-:mod:`egmlib.error_simulation`.  Methods are named as in
+:mod:`egmbook.error_simulation`.  Methods are named as in
 :data:`egmlib.mechanisms.METHODS`: ``"alg3"`` (Algorithm 3,
 ``mechanisms.egm_gaussian_data``) and ``"base"`` (the baseline,
 ``mechanisms.clipped_gaussian_mechanism``).

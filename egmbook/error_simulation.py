@@ -1,6 +1,6 @@
 """The error of Algorithm 3 and of its baseline measured by simulation (chapter 7).
 
-:mod:`egmlib.clipping_error` predicts the squared error of a clipped noisy sum from a
+:mod:`egmbook.clipping_error` predicts the squared error of a clipped noisy sum from a
 per-row model, E||M(X) - sum_i x_i||^2 = E||eta||^2 + n E||D||^2 + n (n - 1) ||E D||^2
 (the decomposition of chapter 7).  This module measures the same error by running the
 two mechanisms compared in Section 5 of the report (:data:`egmlib.mechanisms.METHODS`)
@@ -75,7 +75,7 @@ def simulate_errors(
     with ``mechanisms.METHODS[method]`` (Algorithm 3 or the baseline of Section 5)
     at that p_clip and centre (mu_hat None: 0, the true mean), and its error
     M(X) - sum_i x_i = B + eta is split into the clipping error B and the noise
-    eta of the decomposition (:func:`egmlib.clipping_error.expected_error`).
+    eta of the decomposition (:func:`egmbook.clipping_error.expected_error`).
 
     Datasets larger than ``chunk_elems`` are streamed in row blocks: with p_clip
     given, the noise-free release is additive over row blocks, so the sum of the

@@ -16,7 +16,7 @@ Outside IPython (scripts, tests) the plain-text form is printed.
 
 Examples
 --------
->>> from egmlib.claims import CheckFailed, check
+>>> from egmbook.claims import CheckFailed, check
 >>> check(2 + 2 == 4, claim="Lemma 2.3", label="doc-example", outcome="confirms",
 ...       statement="Scaling a Gaussian scales its mean and standard deviation.")
 [confirms the report] Lemma 2.3: Scaling a Gaussian scales its mean and standard deviation.
@@ -37,7 +37,7 @@ from typing import Literal
 
 import numpy as np
 
-from egmlib.display import _math
+from egmbook.display import _math
 
 __all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "collect_checks", "report_items"]
 

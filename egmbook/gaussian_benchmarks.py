@@ -48,7 +48,7 @@ DIMENSIONS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 #: Skews of GaussianB.
 ALPHAS = (0.0, 0.5, 1.0, 1.5, 2.0)
 _NAMES = ("GaussianA", "GaussianB", "GaussianC")
-#: Largest d of plan_sigmas (as egmlib.experiments.zipf_sigmas).
+#: Largest d of plan_sigmas (as egmbook.experiments.zipf_sigmas).
 _D_MAX = 10**7
 
 

@@ -14,14 +14,14 @@ nested string keys.
 The sections, in the script's order:
 
 * :attr:`BeyondReport.sweep` (experiment B) -- the p_C sweep of the per-row error model
-  (:mod:`egmlib.clipping_error`) and its optimum for every (d, alpha, method, n);
+  (:mod:`egmbook.clipping_error`) and its optimum for every (d, alpha, method, n);
 * :attr:`BeyondReport.sweep_direct` -- the same curve measured through the mechanisms;
 * :attr:`BeyondReport.direct` (A) -- direct simulation on the Figure 2 grid;
 * :attr:`BeyondReport.centre` and :attr:`BeyondReport.centre_direct` (C) -- a wrong centre;
 * :attr:`BeyondReport.estimated` and :attr:`BeyondReport.estimated_direct` (D) -- standard
   deviations from a public sample;
 * :attr:`BeyondReport.privacy` (P) -- the empirical privacy check
-  (:func:`egmlib.privacy_audit.privacy_check`).
+  (:func:`egmbook.privacy_audit.privacy_check`).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from egmlib.clipping_error import ClippingOptimum
-from egmlib.privacy_audit import PrivacyCheck
+from egmbook.clipping_error import ClippingOptimum
+from egmbook.privacy_audit import PrivacyCheck
 
 __all__ = [
     "BEYOND_REPORT_PATH",

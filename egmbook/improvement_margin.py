@@ -9,7 +9,7 @@ mechanism through the improvement (with the factor :math:`d` of eq. (1), see the
                  = \frac{d\,C_n^2}{C_t^2\,(\sum_i\sigma_i)^2},
 
 :math:`C_n^2` and :math:`C_t^2` the upper :math:`1/n`-quantiles of :math:`\sum_j\sigma_j^2Z_j^2`
-and :math:`\sum_j(\sigma_j/\sum_i\sigma_i)Z_j^2` (:func:`egmlib.experiments.figure2_improvement`).
+and :math:`\sum_j(\sigma_j/\sum_i\sigma_i)Z_j^2` (:func:`egmbook.experiments.figure2_improvement`).
 The report observes :math:`R \in [1, d]`; the upper half is proved in the book, the lower
 half, :math:`R \ge 1`, is open. Its expectation-based counterpart
 :math:`\bar R = d\sum_j\sigma_j^2/(\sum_j\sigma_j)^2 \ge 1` (Cauchy-Schwarz;
@@ -39,9 +39,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from egmbook.experiments import figure2_improvement
 from egmlib import gchisq
 from egmlib._validation import check_count, check_finite_result, check_positive_vector
-from egmlib.experiments import figure2_improvement
 from egmlib.scaling import egm_improvement
 
 __all__ = [
@@ -59,7 +59,7 @@ _D_MAX = 10**7
 def normalized_margin(sigma: ArrayLike, *, n: int) -> float:
     r""":math:`\rho = (R - 1)/(\bar R - 1)`: the improvement's margin above 1 relative to Theorem 3's factor.
 
-    :math:`R` is Figure 2's improvement (:func:`egmlib.experiments.figure2_improvement`, exact
+    :math:`R` is Figure 2's improvement (:func:`egmbook.experiments.figure2_improvement`, exact
     quantiles) and :math:`\bar R = d\sum_j\sigma_j^2/(\sum_j\sigma_j)^2` its
     expectation-based counterpart (:func:`egmlib.scaling.egm_improvement`). :math:`R \ge 1`
     exactly when :math:`\rho \ge 0`; :math:`\rho = 1` would mean :math:`R = \bar R`.

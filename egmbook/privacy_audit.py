@@ -34,8 +34,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
+from egmbook import experiments
 from egmlib import _validation as _v
-from egmlib import calibration, experiments, mechanisms, scaling
+from egmlib import calibration, mechanisms, scaling
 
 __all__ = [
     "NEGATIVE_CONTROLS",

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: Where the benchmark scripts write their results (``benchmarks/results`` in the repository).
-PEERS_RESULTS_DIR = Path(__file__).resolve().parents[2] / "benchmarks" / "results"
+PEERS_RESULTS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
 #: The arms of the sweep, as labelled in its files.
 ALGORITHMS = ("PLAN", "PLAN-noscale", "IOME", "CoinPress", "Alg3-oracle", "PLAN-oracle",
