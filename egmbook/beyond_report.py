@@ -20,6 +20,8 @@ The sections, in the script's order:
 * :attr:`BeyondReport.centre` and :attr:`BeyondReport.centre_direct` (C) -- a wrong centre;
 * :attr:`BeyondReport.estimated` and :attr:`BeyondReport.estimated_direct` (D) -- standard
   deviations from a public sample;
+* :attr:`BeyondReport.private_centre` (E) -- the centre claim with centres released
+  privately on an independent batch;
 * :attr:`BeyondReport.privacy` (P) -- the empirical privacy check
   (:func:`egmbook.privacy_audit.privacy_check`).
 """
@@ -55,11 +57,17 @@ __all__ = [
     "PrivateBatch",
     "CentreConfig",
     "CentreDirect",
+    "PrivateCentreAtN",
+    "PrivateCentre",
     "EstimatedSigma",
     "EstimatedSigmaDirect",
     "PrivacyRun",
     "BeyondReport",
     "load_beyond_report",
+    "TuningRow",
+    "tuning_table",
+    "CentreImprovement",
+    "centre_improvements",
 ]
 
 #: The results of the full run, committed with the repository.
@@ -282,6 +290,35 @@ class CentreDirect:
 
 
 @dataclass(frozen=True)
+class PrivateCentreAtN:
+    """Experiment E at one n: the mean error with a private centre over the exact centre's."""
+
+    ratio_1n: float  #: at p_C = 1/n, over the exact centre's error at 1/n
+    ratio_1n_ci: float  #: 95% half-width over the draws of the centre
+    ratio_opt0: float  #: at the exact centre's optimum p*_0, over the exact centre's error there
+    ratio_opt0_ci: float
+    ratio_reopt: float  #: at the p_C minimising the mean error over the draws, over the error at p*_0
+    ratio_reopt_ci: float
+    p_reopt: float
+    mse_exact_opt0: float  #: the exact centre's error at p*_0
+    mse_reopt: float  #: the mean error with the private centre at the re-optimised p_C
+
+
+@dataclass(frozen=True)
+class PrivateCentre:
+    """Experiment E: one method with a centre released privately on an independent batch."""
+
+    d: int
+    alpha: float
+    source: str  #: the mechanism that released the centre: "base" (isotropic noise) or "alg3"
+    m: int  #: rows of the independent batch
+    method: str  #: the mechanism that uses the centre
+    draws: int  #: independent centres
+    offset_rms_sigma: float  #: root mean square of (mu_hat_j - mu_j) / sigma_j, mean over the draws
+    per_n: dict[int, PrivateCentreAtN]
+
+
+@dataclass(frozen=True)
 class EstimatedSigma:
     """Experiment D: error with sigma (and mu) from a public sample of size m."""
 
@@ -343,6 +380,8 @@ class BeyondReport:
     #: experiment D, its direct-simulation check
     estimated_direct: tuple[EstimatedSigmaDirect, ...] = field(metadata={"key": "D_direct"})
     privacy: tuple[PrivacyRun, ...] = field(metadata={"key": "P"})  #: experiment P, the privacy check
+    #: experiment E, the centre claim with real private centres
+    private_centre: tuple[PrivateCentre, ...] = field(metadata={"key": "E"})
 
     @property
     def n_values(self) -> tuple[int, ...]:
@@ -468,3 +507,111 @@ def load_beyond_report(path: str | Path | None = None) -> BeyondReport:
         raise FileNotFoundError(f"results of chapter 7 not found at {p}; run python scripts/beyond_report.py")
     out: BeyondReport = _build_dataclass(BeyondReport, json.loads(p.read_text()), p.name)
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# summaries of chapter 7, as typed records
+# ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TuningRow:
+    """Chapter 7's comparison at one (d, alpha, n), with the exact centre mu_hat = mu.
+
+    Errors are relative to n tr(Sigma), the error of the data-free release n mu_hat.
+    """
+
+    d: int
+    alpha: float
+    n: int
+    alg3_opt: ClippingOptimum  #: Algorithm 3 at its own optimal p_C
+    base_opt: ClippingOptimum  #: the baseline at its own optimal p_C
+    alg3_at_1n: float  #: Algorithm 3's relative error at p_C = 1/n (noise and clipping)
+    base_at_1n: float  #: the baseline's relative error at p_C = 1/n
+    alg3_at_opt: float  #: Algorithm 3's relative error at its optimum
+    base_at_opt: float  #: the baseline's relative error at its optimum
+    figure2: float  #: Figure 2's improvement (noise only, both at p_C = 1/n)
+    improvement: float  #: base_opt.total / alg3_opt.total, each at its own optimum
+
+    @property
+    def both_on_grid(self) -> bool:
+        """Both optima lie on the p_C grid (not at a radius below it)."""
+        return not (self.alg3_opt.below_grid or self.base_opt.below_grid)
+
+    @property
+    def ratio_of_improvements(self) -> float:
+        """improvement / figure2: the ratio of the two improvement factors."""
+        return self.improvement / self.figure2
+
+    @property
+    def share_above_one(self) -> float:
+        """(improvement - 1) / (figure2 - 1): the share of Figure 2's gain above 1 that remains."""
+        return (self.improvement - 1.0) / (self.figure2 - 1.0)
+
+    @property
+    def share_log(self) -> float:
+        """log(improvement) / log(figure2): the share of Figure 2's gain on a log scale."""
+        return float(np.log(self.improvement) / np.log(self.figure2))
+
+    @property
+    def tuning_gain_alg3(self) -> float:
+        """Factor by which tuning p_C divides Algorithm 3's error."""
+        return self.alg3_at_1n / self.alg3_at_opt
+
+    @property
+    def tuning_gain_base(self) -> float:
+        """Factor by which tuning p_C divides the baseline's error."""
+        return self.base_at_1n / self.base_at_opt
+
+
+def tuning_table(res: BeyondReport) -> tuple[TuningRow, ...]:
+    """One :class:`TuningRow` per (d, alpha, n) of the sweep (experiment B), in the sweep's order.
+
+    Answers the report's open question of the choice of p_C (Section 6) for the total error of
+    chapter 7's decomposition, with the exact centre.
+    """
+    if not isinstance(res, BeyondReport):
+        raise TypeError(f"res must be a BeyondReport, got res of type {type(res).__name__}")
+    rows = []
+    for c in res.sweep.configs:
+        A, B = c.methods["alg3"], c.methods["base"]
+        for n in res.n_values:
+            t = n * c.trace
+            oa, ob = A.opt[n], B.opt[n]
+            rows.append(TuningRow(d=c.d, alpha=c.alpha, n=n, alg3_opt=oa, base_opt=ob,
+                                  alg3_at_1n=A.at_1n[n].total / t, base_at_1n=B.at_1n[n].total / t,
+                                  alg3_at_opt=oa.total / t, base_at_opt=ob.total / t,
+                                  figure2=c.fig2_improvement[n], improvement=ob.total / oa.total))
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class CentreImprovement:
+    """Algorithm 3's improvement over the baseline at one (d, alpha, n) of experiment C, each
+    method at the p_C that minimises its own error for the centre it is given."""
+
+    d: int
+    alpha: float
+    n: int
+    c: float  #: the size of the offset, in standard deviations
+    exact: float  #: with the exact centre (each at its optimum p*_0)
+    proportional: float  #: with mu_hat - mu = c sigma_j, p_C re-optimised
+    isotropic: float  #: with the same Euclidean norm spread equally, p_C re-optimised
+
+
+def centre_improvements(res: BeyondReport, *, c: float = 0.1) -> tuple[CentreImprovement, ...]:
+    """The improvement with a wrong centre of size ``c`` (one of experiment C's offsets), by (d, alpha, n)."""
+    if not isinstance(res, BeyondReport):
+        raise TypeError(f"res must be a BeyondReport, got res of type {type(res).__name__}")
+    sizes = {v.c for v in res.centre[0].offsets["prop"]}
+    if c not in sizes:
+        raise ValueError(f"c must be one of experiment C's offsets {sorted(sizes)}, got c={c!r}")
+    by = {(r.d, r.alpha, r.method): r for r in res.centre}
+    out = []
+    for d, alpha in sorted({(r.d, r.alpha) for r in res.centre}):
+        A, B = by[(d, alpha, "alg3")], by[(d, alpha, "base")]
+        for n in res.n_values:
+            reopt = {shape: [next(v for v in r.offsets[shape] if v.c == c).per_n[n].ratio_reopt * r.mse_star[n]
+                             for r in (A, B)] for shape in ("prop", "iso")}
+            out.append(CentreImprovement(d=d, alpha=alpha, n=n, c=c, exact=B.mse_star[n] / A.mse_star[n],
+                                         proportional=reopt["prop"][1] / reopt["prop"][0],
+                                         isotropic=reopt["iso"][1] / reopt["iso"][0]))
+    return tuple(out)

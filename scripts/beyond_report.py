@@ -12,7 +12,7 @@ standard deviations.  This script answers them by simulation with egmlib and wri
 which chapters/07_beyond_the_report.ipynb loads through egmbook.beyond_report
 (load_beyond_report, typed records).  Run from the repository root:
 
-    python scripts/beyond_report.py            # full run, about 5-10 min on 2 cores
+    python scripts/beyond_report.py            # full run, about 20-30 min on 2 cores
     python scripts/beyond_report.py --quick    # smoke test, writes data/beyond_report_quick.json
 
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
@@ -30,6 +30,8 @@ B  the p_C sweep: total error = exact noise error + n E||D||^2, where D is the c
 C  a wrong centre: mu_hat = mu + c sigma (c in {0, 0.1, 0.5, 1, 2}), an isotropic offset of
    the same norm, and mu_hat from a private release on an independent batch;
 D  standard deviations (and the centre) estimated from a public sample of size m;
+E  the centre claim with real private centres: mu_hat released by the baseline (isotropic
+   noise) or by Algorithm 3 on an independent batch of m rows, m in {1e4, 1e5, 1e6};
 P  the privacy check: worst-case neighbouring datasets of Algorithm 3, the privacy loss
    of the actual release along the difference of the clipped sums, and the empirical
    delta at eps against delta and the Balle-Wang profile (also a negative control).
@@ -385,6 +387,88 @@ def experiment_C_direct(seed, B, reps, log):
 
 
 # --------------------------------------------------------------------------------------
+# E: the centre claim with real private centres
+# --------------------------------------------------------------------------------------
+E_CONFIGS = [(d, a) for d in (100, 1000) for a in (1.0, 2.0)]
+E_M = (10**4, 10**5, 10**6)
+E_SOURCES = ("base", "alg3")
+E_DRAWS = 6
+E_ROWS_ELEMS = 2.5e5
+
+
+def private_centre_offset(source, sigma, m, rng):
+    """mu_hat - mu for the centre released by ``source`` (the baseline or Algorithm 3, at
+    p_C = 1/m, clipped around the true mean) on an independent batch of m rows, divided by
+    m: the batch's sampling error sigma z / sqrt(m) plus the release's own noise / m.  The
+    noise is the mechanism's actual draw (a 2-row call; the noise does not depend on the
+    data); the batch's clipping at p_C = 1/m is left out (about one row clipped)."""
+    d = len(sigma)
+    eta = np.array(run_mechanism(source, np.zeros((2, d)), sigma=sigma, mu_hat=np.zeros(d), p_clip=1.0 / m,
+                                 noise=True, rng=rng).noise)
+    return (rng.standard_normal(d) * sigma * math.sqrt(m) + eta) / m
+
+
+def experiment_E(seed, B, log):
+    """The centre claim tested with real private centres.  For each (d, alpha), source of
+    the centre (the baseline's isotropic release or Algorithm 3's own) and batch size m:
+    E_DRAWS independent centres; for each method and n, the mean error with that centre at
+    p_C = 1/n, at the exact-centre optimum p*_0 and at the p_C that minimises the mean error
+    over the draws (every fourth point of the grid), each over the exact centre's error at
+    the same p_C (1/n, p*_0) or at p*_0 (re-optimised)."""
+    ss = np.random.SeedSequence([seed, 9])
+    bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
+    grid = np.concatenate([P_GRID[:-1:4], [P_GRID[-1]]])
+    out = []
+    for (d, a), child in zip(E_CONFIGS, ss.spawn(len(E_CONFIGS)), strict=True):
+        t0 = time.time()
+        rng = np.random.default_rng(child)
+        N = max(2000, int(E_ROWS_ELEMS // d))
+        Z = rng.standard_normal((N, d))
+        sigma = zipf(d, a)
+        offsets = {(src, m): [private_centre_offset(src, sigma, m, rng) for _ in range(E_DRAWS)]
+                   for src in E_SOURCES for m in E_M}
+        for meth in METHODS:
+            opt = bycfg[(d, a)]["methods"][meth]["opt"]
+            Cm = clipping_radii(sigma, p=np.concatenate([grid, [1.0 / n for n in N_GRID]])).of(meth)
+            C1 = {n: float(Cm[len(grid) + i]) for i, n in enumerate(N_GRID)}
+            Co = {n: opt[str(n)]["C_opt"] for n in N_GRID}
+            Cs = np.concatenate([Cm[:len(grid)], [C1[n] for n in N_GRID], [Co[n] for n in N_GRID]])
+            noise = np.array([noise_error(meth, sigma, c) for c in Cs])
+            i1 = {n: len(grid) + i for i, n in enumerate(N_GRID)}
+            io = {n: len(grid) + len(N_GRID) + i for i, n in enumerate(N_GRID)}
+            mom0 = [row_clip_moments(Z, method=meth, C=Cs[i], sigma_data=sigma) for i in (*i1.values(), *io.values())]
+            e0 = dict(zip((*[("1n", n) for n in N_GRID], *[("o", n) for n in N_GRID]), mom0, strict=True))
+            exact_1n = {n: noise[i1[n]] + n * e0[("1n", n)].e2 for n in N_GRID}
+            exact_o = {n: noise[io[n]] + n * e0[("o", n)].e2 for n in N_GRID}
+            for src in E_SOURCES:
+                for m in E_M:
+                    offs = offsets[(src, m)]
+                    e2 = np.empty((len(offs), len(Cs)))
+                    m2 = np.empty_like(e2)
+                    for k, off in enumerate(offs):
+                        for i, c in enumerate(Cs):
+                            r = row_clip_moments(Z, method=meth, C=c, sigma_data=sigma, offset=off)
+                            e2[k, i], m2[k, i] = r.e2, r.m2
+                    per_n = {}
+                    for n in N_GRID:
+                        tot = noise + n * e2 + n * (n - 1.0) * np.maximum(m2, 0.0)  # (draws, radii); m2 < 0 is noise
+                        r1, _, c1 = mean_ci(tot[:, i1[n]] / exact_1n[n])
+                        ro, _, co = mean_ci(tot[:, io[n]] / exact_o[n])
+                        mg = tot[:, :len(grid)].mean(axis=0)
+                        ig = int(np.argmin(mg))
+                        rr, _, cr = mean_ci(tot[:, ig] / exact_o[n])
+                        per_n[str(n)] = {"ratio_1n": float(r1), "ratio_1n_ci": float(c1), "ratio_opt0": float(ro),
+                                         "ratio_opt0_ci": float(co), "ratio_reopt": float(rr),
+                                         "ratio_reopt_ci": float(cr), "p_reopt": float(grid[ig]),
+                                         "mse_exact_opt0": float(exact_o[n]), "mse_reopt": float(mg[ig])}
+                    rms = [float(np.sqrt(np.mean((o / sigma) ** 2))) for o in offs]
+                    out.append({"d": d, "alpha": a, "source": src, "m": m, "method": meth, "draws": len(offs),
+                                "offset_rms_sigma": float(np.mean(rms)), "per_n": per_n})
+        log(f"  E d={d:5d} alpha={a:3.1f}: {time.time() - t0:5.1f} s")
+    return out
+
+
+# --------------------------------------------------------------------------------------
 # D: standard deviations (and centre) from a public sample
 # --------------------------------------------------------------------------------------
 D_CONFIGS = [(d, a) for d in (10, 100) for a in (1.0, 2.0)]
@@ -562,13 +646,18 @@ def stage_D(args, settings, log, B):
             "D_direct": experiment_D_direct(args.seed, B, settings["reps_D_direct"], log)}
 
 
+def stage_E(args, settings, log, B):
+    return {"E": experiment_E(args.seed, B, log)}
+
+
 def stage_P(args, settings, log, B):
     return {"P": experiment_P(args.seed, settings["n_mc"], settings["n_outputs"], log)}
 
 
 STAGES = {"B": "p_C sweep of the per-row model", "B_direct": "direct simulation of the p_C curve",
           "A": "direct simulation on the Figure 2 grid", "C": "wrong centre",
-          "D": "standard deviations from a public sample", "P": "privacy check"}
+          "D": "standard deviations from a public sample", "E": "the centre claim with private centres",
+          "P": "privacy check"}
 
 
 def main(argv=None):
@@ -581,9 +670,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     q = args.quick
     if q:  # smoke run: the two smaller dimensions and sample sizes only
-        global D_GRID, N_GRID, C_CONFIGS
+        global D_GRID, N_GRID, C_CONFIGS, E_CONFIGS, E_M, E_DRAWS
         D_GRID, N_GRID = (10, 100), (10**3, 10**4)
         C_CONFIGS = [(d, a) for d in D_GRID for a in (1.0, 2.0)]
+        E_CONFIGS = [(100, 2.0)]
+        E_M, E_DRAWS = (10**4,), 3
     out_path = args.out or RESULTS / ("beyond_report_quick.json" if q else "beyond_report.json")
     t_start = time.time()
 
@@ -605,7 +696,8 @@ def main(argv=None):
     else:
         results = {"settings": settings, "timings": {}}
         stages = list(STAGES)
-    funcs = {"B": stage_B, "B_direct": stage_B_direct, "A": stage_A, "C": stage_C, "D": stage_D, "P": stage_P}
+    funcs = {"B": stage_B, "B_direct": stage_B_direct, "A": stage_A, "C": stage_C, "D": stage_D, "E": stage_E,
+             "P": stage_P}
     for name in stages:
         t = time.time()
         log(f"{name}: {STAGES[name]}")
@@ -657,6 +749,15 @@ def summary(res: BeyondReport) -> None:
             v = c.offsets["prop"][0].per_n[n]
             print(f"{c.d:5d} {c.alpha:5.1f} {c.method:>6} {n:8.0e} {v.ratio_1n:9.3g} "
                   f"{v.ratio_opt0:9.3g} {v.ratio_reopt:13.3g}")
+    print("\nE: Algorithm 3's error with a centre released by the baseline on m independent rows, "
+          "over its error with the exact centre (at 1/n / at p*_0 / re-optimised)")
+    for r in res.private_centre:
+        if r.source != "base" or r.method != "alg3":
+            continue
+        for n in res.n_values:
+            v = r.per_n[n]
+            print(f"{r.d:5d} {r.alpha:5.1f} m={r.m:8.0e} n={n:8.0e} {v.ratio_1n:9.3g} {v.ratio_opt0:9.3g} "
+                  f"{v.ratio_reopt:9.3g}")
     print(f"\nP: empirical delta at eps = {res.settings.eps:g} (delta = {res.settings.delta:g})")
     for r in res.privacy:
         ch = r.check

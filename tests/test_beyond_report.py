@@ -76,3 +76,44 @@ def test_missing_file_and_wrong_path_type(tmp_path):
         br.load_beyond_report(tmp_path / "nope.json")
     with pytest.raises(TypeError, match="path must be a str or pathlib.Path"):
         br.load_beyond_report(3)
+
+
+def test_tuning_table_recomputes_the_sweep(res, raw):
+    """The typed summary of chapter 7 against the raw JSON, read without the loader."""
+    rows = br.tuning_table(res)
+    assert len(rows) == len(raw["B"]["configs"]) * len(res.n_values)
+    for r in rows:
+        cfg = next(c for c in raw["B"]["configs"] if (c["d"], c["alpha"]) == (r.d, r.alpha))
+        oa, ob = cfg["methods"]["alg3"]["opt"][str(r.n)], cfg["methods"]["base"]["opt"][str(r.n)]
+        assert r.improvement == pytest.approx(ob["total"] / oa["total"], rel=1e-12)
+        assert r.figure2 == cfg["fig2_improvement"][str(r.n)]
+        t = r.n * cfg["trace"]
+        assert r.alg3_at_1n == pytest.approx(cfg["methods"]["alg3"]["at_1n"][str(r.n)]["total"] / t, rel=1e-12)
+        assert r.ratio_of_improvements == pytest.approx(r.improvement / r.figure2)
+        if 1 < r.improvement < r.figure2:  # then the share above 1 is below the ratio, the log share between them
+            assert r.share_above_one < r.share_log < r.ratio_of_improvements
+
+
+def test_centre_improvements_against_raw(res, raw):
+    out = br.centre_improvements(res, c=0.1)
+    by = {(c["d"], c["alpha"], c["method"]): c for c in raw["C"]}
+    r = next(x for x in out if (x.d, x.alpha, x.n) == (100, 2.0, 10**4))
+    A, B = by[(100, 2.0, "alg3")], by[(100, 2.0, "base")]
+    assert r.exact == pytest.approx(B["mse_star"]["10000"] / A["mse_star"]["10000"], rel=1e-12)
+    for shape, got in (("prop", r.proportional), ("iso", r.isotropic)):
+        a = A["offsets"][shape][0]["per_n"]["10000"]["ratio_reopt"] * A["mse_star"]["10000"]
+        b = B["offsets"][shape][0]["per_n"]["10000"]["ratio_reopt"] * B["mse_star"]["10000"]
+        assert got == pytest.approx(b / a, rel=1e-12)
+    with pytest.raises(ValueError, match="c must be one of experiment C's offsets"):
+        br.centre_improvements(res, c=0.3)
+    with pytest.raises(TypeError, match="res must be a BeyondReport"):
+        br.tuning_table({"B": raw["B"]})
+
+
+def test_private_centre_records(res, raw):
+    assert len(res.private_centre) == len(raw["E"])
+    rec = res.private_centre[0]
+    assert isinstance(rec, br.PrivateCentre) and rec.source in ("base", "alg3") and rec.method in ("alg3", "base")
+    assert set(rec.per_n) == set(res.n_values)
+    at = rec.per_n[res.n_values[0]]
+    assert isinstance(at, br.PrivateCentreAtN) and at.ratio_1n > 0 and at.ratio_reopt > 0
