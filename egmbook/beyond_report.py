@@ -299,7 +299,7 @@ class PrivateCentreAtN:
     ratio_opt0_ci: float
     ratio_reopt: float  #: at the p_C minimising the mean error over the draws, over the error at p*_0
     ratio_reopt_ci: float
-    p_reopt: float
+    p_reopt: float | None  #: the p_C of that radius (None: a radius below experiment B's grid)
     mse_exact_opt0: float  #: the exact centre's error at p*_0
     mse_reopt: float  #: the mean error with the private centre at the re-optimised p_C
 
