@@ -299,7 +299,7 @@ class PrivateCentreAtN:
     ratio_opt0_ci: float
     ratio_reopt: float  #: at the p_C minimising the mean error over the draws, over the error at p*_0
     ratio_reopt_ci: float
-    p_reopt: float | None  #: the p_C of that radius (None: a radius below experiment B's grid)
+    p_reopt: float | None  #: the p_C of that radius, or None for a radius below experiment B's grid
     mse_exact_opt0: float  #: the exact centre's error at p*_0
     mse_reopt: float  #: the mean error with the private centre at the re-optimised p_C
 
@@ -310,7 +310,7 @@ class PrivateCentre:
 
     d: int
     alpha: float
-    source: str  #: the mechanism that released the centre: "base" (isotropic noise) or "alg3"
+    source: str  #: the mechanism that released the centre, "base" (isotropic noise) or "alg3"
     m: int  #: rows of the independent batch
     method: str  #: the mechanism that uses the centre
     draws: int  #: independent centres
@@ -538,17 +538,17 @@ class TuningRow:
 
     @property
     def ratio_of_improvements(self) -> float:
-        """improvement / figure2: the ratio of the two improvement factors."""
+        """The ratio of the two improvement factors, improvement over figure2."""
         return self.improvement / self.figure2
 
     @property
     def share_above_one(self) -> float:
-        """(improvement - 1) / (figure2 - 1): the share of Figure 2's gain above 1 that remains."""
+        """The share of Figure 2's gain above 1 that remains, (improvement - 1) over (figure2 - 1)."""
         return (self.improvement - 1.0) / (self.figure2 - 1.0)
 
     @property
     def share_log(self) -> float:
-        """log(improvement) / log(figure2): the share of Figure 2's gain on a log scale."""
+        """The share of Figure 2's gain on a log scale, log(improvement) over log(figure2)."""
         return float(np.log(self.improvement) / np.log(self.figure2))
 
     @property
