@@ -35,6 +35,9 @@ E  the centre claim with real private centres: mu_hat released by the baseline (
 P  the privacy check: worst-case neighbouring datasets of Algorithm 3, the privacy loss
    of the actual release along the difference of the clipped sums, and the empirical
    delta at eps against delta and the Balle-Wang profile (also a negative control).
+   Chapter 7 no longer shows it: it reads the mechanism's own noise-free sums and noise
+   scales, so it restates Theorem 2; the book's privacy audit is a black-box attack on its
+   own page.
 
 Everything is seeded (numpy Generators spawned from one SeedSequence per experiment).
 The library code lives in egmlib: the two mechanisms in egmlib.mechanisms (which
