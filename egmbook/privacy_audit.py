@@ -544,7 +544,7 @@ class AttackResult(NamedTuple):
 
     delta: float  #: the delta at which the bound is stated
     threshold: float  #: on the statistic, chosen on the training half
-    direction: int  #: +1: reject ("from X") when T > threshold; -1: when T <= threshold
+    direction: int  #: 1 to reject ("from X") when T > threshold, -1 to reject when T <= threshold
     tp: int  #: held-out outputs of X rejected
     fp: int  #: held-out outputs of X' rejected
     n_pos: int
@@ -665,7 +665,7 @@ class AuditRow(NamedTuple):
 
     @property
     def caught(self) -> dict[float, bool]:
-        """Per delta: the lower bound exceeds the claim (the claim is refuted at CONFIDENCE)."""
+        """Whether the lower bound exceeds the claim (the claim refuted at CONFIDENCE), by delta."""
         return {a.delta: a.eps_lb > self.claimed_eps[a.delta] for a in self.attacks}
 
 
