@@ -272,7 +272,7 @@ def test_attack_power_for_the_10_percent_control():
 def test_weakened_mechanism_adds_less_noise():
     X, _ = worst_case_pair(SIGMA, n=50, rng=np.random.default_rng(11))
     kw = dict(sigma=SIGMA, mu_hat=np.zeros(10), eps=EPS, delta=DELTA, p_clip=1 / 50, rng=None, noise=False)
-    honest = egm_gaussian_data(X, **kw)
+    honest = pa.ALGORITHM3(X, **kw)
     for f in (0.9, 0.7):
         weak = pa.weakened_algorithm3(f)(X, **kw)
         np.testing.assert_allclose(weak.noise_std, f * honest.noise_std, rtol=1e-9)
@@ -327,7 +327,7 @@ def test_trials_needed_orders_the_controls():
 
 
 def test_released_reads_only_the_release():
-    r = egm_gaussian_data(np.ones((3, 2)), sigma=[1.0, 1.0], mu_hat=[1.0, 1.0], eps=1.0, delta=1e-6,
+    r = pa.ALGORITHM3(np.ones((3, 2)), sigma=[1.0, 1.0], mu_hat=[1.0, 1.0], eps=1.0, delta=1e-6,
                           rng=np.random.default_rng(0), p_clip=0.1)
     field = r.sum if hasattr(r, "sum") and not callable(r.sum) else r.estimate
     np.testing.assert_array_equal(pa.released(r), field)
