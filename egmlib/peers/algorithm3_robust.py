@@ -66,7 +66,6 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from egmlib import _validation as _v
 from egmlib import gchisq
@@ -74,10 +73,10 @@ from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
 from egmlib.peers import plan as _plan
 from egmlib.peers.clipping import clip_rows, row_norms
-from egmlib.peers.coinpress import coinpress_known_scales, coinpress_mean
+from egmlib.peers.coinpress import coinpress_known_scales
+from egmlib.peers.scales import coinpress_log_scales
 
 __all__ = [
-    "GROUP",
     "RADIUS_BETA",
     "RADIUS_GRID",
     "SHARES",
@@ -85,8 +84,8 @@ __all__ = [
     "RadiusChoice",
     "RobustResult",
     "algorithm3_robust",
-    "grouped_log_scales",
     "plan_last_step_private_inputs",
+    "radius_probabilities",
     "radius_utility",
     "robust_inputs",
     "select_radius",
@@ -94,14 +93,14 @@ __all__ = [
 
 #: Budget shares of :func:`algorithm3_robust`; they sum to 1.
 SHARES = MappingProxyType({"scale": 1 / 8, "centre": 1 / 8, "radius": 1 / 32, "noise": 23 / 32})
-#: Pairs averaged per group in :func:`grouped_log_scales`.
-GROUP = 4
 #: The floor: sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
 SIGMA_FLOOR_SHARE = 0.05
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
-RADIUS_GRID = 2.0 ** 0.25
+RADIUS_GRID = 2.0 ** 0.125
 #: Probability that the radius step leaves C_0 although at most one row is beyond it.
 RADIUS_BETA = 0.01
+#: The radius step tolerates at least this share of the rows clipped.
+TARGET_SHARE = 0.1
 #: Largest number of grid points above C_0.
 _MAX_GRID = 400
 
@@ -138,88 +137,8 @@ class RobustResult:
 
 
 # ---------------------------------------------------------------------------------------
-# scale
+# scale and centre
 # ---------------------------------------------------------------------------------------
-def _log_mean_sd(k: int) -> tuple[float, float]:
-    """Mean and sd of ln(chi^2_k / k): psi(k/2) + ln(2/k) and sqrt(psi'(k/2))."""
-    return (float(special.digamma(0.5 * k) + math.log(2.0 / k)),
-            float(math.sqrt(special.polygamma(1, 0.5 * k))))
-
-
-def grouped_log_scales(X: Any, *, rho: float, lower: float, upper: float,
-                       rng: np.random.Generator, group: int = GROUP,
-                       floor: float = 1e-12, beta: float = 0.01) -> FloatArray:
-    r"""Private standard deviations from logs of grouped pairwise squared differences.
-
-    Pair the rows by a random permutation drawn from ``rng`` (independent of the data),
-    :math:`v_{ij} = \tfrac12(x_{\pi(2i-1),j}-x_{\pi(2i),j})^2`, average ``group``
-    consecutive pairs, :math:`\bar v_{gj}`, and estimate the mean of
-    :math:`z_{gj} = (\ln\bar v_{gj} - m_k)/s_k` with CoinPress
-    (:func:`~egmlib.peers.coinpress.coinpress_mean`; Biswas et al. 2020), where
-    :math:`m_k = \psi(k/2) + \ln(2/k)` and :math:`s_k = \sqrt{\psi'(k/2)}` are the mean and
-    sd of :math:`\ln(\chi^2_k/k)`, :math:`k` = ``group``: for Gaussian data
-    :math:`\mathbb E z_{gj} = \ln\sigma_j^2/s_k`.  Averaging before the logarithm keeps a
-    tie (:math:`v_{ij} = 0`, common in small-integer data) from sending
-    :math:`\ln v_{ij}` to the floor, and shortens the left tail of :math:`\ln\chi^2_1`.
-
-    Sensitivity: one substituted row changes one pair, so one :math:`\bar v_g` and one
-    row of :math:`z` (the permutation does not depend on the data); CoinPress is
-    :math:`\rho`-zCDP for any data.  The values are clipped to
-    :math:`[\ln(\text{floor}^2 w^2), \ln(w^2/2)]`, :math:`w` = upper - lower, before the
-    logarithm and the result to :math:`[\text{floor}\,w, w/2]` (post-processing).
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d), finite, n >= 2 group
-    rho : float, finite and > 0
-    lower, upper : float, finite, lower < upper
-        Public universe of every coordinate.
-    rng : numpy.random.Generator
-    group : int >= 1, default ``GROUP``
-    floor : float in (0, 1), default 1e-12
-    beta : float in (0, 1), default 0.01
-        CoinPress's failure probability.
-
-    Returns
-    -------
-    numpy.ndarray, shape (d,), entries > 0
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(3)
-    >>> X = rng.normal(scale=[1.0, 10.0], size=(20000, 2))
-    >>> s = grouped_log_scales(X, rho=1.0, lower=-100.0, upper=100.0, rng=rng)
-    >>> bool(np.all(np.abs(s / [1.0, 10.0] - 1) < 0.05))
-    True
-    """
-    group = _v.check_count("group", group)
-    X = _v.check_finite_data("X", X, min_rows=2 * group)
-    lower, upper = _v.check_bounds(lower, upper)
-    rho = _v.check_positive_finite("rho", rho)
-    rng = _v.check_rng("rng", rng)
-    floor = _v.check_probability("floor", floor)
-    beta = _v.check_probability("beta", beta)
-    n, d = X.shape
-    width = upper - lower
-    lo = 2.0 * math.log(floor * width)
-    hi = 2.0 * math.log(width) - math.log(2.0)
-    perm = rng.permutation(n)
-    m = n // (2 * group)
-    a, b = perm[0:2 * m * group:2], perm[1:2 * m * group:2]
-    with np.errstate(over="ignore"):
-        D = X[a] - X[b]
-        D *= D
-    D *= 0.5
-    V = D.reshape(m, group, d).mean(axis=1)
-    np.clip(V, math.exp(lo), math.exp(hi), out=V)
-    mk, sk = _log_mean_sd(group)
-    Z = (np.log(V) - mk) / sk
-    centre = np.full(d, 0.5 * (lo + hi) / sk)
-    radius = math.sqrt(d) * 0.5 * (hi - lo) / sk
-    r = coinpress_mean(Z, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta)
-    return np.exp(np.clip(0.5 * sk * r.estimate, 0.5 * lo, 0.5 * hi))
-
-
 def _floored(sigma_hat: FloatArray) -> FloatArray:
     return np.maximum(sigma_hat, SIGMA_FLOOR_SHARE * float(np.mean(sigma_hat)))
 
@@ -235,7 +154,8 @@ def robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower: 
     (``rho_scale`` + ``rho_centre``)-zCDP (Bun and Steinke 2016, Lemma 1.7).
     ``X`` is checked by the caller.
     """
-    sigma_hat = _floored(grouped_log_scales(X, rho=rho_scale, lower=lower, upper=upper, rng=rng))
+    sigma_hat = _floored(coinpress_log_scales(X, rho=rho_scale, lower=lower, upper=upper,
+                                              rng=rng).sigma_hat)
     centre = coinpress_known_scales(X, sigma=sigma_hat, rho=rho_centre, lower=lower, upper=upper,
                                     rng=rng).estimate
     return sigma_hat, np.clip(centre, lower, upper)
@@ -275,29 +195,71 @@ def _utility(sorted_norms: FloatArray, radii: FloatArray, target: float) -> Floa
     return 0.0 - (over + under)  # 0.0 - x: no negative zeros
 
 
+def _grid(C0: float, C_max: float, grid: float) -> FloatArray:
+    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(math.log(C_max / C0) / math.log(grid)))
+    return C0 * grid ** np.arange(K + 1, dtype=float)
+
+
+def _target(K1: int, n: int, eps: float, beta: float) -> float:
+    return max(1.0 + 2.0 * math.log(K1 / beta) / eps, TARGET_SHARE * n)
+
+
+def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
+                         grid: float = RADIUS_GRID, beta: float = RADIUS_BETA) -> FloatArray:
+    r"""The exact output distribution of :func:`select_radius` over the grid.
+
+    :math:`P(k) = e^{\varepsilon u(k)/2}/\sum_l e^{\varepsilon u(l)/2}` with
+    :math:`\varepsilon = \sqrt{8\rho}` and :math:`u` = :func:`radius_utility` at the target
+    :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\ \text{TARGET\_SHARE}\cdot n)`
+    (exponential mechanism, McSherry and Talwar 2007).
+
+    Examples
+    --------
+    >>> p = radius_probabilities(np.full(1000, 0.5), C0=1.0, C_max=16.0, rho=1.0)
+    >>> bool(p[0] > 0.99), round(float(p.sum()), 12)
+    (True, 1.0)
+    """
+    norms = _v.check_finite_vector("norms", norms)
+    C0 = _v.check_positive_finite("C0", C0)
+    C_max = _v.check_positive_finite("C_max", C_max)
+    rho = _v.check_positive_finite("rho", rho)
+    grid = _v.check_positive_finite("grid", grid)
+    if not grid > 1.0:
+        raise ValueError(f"grid must be > 1, got grid={grid!r}")
+    beta = _v.check_probability("beta", beta)
+    return _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)[1]
+
+
+def _probabilities(sorted_norms: FloatArray, C0: float, C_max: float, rho: float, grid: float,
+                   beta: float) -> tuple[FloatArray, FloatArray, float, float]:
+    radii = _grid(C0, C_max, grid)
+    eps = _budget.exponential_mechanism_epsilon(rho)
+    target = _target(radii.shape[0], sorted_norms.shape[0], eps, beta)
+    logits = 0.5 * eps * _utility(sorted_norms, radii, target)
+    logits -= logits.max()
+    p = np.exp(logits)
+    p /= p.sum()
+    return radii, p, target, eps
+
+
 def select_radius(norms: FloatArray, *, C0: float, C_max: float, rho: float,
                   rng: np.random.Generator, grid: float = RADIUS_GRID,
                   beta: float = RADIUS_BETA) -> RadiusChoice:
     r"""The private radius: exponential mechanism over :math:`C_k = C_0 g^k`, :math:`k = 0..K`.
 
     :math:`K = \lceil \ln(C_{\max}/C_0)/\ln g\rceil` (at most 400), :math:`\varepsilon =
-    \sqrt{8\rho}`, target :math:`t = 1 + 2\ln((K+1)/\beta)/\varepsilon`, utility
-    :func:`radius_utility` (sensitivity 1); :math:`P(k) \propto e^{\varepsilon u(k)/2}`
-    (McSherry and Talwar 2007), :math:`\varepsilon`-DP and hence
-    :math:`\varepsilon^2/8 = \rho`-zCDP (Cesar and Rogers 2021).  The grid depends only on
-    public or already released quantities (:math:`C_0, C_{\max}`).
+    \sqrt{8\rho}`, target :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\
+    \text{TARGET\_SHARE}\cdot n)`, utility :func:`radius_utility` (sensitivity 1);
+    :math:`P(k) \propto e^{\varepsilon u(k)/2}` (:func:`radius_probabilities`; McSherry and
+    Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP
+    (Cesar and Rogers 2021).  The grid depends only on public or already released
+    quantities (:math:`C_0, C_{\max}`, :math:`n`).  ``norms`` are the rows' transformed
+    norms (checked by the caller).
     """
-    if not C0 > 0.0:
-        raise ValueError(f"C0 must be > 0, got C0={C0!r}")
-    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(math.log(C_max / C0) / math.log(grid)))
-    radii = C0 * grid ** np.arange(K + 1, dtype=float)
-    eps = _budget.exponential_mechanism_epsilon(rho)
-    target = 1.0 + 2.0 * math.log((K + 1) / beta) / eps
-    u = _utility(np.sort(norms), radii, target)
-    logits = 0.5 * eps * u
-    k = int(np.argmax(logits + rng.gumbel(size=K + 1)))  # Gumbel-max: P(k) prop. to e^logit
-    return RadiusChoice(C=float(radii[k]), k=k, C0=float(C0), grid_size=K + 1, target=target,
-                        eps=eps)
+    radii, p, target, eps = _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)
+    k = int(rng.choice(radii.shape[0], p=p))
+    return RadiusChoice(C=float(radii[k]), k=k, C0=float(C0), grid_size=radii.shape[0],
+                        target=target, eps=eps)
 
 
 def _model_radius(sigma: FloatArray, p: float) -> float:
@@ -310,7 +272,7 @@ def _model_radius(sigma: FloatArray, p: float) -> float:
 # ---------------------------------------------------------------------------------------
 def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float, float,
                                                                 np.random.Generator]:
-    X = _v.check_finite_data("X", X, min_rows=2 * GROUP)
+    X = _v.check_finite_data("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
     rng = _v.check_rng("rng", rng)
     return X, lower, upper, rng
@@ -330,7 +292,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
 
     Parameters
     ----------
-    X : array_like, shape (n, d), finite, n >= 8
+    X : array_like, shape (n, d), finite, n >= 2
     rho : float, finite and > 0
     lower, upper : float, finite, lower < upper
         Public universe of every coordinate.
