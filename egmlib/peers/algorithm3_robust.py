@@ -3,55 +3,63 @@ r"""Algorithm 3 with private inputs that survives data off its model (rho-zCDP i
 :func:`egmlib.peers.algorithm3.algorithm3_private` (chapter 8's pipeline) trusts its
 private inputs: the clipping radius :math:`C` is the model quantile of
 :math:`\|(x-\hat\mu)\odot b\|` computed from :math:`\hat\sigma` as if the rows were
-:math:`\mathcal N(\hat\mu, \mathrm{diag}(\hat\sigma^2))`.  On real data every step of that
-chain can go wrong (the book's chapter "Algorithm 3 off its model" measures it): ties in
-small-integer data make many paired differences exactly 0, so the log-scale estimate
-collapses towards its floor; zero-variance columns give :math:`\hat\sigma_j \to 0` and
-:math:`b_j\to\infty`; a whitened prior ball built from a tiny :math:`\hat\sigma` is too
-large for CoinPress's centre to converge on a few hundred rows; and then the model radius
-clips every row.
+:math:`\mathcal N(\hat\mu, \mathrm{diag}(\hat\sigma^2))`.  On real data that chain breaks
+(``benchmarks/offmodel_diagnosis.py`` measures it step by step): ties in small-integer
+data make many paired differences exactly 0 and zero-variance columns make all of them 0,
+so the log-scale estimate of those columns falls to its floor (:math:`10^{-12}` of the
+box); :math:`b_j = (\hat\sigma_j\sum_l\hat\sigma_l)^{-1/2}` then puts almost all weight on
+them, the whitened prior ball of the centre is too large for CoinPress to converge, the
+centre lands far from the data, and the model radius clips every row.
 
-:func:`algorithm3_robust` keeps Algorithm 3's release (transform by
-:math:`b_j = 1/\sqrt{\hat\sigma_j\sum_i\hat\sigma_i}`, clip at :math:`C`, Gaussian noise
-for sensitivity :math:`2C`, transform back) and changes how its inputs are obtained:
+:func:`algorithm3_robust` keeps Algorithm 3's release (transform by :math:`b`, clip at
+:math:`C`, Gaussian noise for sensitivity :math:`2C`, transform back) and changes two
+things, one free and one cheap:
 
-=========  ======================================================================  ===================
-step       what                                                                    budget
-=========  ======================================================================  ===================
-``scale``  :math:`\hat\sigma` from logs of grouped pairwise squared differences      ``SHARES["scale"]``
-           (CoinPress), then the free floor :math:`\hat\sigma_j \ge f\,\overline{\hat\sigma}`
-``centre`` CoinPress whitened by the floored :math:`\hat\sigma`, projected on the box  ``SHARES["centre"]``
-``radius`` exponential mechanism over the grid :math:`C_k = C_0 g^k \ge C_0` of the     ``SHARES["radius"]``
-           model radius: the smallest :math:`C_k` that clips at most :math:`t` rows
-``noise``  Gaussian mechanism on the clipped transformed sum, sensitivity :math:`2C`  ``SHARES["noise"]``
-=========  ======================================================================  ===================
+===========  =====================================================================  ================
+step         what                                                                   budget
+===========  =====================================================================  ================
+``scale``    :math:`\hat\sigma` from chapter 8's log scales                         :math:`\rho/8`
+             (:func:`egmlib.peers.scales.coinpress_log_scales`), then the floor
+             :math:`\hat\sigma_j \ge f\,\overline{\hat\sigma}`, :math:`f` =
+             ``SIGMA_FLOOR_SHARE`` (post-processing: free)
+``centre``   CoinPress whitened by the floored :math:`\hat\sigma`, projected on     :math:`3\rho/32`
+             the box
+``radius``   exponential mechanism over :math:`C_k = C_0 g^k \ge C_0`, :math:`C_0`  :math:`\rho/32`
+             the model radius: the smallest radius that clips at most
+             :math:`t` rows (:func:`select_radius`)
+``noise``    Gaussian noise on the clipped transformed sum, sensitivity             :math:`3\rho/4`
+             :math:`2C`
+===========  =====================================================================  ================
+
+(``SHARES``; chapter 8's pipeline spends :math:`\rho/8` on the centre, so the noise, which
+dominates on the model, keeps its budget.)  The floor raises :math:`\sum_j\hat\sigma_j`,
+to which Algorithm 3's noise error is proportional, by at most the factor :math:`1+f`; it
+keeps an underestimated column from taking the weight of the others.  The radius step
+tolerates :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\ \tau n)` clipped rows,
+:math:`\tau` = ``TARGET_SHARE``: on the model :math:`C_0` clips about one row and is kept
+except with probability ``RADIUS_BETA``; symmetric heavy tails, whose clipping bias
+cancels, are clipped as the model radius clips them up to a share :math:`\tau` of the
+rows; when the model radius clips more (an asymmetric tail, a bad centre or bad scales)
+the radius grows until about :math:`t` rows are clipped, as PLAN's threshold does from
+the start.
 
 Sensitivities under substitution neighbours (one row replaced; the report's Definition
-2.1), each proved in the book (chapter "Algorithm 3 off its model: privacy"):
+2.1), proved in the book (chapter "The robust pipeline is rho-zCDP"):
 
-* scale: the rows are split into groups of ``GROUP`` pairs by a data-independent random
-  permutation; one substituted row changes one pair and hence one group mean
-  :math:`\bar v_g`, i.e. one row of the matrix CoinPress sees, which is all CoinPress's
-  analysis needs (Biswas et al. 2020); the floor is post-processing;
-* centre: CoinPress (Biswas et al. 2020), one row of the whitened data changes;
+* scale: the pairing is a data-independent permutation, so one substituted row changes
+  one pair, one row of the matrix CoinPress sees (Biswas et al. 2020); the floor is
+  post-processing;
+* centre: CoinPress, one row of the whitened data changes;
 * radius: the utility :math:`u(k) = -(c_k - t)_+ - (t - c_{k-1})_+`, :math:`c_k` the
-  number of rows with norm above :math:`C_k` (:math:`c_{-1} = +\infty`), has
-  sensitivity 1 (Lemma in the book: :math:`c_k` and :math:`c_{k-1}` never move in
-  opposite directions under one substitution), so the exponential mechanism at
-  :math:`\varepsilon = \sqrt{8\rho_{\rm radius}}` is :math:`\rho_{\rm radius}`-zCDP
-  (Cesar and Rogers 2021);
+  number of rows with norm above :math:`C_k` (:math:`c_{-1} = +\infty`), has sensitivity 1
+  (:math:`c_k` and :math:`c_{k-1}` never move in opposite directions), so the exponential
+  mechanism at :math:`\varepsilon = \sqrt{8\rho_{\rm radius}}` has :math:`\varepsilon`-bounded
+  range and is :math:`\rho_{\rm radius}`-zCDP (Cesar and Rogers 2021);
 * noise: every clipped row has norm at most :math:`C`, so the clipped sum moves by at
   most :math:`2C`; noise :math:`2C/\sqrt{2\rho_{\rm noise}}` (Bun and Steinke 2016,
   Prop. 1.6).
 
-The steps compose (Bun and Steinke 2016, Lemma 1.7) and the shares sum to 1.
-
-On the model the radius step picks :math:`k = 0` (the model radius, about one row
-clipped) except with probability at most ``RADIUS_BETA``: the target
-:math:`t = 1 + 2\ln((K+1)/\beta)/\varepsilon` is where any :math:`k > 0` has utility at
-most :math:`-(t - c_0) \le -(t-1)`.  Off the model, when :math:`C_0` clips more than
-:math:`t` rows, it enlarges :math:`C` until about :math:`t` rows are clipped, as PLAN's
-threshold does from the start.
+The steps compose (Bun and Steinke 2016, Lemma 2.3) and the shares sum to 1.
 
 :func:`plan_last_step_private_inputs` is the arm that isolates the radius: PLAN's last
 step (Aumuller et al. 2024; private quantile threshold and noise) with exactly the same
@@ -92,9 +100,9 @@ __all__ = [
 ]
 
 #: Budget shares of :func:`algorithm3_robust`; they sum to 1.
-SHARES = MappingProxyType({"scale": 1 / 8, "centre": 1 / 8, "radius": 1 / 32, "noise": 23 / 32})
+SHARES = MappingProxyType({"scale": 1 / 8, "centre": 3 / 32, "radius": 1 / 32, "noise": 3 / 4})
 #: The floor: sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
-SIGMA_FLOOR_SHARE = 0.05
+SIGMA_FLOOR_SHARE = 0.2
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
 #: Probability that the radius step leaves C_0 although at most one row is beyond it.
@@ -147,7 +155,7 @@ def robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower: 
                   upper: float, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
     r"""The private inputs :math:`(\hat\sigma, \hat\mu)` of :func:`algorithm3_robust`.
 
-    :math:`\hat\sigma` = :func:`grouped_log_scales` at ``rho_scale``, floored at
+    :math:`\hat\sigma` = :func:`~egmlib.peers.scales.coinpress_log_scales` at ``rho_scale``, floored at
     ``SIGMA_FLOOR_SHARE`` times its mean (post-processing); :math:`\hat\mu` = CoinPress
     whitened by it (:func:`~egmlib.peers.coinpress.coinpress_known_scales`, Biswas et al.
     2020) at ``rho_centre``, projected on the box (post-processing).  Together
