@@ -67,6 +67,7 @@ __all__ = [
     "black_box_audit",
     "pipeline_audit",
     "default_pipeline",
+    "book_pipelines",
     "expected_eps_lower_bound",
     "trials_needed",
     "NEGATIVE_CONTROLS",
@@ -714,7 +715,8 @@ def pipeline_audit(sigma: ArrayLike, *, n: int, rho: float, trials: int, rng: np
                    pipeline: Callable[..., Any] | None = None) -> AuditRow:
     """The black-box audit of the end-to-end private Algorithm 3 (scales, centre, release).
 
-    ``pipeline`` defaults to ``egmlib.peers.arms.ARMS["Alg3"]`` when the library has it, and
+    ``pipeline`` defaults to ``egmlib.peers.arms.ARMS["Alg3"]`` (the robust pipeline
+    :func:`egmlib.peers.algorithm3_robust.algorithm3_robust`) when the library has it, and
     otherwise to :func:`egmlib.peers.algorithm3.algorithm3_private` (private scales and centre
     from the data, then Algorithm 3; rho-zCDP in total).  Same pair as
     :func:`black_box_audit` (its universe [lower, upper] must contain it), same attack; the
@@ -736,7 +738,8 @@ def pipeline_audit(sigma: ArrayLike, *, n: int, rho: float, trials: int, rng: np
     Yp = run_releases(pipeline, Xp, trials=trials, rng=rng, **kw)
     attacks = distinguishing_attack(Y, Yp, deltas=deltas)
     claim = {dd: calibration.rho_to_eps(rho, delta=dd) for dd in deltas}
-    return AuditRow(name=getattr(pipeline, "__name__", "pipeline"), noise_factor=1.0, claimed_eps=claim,
+    name = getattr(pipeline, "name", None) or getattr(pipeline, "__name__", "pipeline")
+    return AuditRow(name=str(name), noise_factor=1.0, claimed_eps=claim,
                     true_eps=claim, attacks=attacks)
 
 
@@ -831,13 +834,24 @@ def row_from_json(rec: dict[str, Any]) -> AuditRow:
                     attacks=[AttackResult(**a) for a in rec["attacks"]])
 
 
-def _book_pipeline_audit(st: dict[str, Any], sigma: NDArray[np.float64]) -> tuple[AuditRow, float]:
-    """The pipeline part of :func:`run_book_audit` (its own random stream, seed + 1)."""
+def book_pipelines() -> list[Callable[..., Any]]:
+    """The pipelines chapter 7b audits: :func:`default_pipeline` and, when that is not it,
+    :func:`egmlib.peers.algorithm3.algorithm3_private` (chapter 8's pipeline)."""
+    from egmlib.peers.algorithm3 import algorithm3_private
+
+    first = default_pipeline()
+    return [first] if first is algorithm3_private else [first, algorithm3_private]
+
+
+def _book_pipeline_audit(st: dict[str, Any], sigma: NDArray[np.float64]) -> tuple[list[AuditRow], float]:
+    """The pipeline part of :func:`run_book_audit` (pipeline k on its own random stream, seed + 1 + k)."""
     rho = calibration.eps_to_rho(st["eps"], delta=st["delta"])
     lo, hi = st["pipeline_bounds"]
-    pipe = pipeline_audit(sigma, n=st["pipeline_n"], rho=rho, trials=st["pipeline_trials"],
-                          rng=np.random.default_rng(st["seed"] + 1), deltas=st["deltas"], lower=lo, upper=hi)
-    return pipe, rho
+    rows = [pipeline_audit(sigma, n=st["pipeline_n"], rho=rho, trials=st["pipeline_trials"],
+                           rng=np.random.default_rng(st["seed"] + 1 + k), deltas=st["deltas"], lower=lo,
+                           upper=hi, pipeline=pipe)
+            for k, pipe in enumerate(book_pipelines())]
+    return rows, rho
 
 
 def run_book_audit(setting: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -845,8 +859,8 @@ def run_book_audit(setting: dict[str, Any] | None = None) -> dict[str, Any]:
 
     Plain JSON material; ``python -m egmbook.privacy_audit`` writes it to
     ``data/privacy_audit.json`` (several minutes on one core: 1.2 x 10^5 runs of Algorithm 3
-    on n = 100 rows and 2.4 x 10^3 of the pipeline on n = 2000 rows; the pipeline needs
-    more rows than Algorithm 3 because at n = 100 its private scales and centre are so
+    on n = 100 rows and 2.4 x 10^3 of each pipeline on n = 2000 rows; the pipelines need
+    more rows than Algorithm 3 because at n = 100 their private scales and centre are so
     noisy that one row's influence is lost in them).
     """
     from egmbook.experiments import zipf_sigmas  # the book's Zipf law
@@ -856,10 +870,11 @@ def run_book_audit(setting: dict[str, Any] | None = None) -> dict[str, Any]:
     rng = np.random.default_rng(st["seed"])
     rows = black_box_audit(sigma, n=st["n"], eps=st["eps"], delta=st["delta"], trials=st["trials"],
                            rng=rng, deltas=st["deltas"])
-    pipe, rho = _book_pipeline_audit(st, sigma)
+    pipes, rho = _book_pipeline_audit(st, sigma)
     st["deltas"] = list(st["deltas"])
     st["pipeline_bounds"] = list(st["pipeline_bounds"])
-    return {"setting": st, "rho": rho, "pipeline": _row_json(pipe), "mechanisms": [_row_json(r) for r in rows]}
+    return {"setting": st, "rho": rho, "pipelines": [_row_json(r) for r in pipes],
+            "mechanisms": [_row_json(r) for r in rows]}
 
 
 if __name__ == "__main__":  # pragma: no cover - writes the book's cache

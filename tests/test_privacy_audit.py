@@ -14,7 +14,7 @@ The black-box audit (chapter 7b), and why each test could fail:
 - end to end on the real Algorithm 3: the honest mechanism's bound stays below its claim
   and the 30% control is caught; the stored book run (data/privacy_audit.json) is
   re-derived from its counts and shows the 10% and 30% controls caught and the honest
-  mechanism and the private pipeline below their claims;
+  mechanism and both private pipelines (ARMS["Alg3"] and algorithm3_private) below their claims;
 - trials_needed orders the controls (2% needs far more trials than 10%, which needs more
   than 30%) and is the crossing point of the expected bound;
 - validation.
@@ -301,17 +301,18 @@ def test_stored_book_audit_rederived_from_counts():
     rec = json.loads(CACHE.read_text(encoding="utf-8"))
     st = rec["setting"]
     rows = {r["name"]: pa.row_from_json(r) for r in rec["mechanisms"]}
-    pipe = pa.row_from_json(rec["pipeline"])
-    for row in [*rows.values(), pipe]:
+    pipes = [pa.row_from_json(r) for r in rec["pipelines"]]
+    assert [p.name for p in pipes] == ["Alg3", "algorithm3_private"]   # ARMS["Alg3"] first
+    for row in [*rows.values(), *pipes]:
         for a in row.attacks:
             n_pos, n_neg = (a.n_pos, a.n_neg)
             again = pa.eps_lower_bound(a.tp, a.fp, n_pos=n_pos, n_neg=n_neg, delta=a.delta, both_directions=False)
             assert again == pytest.approx(a.eps_lb, abs=1e-12)
-            assert n_pos == (st["trials"] if row is not pipe else st["pipeline_trials"]) - n_pos
+            assert n_pos == (st["trials"] if row not in pipes else st["pipeline_trials"]) - n_pos
     p = st["primary_delta"]
     assert not rows["Algorithm 3"].caught[p] and not any(rows["Algorithm 3"].caught.values())
     assert rows["10% less noise"].caught[p] and rows["30% less noise"].caught[p]
-    assert not any(pipe.caught.values())
+    assert not any(v for p in pipes for v in p.caught.values())
     claim = calibration.eps_from_sigma(calibration.sigma_opt(eps=st["eps"], delta=st["delta"]), delta=p)
     assert rows["Algorithm 3"].claimed_eps[p] == pytest.approx(claim, rel=1e-12)
 
