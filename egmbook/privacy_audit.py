@@ -545,9 +545,9 @@ class AttackResult(NamedTuple):
 
     delta: float  #: the delta at which the bound is stated
     threshold: float  #: on the statistic, chosen on the training half
-    direction: int  #: 1 to reject ("from X") when T > threshold, -1 to reject when T <= threshold
-    tp: int  #: held-out outputs of X rejected
-    fp: int  #: held-out outputs of X' rejected
+    direction: int  #: 1 to flag X when T > threshold, -1 to flag X' when T <= threshold
+    tp: int  #: held-out outputs of the flagged dataset that are flagged
+    fp: int  #: held-out outputs of the other dataset that are flagged
     n_pos: int
     n_neg: int
     eps_lb: float  #: :func:`eps_lower_bound` of the held-out counts (one direction, fixed in advance)
