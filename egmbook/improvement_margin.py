@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+from scipy import integrate, stats
 
 from egmbook.experiments import figure2_improvement
 from egmlib import gchisq
@@ -57,6 +57,8 @@ __all__ = [
     "schur_ostrowski_gap",
     "schur_threshold_p0",
     "transformed_radius_squared",
+    "two_weight_cdf",
+    "two_weight_cdf_slope",
 ]
 
 #: Largest dimension of :func:`equal_weights_margin`: beyond it the closed form, a
@@ -318,3 +320,57 @@ def transformed_radius_squared(sigma: ArrayLike, *, n: int) -> float:
     if not math.isfinite(float(s.max()) * s.size):
         s = s / s.max()
     return float(gchisq.isf(1.0 / n, w=s / math.fsum(s)))
+
+
+def _two_weight_integrand(x: float, a: float, deriv: bool) -> tuple[float, float]:
+    def g(phi: float) -> float:
+        u = 1.0 + a * math.cos(phi)
+        e = math.exp(-x / u)
+        return x * math.cos(phi) * e / (u * u) if deriv else e
+    val, err = integrate.quad(g, 0.0, math.pi, epsabs=1e-14, epsrel=1e-12, limit=200)
+    return val / math.pi, err / math.pi
+
+
+def two_weight_cdf(x: float, t: float) -> float:
+    r"""Two-weight distribution function :math:`F(x; (1 - t, t))` in polar form (Proposition 5.F).
+
+    :math:`F(x; (1 - t, t)) = 1 - \frac1\pi\int_0^\pi \exp\bigl(-x/(1 + a\cos\varphi)\bigr)\,d\varphi`
+    with :math:`a = 1 - 2t`.
+
+    The polar form behind Proposition 5.F of chapter 5b: with :math:`Z_1 = \rho\cos\theta`,
+    :math:`Z_2 = \rho\sin\theta`, :math:`\rho^2 \sim \chi^2_2` (exponential with mean 2) independent of
+    the uniform angle, :math:`(1 - t)Z_1^2 + tZ_2^2 = \rho^2(1 + a\cos 2\theta)/2`. One quadrature,
+    an independent route to :func:`egmlib.gchisq.cdf` for two weights.
+
+    Examples
+    --------
+    >>> round(two_weight_cdf(2.0, 0.5), 12) == round(1 - math.exp(-2.0), 12)   # chi2_2 / 2
+    True
+    """
+    x, t = float(x), float(t)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be finite and > 0, got x={x!r}")
+    if not 0.0 <= t <= 0.5:
+        raise ValueError(f"t must lie in [0, 1/2], got t={t!r}")
+    return 1.0 - _two_weight_integrand(x, 1.0 - 2.0 * t, False)[0]
+
+
+def two_weight_cdf_slope(x: float, t: float) -> float:
+    r"""The slope :math:`\partial F(x; (1 - t, t))/\partial t = 2\,G'(a)` of Proposition 5.F (:math:`a = 1 - 2t`).
+
+    Here :math:`G(a) = \frac1\pi\int_0^\pi e^{-x/(1 + a\cos\varphi)}d\varphi` and
+    :math:`G'(a) = \frac1\pi\int_0^\pi \frac{x\cos\varphi}{(1 + a\cos\varphi)^2}e^{-x/(1 + a\cos\varphi)}\,d\varphi`
+    (Proposition 5.F: :math:`\ge 0` for :math:`x \ge 2`, so :math:`F = 1 - G` is non-decreasing in
+    :math:`t \in [0, 1/2]`).
+
+    Examples
+    --------
+    >>> two_weight_cdf_slope(2.5, 0.3) > 0 > two_weight_cdf_slope(1.5, 0.45)
+    True
+    """
+    x, t = float(x), float(t)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be finite and > 0, got x={x!r}")
+    if not 0.0 <= t <= 0.5:
+        raise ValueError(f"t must lie in [0, 1/2], got t={t!r}")
+    return 2.0 * _two_weight_integrand(x, 1.0 - 2.0 * t, True)[0]

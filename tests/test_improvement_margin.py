@@ -154,3 +154,29 @@ def test_theorem_5e_a_where_the_hypothesis_holds_numerically():
         v = s * s / np.sum(s * s)
         assert all(im.schur_ostrowski_gap(x, (1 - a) * s + a * v) >= 0 for a in (0.0, 0.5, 1.0))
         assert figure2_improvement(s, n=n) >= 1.0
+
+
+def test_two_weight_polar_form_matches_gchisq_and_the_gap():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        x, t = float(rng.uniform(0.2, 10.0)), float(rng.uniform(0.0, 0.5))
+        assert im.two_weight_cdf(x, t) == pytest.approx(float(gchisq.cdf(x, w=[1 - t, t])), abs=1e-11)
+        if 0.005 < t < 0.495:
+            assert im.two_weight_cdf_slope(x, t) == pytest.approx(im.schur_ostrowski_gap(x, [1 - t, t]) / 2,
+                                                                  rel=1e-6, abs=1e-12)
+
+
+def test_proposition_5f_sign_of_the_slope():
+    """Non-negative from x = 2 on (Proposition 5.F), negative near equal weights below 2."""
+    for x in (2.0, 2.3, 3.0, 7.0, 30.0):
+        assert all(im.two_weight_cdf_slope(x, t) >= 0 for t in np.linspace(0.0, 0.5, 11))
+    for x in (1.2, 1.7, 1.97):
+        assert im.two_weight_cdf_slope(x, 0.49) < 0
+    with pytest.raises(ValueError, match="t must lie in"):
+        im.two_weight_cdf(2.0, 0.7)
+
+
+def test_corollary_5g_two_coordinates_n_at_least_8():
+    for n in (8, 9, 20, 1000):
+        for t in (0.02, 0.2, 0.4, 0.49):
+            assert figure2_improvement(np.array([1 - t, t]), n=n) >= 1.0
