@@ -17,6 +17,12 @@ rho = (R - 1)/(Rbar - 1) (egmbook.improvement_margin.normalized_margin); R >= 1 
 Prints a summary and writes benchmarks/results/improvement_search.txt (the summary) and
 benchmarks/results/improvement_search.json (the details).
 Run: python benchmarks/improvement_search.py  (about 3-6 minutes on 2 shared cores).
+
+``python benchmarks/improvement_search.py --schur`` instead scans the hypothesis of chapter
+5b's reduction theorem, the Schur-concavity of w -> P(sum_j w_j Z_j^2 <= x) for x >= x0
+(egmbook.improvement_margin.schur_ostrowski_gap): a grid over d = 2 (weights (1 - t, t),
+x from 1.5 to 40) and random, Zipf and two-level weights for d = 3..10 at x from 1.9 to 20;
+it writes data/schur_threshold_scan.json (a few minutes).  A numerical scan, not a proof.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ import numpy as np
 from scipy import optimize
 
 from egmbook.experiments import figure2_improvement, zipf_sigmas
-from egmbook.improvement_margin import equal_weights_margin, tangent_certificate
+from egmbook.improvement_margin import equal_weights_margin, schur_ostrowski_gap, tangent_certificate
 from egmlib.scaling import egm_improvement
 
 D_VALUES = (2, 3, 4, 5, 10, 30, 100, 300, 1000)
@@ -201,5 +207,36 @@ def main() -> None:
         "certificate": cert, "seconds": round(t4 - t0, 1)}, indent=1))
 
 
+SCHUR_OUT = Path(__file__).resolve().parents[1] / "data" / "schur_threshold_scan.json"
+SCHUR_T = tuple(float(t) for t in np.round(np.linspace(0.02, 0.48, 24), 4))
+SCHUR_X2 = tuple(float(x) for x in np.round(np.r_[np.arange(1.5, 2.5001, 0.05), 3.0, 4.0, 6.0, 10.0, 20.0, 40.0], 4))
+SCHUR_XD = (1.9, 2.0, 2.1, 3.0, 5.0, 20.0)
+
+
+def schur_scan() -> dict:
+    """The Schur-Ostrowski gap on the grids of the module docstring (``--schur``)."""
+    t0 = time.time()
+    d2 = [[schur_ostrowski_gap(x, [1.0 - t, t]) for x in SCHUR_X2] for t in SCHUR_T]
+    emit(f"d = 2: {len(SCHUR_T)} x {len(SCHUR_X2)} points in {time.time() - t0:.0f} s")
+    rng = np.random.default_rng(5)
+    rows = []
+    for d in range(3, 11):
+        ws = [("zipf", zipf_sigmas(d, alpha=a)) for a in (0.3, 1.0, 3.0)]
+        ws += [("two-level", np.r_[np.full(k, h), np.ones(d - k)]) for k, h in ((1, 3.0), (d // 2, 0.3))]
+        ws += [(f"dirichlet({c})", rng.dirichlet(np.full(d, c))) for c in (0.3, 1.0, 5.0)]
+        for fam, w in ws:
+            w = np.maximum(w, 1e-12)
+            rows.append({"d": d, "family": fam, "w": [float(v) for v in w / w.sum()],
+                         "gaps": [schur_ostrowski_gap(x, w) for x in SCHUR_XD]})
+    emit(f"d = 3..10: {len(rows)} weight vectors x {len(SCHUR_XD)} levels in {time.time() - t0:.0f} s")
+    return {"t": list(SCHUR_T), "x_d2": list(SCHUR_X2), "gap_d2": d2, "x_d": list(SCHUR_XD), "rows": rows}
+
+
 if __name__ == "__main__":
+    import sys
+
+    if "--schur" in sys.argv:
+        SCHUR_OUT.write_text(json.dumps(schur_scan(), indent=1) + "\n", encoding="utf-8")
+        print("wrote", SCHUR_OUT)
+        raise SystemExit(0)
     main()

@@ -1,4 +1,4 @@
-"""Time per run of every peer estimator at n = 10^4, d = 2048 (target: at most 1 s each).
+"""Time per run of every private arm of egmlib.peers.arms.ARMS at n = 10^4, d = 2048 (target: at most 1 s each).
 
 The data are one GaussianC dataset of PLAN's benchmarks (sigma_j = d/j, mean 10,
 universe +-50 d^1.5).  Each method runs ``--reps`` times at each of the budgets
@@ -34,9 +34,10 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
+from egmlib.peers.arms import ARMS  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peers_sweep import ALGORITHMS, estimate, keep_freed_memory  # noqa: E402
+from peers_sweep import keep_freed_memory  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"
 TARGET_S = 1.0
@@ -47,10 +48,16 @@ WALL_RHO = 1 / 8
 
 
 def methods(s, X):
-    """name -> f(rng, rho): one release of each private method of the sweep on the data X of
-    setting s (IOME draws its rotation from rng, so a run pays for it)."""
-    return {name: (lambda rng, rho, name=name: estimate(name, X, s, rho, rng))
-            for name in ALGORITHMS if name != "empirical"}
+    """name -> f(rng, rho): one release of each private arm of egmlib.peers.arms.ARMS on the
+    data X of setting s, called as the sweeps call it (oracle arms given the setting's sigma
+    and mean; IOME draws its rotation from rng, so a run pays for it)."""
+    lo, hi = s.universe
+    given = {"sigma": s.sigma, "mu": s.mean}
+
+    def call(arm):
+        inputs = {g: given[g] for g in arm.given}
+        return lambda rng, rho: arm(X, rho=rho, lower=lo, upper=hi, rng=rng, **inputs)
+    return {name: call(arm) for name, arm in ARMS.items() if arm.private}
 
 
 def main(argv=None):

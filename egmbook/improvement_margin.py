@@ -24,7 +24,11 @@ equal, and so does :math:`R`. This module measures :math:`R \ge 1` on the scale 
 - :func:`tangent_certificate`: a sufficient condition for :math:`R \ge 1` at a given
   :math:`\sigma` that follows from the concavity of
   :math:`u \mapsto \log P(\sum_j e^{u_j}Z_j^2 \le x)` (Prékopa's theorem): if the
-  certificate is :math:`\ge 0` then :math:`R \ge 1` (the proof is in the book's findings).
+  certificate is :math:`\ge 0` then :math:`R \ge 1` (the proof is in the book's findings);
+- the Schur route (chapter 5b, the reduction theorem): :func:`majorizes`,
+  :func:`schur_ostrowski_gap` (the sign condition for :math:`w \mapsto F(x; w)` to be
+  Schur-concave at a point), :func:`schur_threshold_p0` (the clipping probability below
+  which the reduction applies to every :math:`\sigma`) and :func:`transformed_radius_squared`.
 
 Notation: :math:`F(x; w) = P(\sum_j w_jZ_j^2 \le x)`; :math:`q_p(w)` its upper
 :math:`p`-quantile; :math:`\chi^2_k` a chi-square with :math:`k` degrees of freedom.
@@ -37,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import stats
+from scipy import integrate, stats
 
 from egmbook.experiments import figure2_improvement
 from egmlib import gchisq
@@ -49,6 +53,12 @@ __all__ = [
     "equal_weights_margin",
     "TangentCertificate",
     "tangent_certificate",
+    "majorizes",
+    "schur_ostrowski_gap",
+    "schur_threshold_p0",
+    "transformed_radius_squared",
+    "two_weight_cdf",
+    "two_weight_cdf_slope",
 ]
 
 #: Largest dimension of :func:`equal_weights_margin`: beyond it the closed form, a
@@ -224,3 +234,143 @@ def tangent_certificate(sigma: ArrayLike, *, n: int) -> TangentCertificate:
     value = math.fsum(terms)
     tolerance = 1e-8 * (math.fsum(np.abs(terms)) + p * math.fsum(np.abs(logs)))
     return TangentCertificate(value, inc, tolerance, bool(value > tolerance))
+
+
+def majorizes(a: ArrayLike, b: ArrayLike, *, rtol: float = 1e-12) -> bool:
+    r"""True when :math:`a/\sum a` majorizes :math:`b/\sum b` (Marshall and Olkin's order).
+
+    Both are normalised to sum 1, sorted in decreasing order, and compared by partial sums:
+    :math:`\sum_{i\le k}a_{[i]} \ge \sum_{i\le k}b_{[i]}` for every :math:`k`, up to
+    ``rtol``.
+
+    Examples
+    --------
+    >>> majorizes([0.9, 0.1], [0.5, 0.5]), majorizes([0.5, 0.5], [0.9, 0.1])
+    (True, False)
+    """
+    a = check_positive_vector("a", a)
+    b = check_positive_vector("b", b, length=a.size, of="one entry per entry of a")
+    ca = np.cumsum(np.sort(a / math.fsum(a))[::-1])
+    cb = np.cumsum(np.sort(b / math.fsum(b))[::-1])
+    return bool(np.all(ca >= cb - rtol))
+
+
+def schur_ostrowski_gap(x: float, w: ArrayLike) -> float:
+    r"""The Schur-Ostrowski condition for :math:`w \mapsto F(x; w)` to be Schur-concave at :math:`w`.
+
+    :math:`F(x; w) = P(\sum_j w_jZ_j^2 \le x)` is Schur-concave on a symmetric convex set
+    exactly when :math:`(w_i - w_j)(\partial_iF - \partial_jF) \le 0` everywhere in it
+    (Schur-Ostrowski, Marshall and Olkin 3.A.4). With
+    :math:`\partial_jF = -f_{Q + w_j\chi^2_2}(x) = -\Delta_j/(2w_j)`, where
+    :math:`\Delta_j = P(Q + w_j\chi^2_2 > x) - P(Q > x)` (the identities of
+    :func:`tangent_certificate`), the condition reads: :math:`\Delta_j/w_j` is non-decreasing
+    in :math:`w_j`. This returns the smallest increment of :math:`\Delta_j/w_j` between
+    consecutive distinct weights (sorted increasingly); the condition holds at :math:`w` when it is
+    :math:`\ge 0`. Weights are normalised to sum 1 (x is in units of the mean).
+
+    Examples
+    --------
+    >>> schur_ostrowski_gap(3.0, [0.7, 0.3]) > 0, schur_ostrowski_gap(1.5, [0.7, 0.3]) > 0
+    (True, False)
+    """
+    x = float(x)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be finite and > 0, got x={x!r}")
+    w = check_positive_vector("w", w)
+    w = w / math.fsum(w)
+    values = np.unique(w)
+    if values.size < 2:
+        raise ValueError("w must have at least two distinct entries (at equal weights the "
+                         f"condition holds trivially), got w with {w.size} equal entries")
+    base = float(gchisq.sf(x, w=w))
+    ratio = np.array([(float(gchisq.sf(x, w=np.r_[w, v, v])) - base) / v for v in values])
+    return float(np.min(np.diff(ratio)))
+
+
+def schur_threshold_p0(d: int, *, x0: float = 2.0) -> float:
+    r""":math:`p_0(d) = P(\chi^2_d > d\,x_0)`: below this clipping probability every :math:`C_t^2 \ge x_0`.
+
+    If :math:`F(x_0; \cdot)` is Schur-concave on the simplex, equal weights (majorized by every
+    :math:`w`) maximise it, so :math:`P(\sum_jw_jZ_j^2 > x_0) \ge P(\chi^2_d/d > x_0) = p_0`
+    for every :math:`w` with :math:`\sum_j w_j = 1`, and the upper :math:`p`-quantile is
+    :math:`\ge x_0` whenever :math:`p \le p_0` (the first step of the book's reduction
+    theorem in chapter 5b).
+
+    Examples
+    --------
+    >>> round(schur_threshold_p0(2), 6) == round(math.exp(-2.0), 6)
+    True
+    """
+    d = check_count("d", d, minimum=2)
+    x0 = float(x0)
+    if not (math.isfinite(x0) and x0 > 0):
+        raise ValueError(f"x0 must be finite and > 0, got x0={x0!r}")
+    return float(stats.chi2.sf(d * x0, d))
+
+
+def transformed_radius_squared(sigma: ArrayLike, *, n: int) -> float:
+    r""":math:`C_t^2`, the upper :math:`1/n`-quantile of :math:`\sum_j(\sigma_j/\sum_i\sigma_i)Z_j^2`.
+
+    The point at which the reduction theorem of chapter 5b needs :math:`F(\cdot\,; w)` to be
+    Schur-concave; :math:`R(\sigma, n) \ge 1` follows when it is at least the threshold
+    :math:`x_0` of the hypothesis.
+    """
+    s = check_positive_vector("sigma", sigma)
+    n = check_count("n", n, minimum=2)
+    if not math.isfinite(float(s.max()) * s.size):
+        s = s / s.max()
+    return float(gchisq.isf(1.0 / n, w=s / math.fsum(s)))
+
+
+def _two_weight_integrand(x: float, a: float, deriv: bool) -> tuple[float, float]:
+    def g(phi: float) -> float:
+        u = 1.0 + a * math.cos(phi)
+        e = math.exp(-x / u)
+        return x * math.cos(phi) * e / (u * u) if deriv else e
+    val, err = integrate.quad(g, 0.0, math.pi, epsabs=1e-14, epsrel=1e-12, limit=200)
+    return val / math.pi, err / math.pi
+
+
+def two_weight_cdf(x: float, t: float) -> float:
+    r"""Two-weight distribution function :math:`F(x; (1 - t, t))` in polar form (Proposition 5.F).
+
+    :math:`F(x; (1 - t, t)) = 1 - \frac1\pi\int_0^\pi \exp\bigl(-x/(1 + a\cos\varphi)\bigr)\,d\varphi`
+    with :math:`a = 1 - 2t`.
+
+    The polar form behind Proposition 5.F of chapter 5b: with :math:`Z_1 = \rho\cos\theta`,
+    :math:`Z_2 = \rho\sin\theta`, :math:`\rho^2 \sim \chi^2_2` (exponential with mean 2) independent of
+    the uniform angle, :math:`(1 - t)Z_1^2 + tZ_2^2 = \rho^2(1 + a\cos 2\theta)/2`. One quadrature,
+    an independent route to :func:`egmlib.gchisq.cdf` for two weights.
+
+    Examples
+    --------
+    >>> round(two_weight_cdf(2.0, 0.5), 12) == round(1 - math.exp(-2.0), 12)   # chi2_2 / 2
+    True
+    """
+    x, t = float(x), float(t)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be finite and > 0, got x={x!r}")
+    if not 0.0 <= t <= 0.5:
+        raise ValueError(f"t must lie in [0, 1/2], got t={t!r}")
+    return 1.0 - _two_weight_integrand(x, 1.0 - 2.0 * t, False)[0]
+
+
+def two_weight_cdf_slope(x: float, t: float) -> float:
+    r"""The slope :math:`\partial F(x; (1 - t, t))/\partial t = 2\,G'(a)` of Proposition 5.F (:math:`a = 1 - 2t`).
+
+    Here :math:`G(a) = \frac1\pi\int_0^\pi e^{-x/(1 + a\cos\varphi)}d\varphi` and
+    :math:`G'(a) = \frac1\pi\int_0^\pi \frac{x\cos\varphi}{(1 + a\cos\varphi)^2}e^{-x/(1 + a\cos\varphi)}\,d\varphi`
+    (Proposition 5.F: :math:`\ge 0` for :math:`x \ge 2`, so :math:`F = 1 - G` is non-decreasing in
+    :math:`t \in [0, 1/2]`).
+
+    Examples
+    --------
+    >>> two_weight_cdf_slope(2.5, 0.3) > 0 > two_weight_cdf_slope(1.5, 0.45)
+    True
+    """
+    x, t = float(x), float(t)
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be finite and > 0, got x={x!r}")
+    if not 0.0 <= t <= 0.5:
+        raise ValueError(f"t must lie in [0, 1/2], got t={t!r}")
+    return 2.0 * _two_weight_integrand(x, 1.0 - 2.0 * t, True)[0]

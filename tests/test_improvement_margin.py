@@ -97,3 +97,86 @@ def test_certificate_is_scale_free():
     c = im.tangent_certificate([3.0, 1.0, 1.0], n=10)
     big = im.tangent_certificate([3e307, 1e307, 1e307], n=10)
     assert big.proves == c.proves and big.value == pytest.approx(c.value, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------- #
+# the Schur route of chapter 5b
+# ------------------------------------------------------------------------------------- #
+def test_majorizes_against_definition_and_lemma():
+    assert im.majorizes([0.9, 0.1], [0.5, 0.5]) and not im.majorizes([0.5, 0.5], [0.9, 0.1])
+    assert im.majorizes([3.0, 2.0, 1.0], [6.0, 4.0, 2.0])          # equal after normalising
+    assert not im.majorizes([0.5, 0.4, 0.1], [0.6, 0.2, 0.2])      # incomparable pair
+    assert not im.majorizes([0.6, 0.2, 0.2], [0.5, 0.4, 0.1])
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        s = rng.lognormal(0.0, 1.0, int(rng.integers(2, 20)))
+        assert im.majorizes(s * s, s)                             # Lemma 5.E
+
+
+def test_schur_ostrowski_gap_is_a_directional_derivative():
+    """For d = 2 the gap is, up to the factor 2, the derivative of F(x; (1 - t, t)) in t:
+    dF/dt = dF/dw_2 - dF/dw_1 = (Delta_1/w_1 - Delta_2/w_2)/2 = gap/2 (w_1 > w_2).
+    Checked against a central difference of gchisq's cdf."""
+    for x, t in ((3.0, 0.2), (1.5, 0.3), (2.2, 0.45)):
+        h = 1e-5
+        fd = (float(gchisq.cdf(x, w=[1 - t - h, t + h])) - float(gchisq.cdf(x, w=[1 - t + h, t - h]))) / (2 * h)
+        assert im.schur_ostrowski_gap(x, [1 - t, t]) == pytest.approx(2 * fd, rel=1e-4, abs=1e-9)
+
+
+def test_schur_ostrowski_gap_sign_and_threshold_d2():
+    assert im.schur_ostrowski_gap(1.5, [0.7, 0.3]) < 0 < im.schur_ostrowski_gap(2.5, [0.7, 0.3])
+    assert im.schur_ostrowski_gap(1.95, [0.58, 0.42]) < 0 < im.schur_ostrowski_gap(2.05, [0.58, 0.42])
+    with pytest.raises(ValueError, match="two distinct entries"):
+        im.schur_ostrowski_gap(2.0, [1.0, 1.0])
+    with pytest.raises(ValueError, match="x must be finite and > 0"):
+        im.schur_ostrowski_gap(-1.0, [0.6, 0.4])
+
+
+def test_schur_threshold_p0():
+    assert im.schur_threshold_p0(2, x0=2.0) == pytest.approx(math.exp(-2.0), rel=1e-12)
+    vals = [im.schur_threshold_p0(d, x0=2.0) for d in (2, 10, 100, 1000)]
+    assert all(a > b for a, b in zip(vals, vals[1:], strict=False)) and vals[-1] < 1e-50
+
+
+def test_transformed_radius_squared_matches_clipping_radii():
+    from egmbook.experiments import clipping_radii
+    s = np.array([3.0, 1.0, 0.5, 0.25])
+    assert im.transformed_radius_squared(s, n=100) == pytest.approx(clipping_radii(s, p=0.01).Ct_squared, rel=1e-12)
+
+
+def test_theorem_5e_a_where_the_hypothesis_holds_numerically():
+    """Part (a): at sigma with C_t^2 >= 2 where the Schur-Ostrowski gap is >= 0 along the
+    segment from sigma to v = sigma^2 / sum sigma^2, R >= 1."""
+    for s, n in (([0.6, 0.4], 100), ([3.0, 1.0, 1.0], 10), ([2.0, 1.5, 1.0, 0.5], 1000)):
+        s = np.asarray(s) / np.sum(s)
+        x = im.transformed_radius_squared(s, n=n)
+        assert x >= 2.0
+        v = s * s / np.sum(s * s)
+        assert all(im.schur_ostrowski_gap(x, (1 - a) * s + a * v) >= 0 for a in (0.0, 0.5, 1.0))
+        assert figure2_improvement(s, n=n) >= 1.0
+
+
+def test_two_weight_polar_form_matches_gchisq_and_the_gap():
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        x, t = float(rng.uniform(0.2, 10.0)), float(rng.uniform(0.0, 0.5))
+        assert im.two_weight_cdf(x, t) == pytest.approx(float(gchisq.cdf(x, w=[1 - t, t])), abs=1e-11)
+        if 0.005 < t < 0.495:
+            assert im.two_weight_cdf_slope(x, t) == pytest.approx(im.schur_ostrowski_gap(x, [1 - t, t]) / 2,
+                                                                  rel=1e-6, abs=1e-12)
+
+
+def test_proposition_5f_sign_of_the_slope():
+    """Non-negative from x = 2 on (Proposition 5.F), negative near equal weights below 2."""
+    for x in (2.0, 2.3, 3.0, 7.0, 30.0):
+        assert all(im.two_weight_cdf_slope(x, t) >= 0 for t in np.linspace(0.0, 0.5, 11))
+    for x in (1.2, 1.7, 1.97):
+        assert im.two_weight_cdf_slope(x, 0.49) < 0
+    with pytest.raises(ValueError, match="t must lie in"):
+        im.two_weight_cdf(2.0, 0.7)
+
+
+def test_corollary_5g_two_coordinates_n_at_least_8():
+    for n in (8, 9, 20, 1000):
+        for t in (0.02, 0.2, 0.4, 0.49):
+            assert figure2_improvement(np.array([1 - t, t]), n=n) >= 1.0

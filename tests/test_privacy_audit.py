@@ -1,6 +1,25 @@
-"""Tests of egmbook.privacy_audit: the empirical privacy check of Algorithm 3.
+"""Tests of egmbook.privacy_audit: the black-box audit of Algorithm 3 and the white-box check.
 
-What is checked, and why it could fail:
+The black-box audit (chapter 7b), and why each test could fail:
+- the one-sided Clopper-Pearson bounds agree with scipy's exact binomial interval (an
+  independent implementation) and cover the true proportion at their stated level;
+- the lower bound on epsilon from a threshold test never exceeds the true epsilon of a
+  Gaussian pair more often than its confidence allows (simulated, known answer), and
+  reaches close to it with many trials;
+- the distinguishing attack sees only outputs, and on exact Gaussian releases (a surrogate
+  with a known privacy curve) stays below the honest claim and refutes the weakened ones;
+- the negative controls really add less noise (the weakened mechanism's noise scale is
+  the factor times the claimed one, and its releases' spread along the attack direction
+  shrinks by the factor);
+- end to end on the real Algorithm 3: the honest mechanism's bound stays below its claim
+  and the 30% control is caught; the stored book run (data/privacy_audit.json) is
+  re-derived from its counts and shows the 10% and 30% controls caught and the honest
+  mechanism and both private pipelines (ARMS["Alg3"] and algorithm3_private) below their claims;
+- trials_needed orders the controls (2% needs far more trials than 10%, which needs more
+  than 30%) and is the crossing point of the expected bound;
+- validation.
+
+The white-box check (kept for chapter 7a), and why it could fail:
 - the worst-case pair differs in one row and attains the sensitivity 2 C exactly;
 - the privacy loss equals log p - log p' computed from scipy's normal densities;
 - the importance-sampling delta(eps) of the Gaussian privacy loss lies within 4 SE
@@ -19,11 +38,15 @@ What is checked, and why it could fail:
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from egmbook import privacy_audit as pa
 from egmbook.experiments import zipf_sigmas
 from egmbook.privacy_audit import (
     NEGATIVE_CONTROLS,
@@ -159,3 +182,167 @@ def test_validation():
         worst_case_pair(SIGMA, n=5, rng=None)
     with pytest.raises(ValueError, match="overflows.*sigma"):
         worst_case_pair([1e308, 1e308], n=5, rng=rng)
+
+
+# ------------------------------------------------------------------------------------- #
+# the black-box audit
+# ------------------------------------------------------------------------------------- #
+CACHE = Path(__file__).resolve().parents[1] / "data" / "privacy_audit.json"
+
+
+@pytest.mark.parametrize("k,n", [(0, 10), (3, 10), (10, 10), (17, 400), (250, 1000)])
+def test_clopper_pearson_matches_scipy_exact_interval(k, n):
+    lo, hi = pa.clopper_pearson(k, n, alpha=0.025)
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert lo == pytest.approx(ci.low, abs=1e-12) and hi == pytest.approx(ci.high, abs=1e-12)
+
+
+def test_clopper_pearson_covers_at_its_level():
+    rng = np.random.default_rng(7)
+    p, n, a = 0.03, 500, 0.05
+    ks = rng.binomial(n, p, size=4000)
+    miss_lo = np.mean([pa.clopper_pearson(int(k), n, alpha=a)[0] > p for k in ks])
+    miss_hi = np.mean([pa.clopper_pearson(int(k), n, alpha=a)[1] < p for k in ks])
+    assert miss_lo <= a and miss_hi <= a          # conservative by construction
+    assert miss_lo > 0.005 and miss_hi > 0.005    # ... but not vacuous
+
+
+def test_eps_lower_bound_is_valid_for_a_known_gaussian_pair():
+    """N(mu, 1) against N(0, 1) is exactly (eps(delta), delta)-DP with eps = eps_from_sigma(1/mu);
+    the bound at a fixed threshold exceeds it in at most 5% of 400 simulated runs (it
+    never should, in practice), and with 10^6 trials comes within 0.1 of the best a
+    threshold test can give."""
+    mu, delta, N = 1.0, 1e-3, 4000
+    true_eps = calibration.eps_from_sigma(1.0 / mu, delta=delta)
+    rng = np.random.default_rng(8)
+    t = 2.5
+    p_tp, p_fp = stats.norm.sf(t - mu), stats.norm.sf(t)
+    over = [pa.eps_lower_bound(int(rng.binomial(N, p_tp)), int(rng.binomial(N, p_fp)), n_pos=N, n_neg=N,
+                               delta=delta) > true_eps for _ in range(400)]
+    assert np.mean(over) <= 0.05
+    best_at_t = math.log((p_tp - delta) / p_fp)
+    big = pa.eps_lower_bound(round(p_tp * 1e6), round(p_fp * 1e6), n_pos=10**6, n_neg=10**6, delta=delta)
+    assert best_at_t - 0.1 < big <= best_at_t <= true_eps
+
+
+def test_symmetric_direction_is_used():
+    """A test that almost never misses X but also rejects most of X' (TPR 0.999, FPR 0.8)
+    is informative only through the complementary test, (1 - FPR - delta)/(1 - TPR)."""
+    assert pa.eps_lower_bound(999, 800, n_pos=1000, n_neg=1000, delta=1e-6) > 2.0
+    assert pa.eps_lower_bound(999, 800, n_pos=1000, n_neg=1000, delta=1e-6, both_directions=False) < 0.3
+
+
+def _gaussian_releases(mu, trials, rng, d=5):
+    """Exact Gaussian releases: unit noise in d coordinates, means differing by mu along a
+    random unit direction (what Algorithm 3's releases are, up to a linear map)."""
+    u = rng.standard_normal(d)
+    u /= np.linalg.norm(u)
+    return rng.standard_normal((trials, d)) + mu * u, rng.standard_normal((trials, d))
+
+
+def test_attack_on_exact_gaussian_releases():
+    so = calibration.sigma_opt(eps=8.0, delta=1e-6)
+    claim = calibration.eps_from_sigma(so, delta=0.1)
+    rng = np.random.default_rng(9)
+    lbs = {}
+    for f in (1.0, 0.9, 0.7):
+        Y, Yp = _gaussian_releases(1 / (f * so), 20_000, rng)
+        (a,) = pa.distinguishing_attack(Y, Yp, deltas=[0.1])
+        assert a.n_pos == a.n_neg == 10_000
+        lbs[f] = a.eps_lb
+    assert lbs[1.0] < claim < lbs[0.9] < lbs[0.7]
+    # and the bound is informative: within 0.4 of the claim for the honest mechanism
+    assert lbs[1.0] > claim - 0.4
+
+
+def test_attack_power_for_the_10_percent_control():
+    """Over 40 independent runs of the book's trial count on exact Gaussian releases, the 10%
+    control is caught in at least 36 and the honest mechanism in none."""
+    so = calibration.sigma_opt(eps=8.0, delta=1e-6)
+    claim = calibration.eps_from_sigma(so, delta=0.1)
+    rng = np.random.default_rng(10)
+    caught = {1.0: 0, 0.9: 0}
+    for _ in range(40):
+        for f in caught:
+            Y, Yp = _gaussian_releases(1 / (f * so), pa.AUDIT_SETTING["trials"], rng, d=2)
+            caught[f] += pa.distinguishing_attack(Y, Yp, deltas=[0.1])[0].eps_lb > claim
+    assert caught[0.9] >= 36 and caught[1.0] == 0
+
+
+def test_weakened_mechanism_adds_less_noise():
+    X, _ = worst_case_pair(SIGMA, n=50, rng=np.random.default_rng(11))
+    kw = dict(sigma=SIGMA, mu_hat=np.zeros(10), eps=EPS, delta=DELTA, p_clip=1 / 50, rng=None, noise=False)
+    honest = pa.ALGORITHM3(X, **kw)
+    for f in (0.9, 0.7):
+        weak = pa.weakened_algorithm3(f)(X, **kw)
+        np.testing.assert_allclose(weak.noise_std, f * honest.noise_std, rtol=1e-9)
+        np.testing.assert_array_equal(weak.clipped_sum, honest.clipped_sum)
+    # and its releases, seen from outside, spread by the factor (2000 releases: 3 SE = 10%)
+    rng = np.random.default_rng(12)
+    kw.update(noise=True)
+    del kw["rng"]
+    spread = {f: pa.run_releases(pa.weakened_algorithm3(f), X, trials=2000, rng=rng, **kw)[:, 0].std()
+              for f in (1.0, 0.7)}
+    assert abs(spread[0.7] / spread[1.0] / 0.7 - 1) < 0.1
+
+
+def test_black_box_audit_end_to_end_on_algorithm3():
+    """The real mechanism, 3000 runs per dataset: the honest bound stays below the claim at
+    every audited delta and the 30% control is caught at delta' = 0.1."""
+    rows = pa.black_box_audit(SIGMA, n=100, eps=8.0, delta=1e-6, trials=3000, rng=np.random.default_rng(13),
+                              deltas=[1e-6, 0.1], factors=(("honest", 1.0), ("30%", 0.7)))
+    honest, weak = rows
+    assert all(a.eps_lb <= honest.claimed_eps[a.delta] for a in honest.attacks)
+    assert weak.caught[0.1] and not honest.caught[0.1]
+    assert weak.true_eps[0.1] > weak.claimed_eps[0.1] == honest.claimed_eps[0.1]
+
+
+def test_stored_book_audit_rederived_from_counts():
+    rec = json.loads(CACHE.read_text(encoding="utf-8"))
+    st = rec["setting"]
+    rows = {r["name"]: pa.row_from_json(r) for r in rec["mechanisms"]}
+    pipes = [pa.row_from_json(r) for r in rec["pipelines"]]
+    assert [p.name for p in pipes] == ["Alg3", "algorithm3_private"]   # ARMS["Alg3"] first
+    for row in [*rows.values(), *pipes]:
+        for a in row.attacks:
+            n_pos, n_neg = (a.n_pos, a.n_neg)
+            again = pa.eps_lower_bound(a.tp, a.fp, n_pos=n_pos, n_neg=n_neg, delta=a.delta, both_directions=False)
+            assert again == pytest.approx(a.eps_lb, abs=1e-12)
+            assert n_pos == (st["trials"] if row not in pipes else st["pipeline_trials"]) - n_pos
+    p = st["primary_delta"]
+    assert not rows["Algorithm 3"].caught[p] and not any(rows["Algorithm 3"].caught.values())
+    assert rows["10% less noise"].caught[p] and rows["30% less noise"].caught[p]
+    assert not any(v for p in pipes for v in p.caught.values())
+    claim = calibration.eps_from_sigma(calibration.sigma_opt(eps=st["eps"], delta=st["delta"]), delta=p)
+    assert rows["Algorithm 3"].claimed_eps[p] == pytest.approx(claim, rel=1e-12)
+
+
+def test_trials_needed_orders_the_controls():
+    so = calibration.sigma_opt(eps=8.0, delta=1e-6)
+    need = {f: pa.trials_needed(f, sigma_claim=so, delta=0.1) for f in (0.98, 0.9, 0.7)}
+    assert need[0.98] > 10 * need[0.9] > 10 * need[0.7]
+    claim = calibration.eps_from_sigma(so, delta=0.1)
+    mu = 1 / (0.9 * so)
+    assert pa.expected_eps_lower_bound(mu, trials=need[0.9], delta=0.1) > claim
+    assert pa.expected_eps_lower_bound(mu, trials=need[0.9] // 2, delta=0.1) < claim
+
+
+def test_released_reads_only_the_release():
+    r = pa.ALGORITHM3(np.ones((3, 2)), sigma=[1.0, 1.0], mu_hat=[1.0, 1.0], eps=1.0, delta=1e-6,
+                          rng=np.random.default_rng(0), p_clip=0.1)
+    field = r.sum if hasattr(r, "sum") and not callable(r.sum) else r.estimate
+    np.testing.assert_array_equal(pa.released(r), field)
+
+
+def test_black_box_validation():
+    with pytest.raises(ValueError, match="k must be an integer"):
+        pa.clopper_pearson(11, 10, alpha=0.05)
+    with pytest.raises(ValueError, match="alpha must lie in the open interval"):
+        pa.eps_lower_bound(1, 1, n_pos=2, n_neg=2, delta=0.0, alpha=1.0)
+    with pytest.raises(ValueError, match="same shape"):
+        pa.distinguishing_attack(np.zeros((10, 2)), np.zeros((8, 2)), deltas=[0.1])
+    with pytest.raises(ValueError, match="factor must be < 1"):
+        pa.trials_needed(1.0, sigma_claim=1.0, delta=0.1)
+    with pytest.raises(ValueError, match="lower and upper must contain the pair"):
+        pa.pipeline_audit(SIGMA, n=20, rho=1.0, trials=4, rng=np.random.default_rng(0), deltas=[0.1],
+                          lower=-0.1, upper=0.1)
