@@ -1,6 +1,6 @@
 """An empirical privacy check of Algorithm 3 on a worst-case pair of neighbours.
 
-The privacy of Algorithm 3 (:func:`egmlib.mechanisms.egm_gaussian_data`) rests on
+The privacy of Algorithm 3 (:func:`egmlib.mechanisms.algorithm3`) rests on
 two facts: substituting one row moves the clipped transformed sum T by at most
 2 C, and N(0, (2 C sigma_opt)^2 I) noise on a query of sensitivity 2 C is
 (eps, delta)-DP exactly when sigma_opt satisfies eq. (2) (Theorem 2, Balle and
@@ -131,7 +131,7 @@ def worst_case_pair(
     far = _v.check_positive_finite("far", far)
     if not far > 1.0:
         raise ValueError(f"far must be > 1 (the row must lie outside the ball), got far={far!r}")
-    b = scaling.gaussian_data_scaling(sigma)
+    b = scaling.algorithm3_scaling(sigma)
     Ct = math.sqrt(experiments.clipping_radii(sigma, p=p).Ct_squared)
     u = rng.standard_normal(d)
     u /= np.linalg.norm(u)
@@ -334,7 +334,7 @@ def privacy_check(
         Distance of the differing rows from mu_hat, in radii.
     mechanism : callable, optional
         A function with the signature and result of
-        :func:`egmlib.mechanisms.egm_gaussian_data` (the default), e.g. a
+        :func:`egmlib.mechanisms.algorithm3` (the default), e.g. a
         deliberately miscalibrated variant as a control; the pair is Algorithm 3's.
     return_losses : bool
         Keep the privacy losses of the actual releases in ``L_outputs``.
@@ -356,7 +356,7 @@ def privacy_check(
     if eps_grid is not None:
         grid = _v.as_real_array("eps_grid", eps_grid)
         eps_grid = [_v.check_positive_finite("eps_grid entry", e) for e in grid.ravel()]
-    mechanism = mechanisms.egm_gaussian_data if mechanism is None else _v.check_callable("mechanism", mechanism)
+    mechanism = mechanisms.algorithm3 if mechanism is None else _v.check_callable("mechanism", mechanism)
     return_losses = _v.check_bool("return_losses", return_losses)
     if calibration.sigma_opt(eps=eps, delta=delta) < 1e-154:  # 1 / sigma_opt^2 overflows
         raise ValueError(
@@ -374,7 +374,7 @@ def privacy_check(
     v = (m - mp) / s
     Delta = float(np.linalg.norm(v))
     # 2. actual releases
-    Y = np.array([mechanism(X, rng=rng, noise=True, **kw).estimate for _ in range(n_outputs)])
+    Y = np.array([mechanism(X, rng=rng, noise=True, **kw).sum for _ in range(n_outputs)])
     L_out = privacy_loss(Y, mean=m, mean_prime=mp, std=s)
     z_out = (L_out - 0.5 * Delta**2) / Delta
     ks = stats.kstest(z_out, "norm")

@@ -8,7 +8,7 @@ Two optimisation problems of the report share one shape, *minimise*
   optimum :func:`egm_scaling` and error eq. (6);
 * the EGM for Gaussian data (Algorithm 3, Lemma 4.1): noise standard deviation
   :math:`2C\sigma_{opt}/b_j`, constraint eq. (10) :math:`\sum_j (b_j\sigma_j)^2 = 1`,
-  optimum :func:`gaussian_data_scaling` and error eqs. (9)/(24).
+  optimum :func:`algorithm3_scaling` and error eqs. (9)/(24).
 
 Everything here is a closed form.  The clipping radii, which need the generalized
 chi-square quantiles of :mod:`egmlib.gchisq`, and the Figure 2 errors built from them live
@@ -25,7 +25,7 @@ carries no information that needs protecting; the optimal scalings treat it as f
 
 * :func:`egm_scaling` gives :math:`b_j = 0` and Algorithm 2 adds no noise there
   (:math:`\Delta_j/b_j := 0`).
-* :func:`gaussian_data_scaling` gives :math:`b_j = +\infty` (the limit of Lemma 4.1's
+* :func:`algorithm3_scaling` gives :math:`b_j = +\infty` (the limit of Lemma 4.1's
   formula).  Then :math:`b_j^{-2} = 0`: :func:`algorithm3_noise_error` counts no noise for
   that coordinate, and Algorithm 3 releases :math:`n\hat\mu_j` there (every point equals
   :math:`\mu_j` almost surely; the transformed coordinate is not defined, so the
@@ -49,7 +49,7 @@ from egmlib._validation import (
 
 __all__ = [
     "egm_scaling",
-    "gaussian_data_scaling",
+    "algorithm3_scaling",
     "gaussian_noise_error",
     "gaussian_mechanism_error",
     "egm_error",
@@ -84,7 +84,7 @@ def egm_scaling(Delta: ArrayLike) -> NDArray[np.float64]:
     return np.sqrt(D / D.sum())
 
 
-def gaussian_data_scaling(sigma: ArrayLike) -> NDArray[np.float64]:
+def algorithm3_scaling(sigma: ArrayLike) -> NDArray[np.float64]:
     r"""Optimal scaling of Algorithm 3 (Lemma 4.1).
 
     :math:`b_j = 1/\sqrt{\sigma_j\sum_i\sigma_i}`, which satisfies eq. (10)
@@ -93,7 +93,7 @@ def gaussian_data_scaling(sigma: ArrayLike) -> NDArray[np.float64]:
 
     Examples
     --------
-    >>> gaussian_data_scaling([0.5, 0.25, 0.25, 0.0]).round(6).tolist()
+    >>> algorithm3_scaling([0.5, 0.25, 0.25, 0.0]).round(6).tolist()
     [1.414214, 2.0, 2.0, inf]
     """
     s = check_nonnegative_vector("sigma", sigma)
@@ -212,7 +212,7 @@ def algorithm3_constraint(b: ArrayLike, *, sigma: ArrayLike) -> float:
     Examples
     --------
     >>> s = [0.7, 0.2, 0.1, 0.0]
-    >>> round(algorithm3_constraint(gaussian_data_scaling(s), sigma=s), 12)
+    >>> round(algorithm3_constraint(algorithm3_scaling(s), sigma=s), 12)
     1.0
     """
     bb = check_scaling_vector("b", b)

@@ -189,10 +189,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
 
 #: Functions whose results may hold infinities by design (each documented in its docstring).
 DOCUMENTED_INFINITIES = {
-    "scaling.gaussian_data_scaling": "b_j = inf where sigma_j = 0 (Lemma 4.1's limit)",
+    "scaling.algorithm3_scaling": "b_j = inf where sigma_j = 0 (Lemma 4.1's limit)",
     "calibration.log_privacy_profile": "log delta = -inf at sigma = inf",
     "error_simulation.mean_ci": "standard error and half-width inf for one repetition",
-    "mechanisms.egm_gaussian_data": "result.b = inf where sigma_j = 0",
+    "mechanisms.algorithm3": "result.b = inf where sigma_j = 0",
     "gchisq.logsf": "log 0 = -inf beyond the support", "gchisq.logcdf": "log 0 = -inf below 0",
     "gchisq.WeightedChiSquare.logsf": "log 0", "gchisq.WeightedChiSquare.logcdf": "log 0",
     "report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",

@@ -631,6 +631,6 @@ def test_mechanisms_do_not_crash_on_clustered_sigma():
     kw = {"sigma": sigma, "mu_hat": np.zeros(sigma.size), "eps": 1.0, "delta": 1e-5, "p_clip": 1e-7}
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        a = mechanisms.egm_gaussian_data(X, rng=np.random.default_rng(1), **kw)
+        a = mechanisms.algorithm3(X, rng=np.random.default_rng(1), **kw)
         b = mechanisms.clipped_gaussian_mechanism(X, rng=np.random.default_rng(2), **kw)
     assert a is not None and b is not None

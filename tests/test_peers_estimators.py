@@ -204,7 +204,7 @@ def test_algorithm3_zcdp_release_is_clipped_sum_plus_calibrated_noise():
     rho, seed = 0.3, 12
     r = A3.algorithm3_zcdp(X, sigma=sigma, mu_hat=np.full(4, mu), rho=rho,
                            rng=np.random.default_rng(seed))
-    ref = mechanisms.egm_gaussian_data(X, sigma=sigma, mu_hat=np.full(4, mu), eps=1.0,
+    ref = mechanisms.algorithm3(X, sigma=sigma, mu_hat=np.full(4, mu), eps=1.0,
                                        delta=1e-6, rng=None, noise=False)
     assert r.C == ref.C and r.n_clipped == ref.n_clipped
     s = 2 * ref.C / math.sqrt(2 * rho)
