@@ -393,12 +393,12 @@ def section_report(grid):
             rel = float(r[col]) / exact - 1
             errs[n].append(rel)
             allv.append((abs(rel), d, n, a, kind, float(r[col]), exact))
-    # the bisection rule alone: exact CDF, stop at |F - (1 - p)| <= p/10
+    # the report's procedure alone: exact CDF, stop at |F - (1 - p)| <= p/10, bracket midpoint
     for d, a, kind, w in fig2_weights():
         dist = gchisq.WeightedChiSquare(w)
         for j, n in enumerate(FIG2_N):
             p = 1.0 / n
-            c = c2c.bisect_report(lambda t, dist=dist: float(dist.cdf(t)), p)
+            c = gchisq.report_bisection(lambda t, dist=dist: 1.0 - float(dist.cdf(t)), p=p).value
             stop[n].append(c / float(grid[(d, a, kind)][j]) - 1)
     print(f"{'n':>8} {'published: median |rel|':>24} {'max |rel|':>10} "
           f"{'bisection rule alone: median':>29} {'max':>9}")

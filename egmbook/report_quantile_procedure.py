@@ -26,7 +26,9 @@ is exactly equivalent for every comparison above (:math:`\hat F(c) < t \iff \hat
 accuracy. A CDF error :math:`|\hat F - F| \le \tau` is the same as :math:`|\hat P - P| \le
 \tau`; errors are reported in units of :math:`p = 1/n`, so Davies' tolerance is 1.
 
-- :func:`report_bisection`: the procedure for any tail function (exact or perturbed);
+- :func:`egmlib.gchisq.report_bisection` (re-exported here): the procedure for any tail
+  function (exact or perturbed), the same code that ``gchisq.isf(..., backend="chi2comb")``
+  runs on chi2comb's CDF;
 - :func:`exact_report_radius`: the procedure with the exact tail of :mod:`egmlib.gchisq`;
 - :func:`reproducing_path`: for a given output value (a published radius), the unique
   run that returns it and the smallest uniform CDF error that makes the procedure take
@@ -48,14 +50,13 @@ from scipy import optimize
 from egmbook.experiments import load_published_figure2, zipf_sigmas
 from egmlib import gchisq
 from egmlib._validation import (
-    check_callable,
     check_count,
-    check_finite_array,
     check_finite_result,
     check_nonnegative_vector,
     check_positive_finite,
     check_probability,
 )
+from egmlib.gchisq import BisectionTrace, _chi2comb, report_bisection
 
 __all__ = [
     "STOP_FRACTION",
@@ -70,38 +71,13 @@ __all__ = [
     "published_radii_procedure",
 ]
 
-#: Half-width of the stopping rule in units of p (stop once ``|F(c) - (1 - p)| <= p / 10``).
-STOP_FRACTION = 0.1
-
-#: Most steps a run can take: 1024 doublings reach the largest float, and about 1130
-#: halvings take a float bracket down to adjacent floats.
-_MAX_STEPS = 2200
+#: Half-width of the stopping rule in units of p, and the most steps a run can take
+#: (the library's, :mod:`egmlib.gchisq`).
+STOP_FRACTION = _chi2comb.STOP_FRACTION
+_MAX_STEPS = _chi2comb.MAX_STEPS
 
 #: Largest denominator exponent of a dyadic float: every positive float is k / 2**m, m <= 1074.
 _MAX_LOG2_DENOMINATOR = 1074
-
-
-@dataclass(frozen=True)
-class BisectionTrace:
-    """One run of the report's bisection.
-
-    Attributes
-    ----------
-    value : float
-        What the procedure returns: the midpoint of the final bracket.
-    last_point : float
-        The last point at which the CDF was evaluated (the one that met the stopping
-        rule); returning it instead of ``value`` is the obvious fix.
-    points : tuple of float
-        Every evaluation point in order (the doubling phase first).
-    bracket : tuple of float
-        The final ``(lo, hi)``; ``value = (lo + hi) / 2`` and ``last_point`` is one end.
-    """
-
-    value: float
-    last_point: float
-    points: tuple[float, ...]
-    bracket: tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -148,80 +124,6 @@ class ReproducingPath:
     def exact(self) -> bool:
         """True when the exact CDF itself makes the procedure return ``value``."""
         return self.max_required_error == 0.0
-
-
-def report_bisection(
-    tail: Callable[[float], float], *, p: float, max_steps: int = 200
-) -> BisectionTrace:
-    r"""Run the report's bisection (fault-free branch) on a tail function.
-
-    Implements the procedure of the report's Section 5 as its authors' code does it
-    (module docstring): bracket :math:`[0, 1]`, doubling of the upper end until
-    :math:`\hat F(hi) \ge 1 - p`, bisection until :math:`|\hat F(c) - (1 - p)| \le p/10`
-    at the evaluated point :math:`c`, and the midpoint of the final bracket returned.
-
-    Parameters
-    ----------
-    tail : callable
-        ``tail(c)`` returns :math:`\hat P(Q > c) = 1 - \hat F(c)`, exact or perturbed.
-    p : float in (0, 1)
-        The tail probability (the report's :math:`1/n`).
-    max_steps : int, 1 <= max_steps <= 2200, optional
-        Upper limit on the number of doublings and on the number of bisection steps
-        (no run on floats needs more than 2200).
-
-    Returns
-    -------
-    BisectionTrace
-
-    Raises
-    ------
-    RuntimeError
-        If the bracket or the bisection does not terminate within ``max_steps`` steps
-        (a tail that never drops below ``p``, or one that jumps over the stopping band).
-    ValueError
-        If ``tail`` returns NaN or an infinity (TypeError: something not a real number).
-
-    Examples
-    --------
-    >>> tr = report_bisection(lambda c: math.exp(-c), p=0.01)   # exact quantile ln 100 = 4.605
-    >>> tr.points
-    (1.0, 2.0, 4.0, 8.0, 6.0, 5.0, 4.5, 4.75, 4.625)
-    >>> tr.last_point, tr.bracket, tr.value        # exp(-4.625) = 0.0098 passed the test
-    (4.625, (4.5, 4.625), 4.5625)
-    """
-    tail = check_callable("tail", tail)
-    p = check_probability("p", p)
-    max_steps = check_count("max_steps", max_steps, minimum=1, maximum=_MAX_STEPS)
-    tol = STOP_FRACTION * p
-
-    def evaluate(c: float) -> float:
-        return float(check_finite_array("tail(c)", tail(c), ndim=0))
-
-    points = []
-    lo, hi = 0.0, 1.0
-    for _ in range(max_steps):
-        points.append(hi)
-        if not evaluate(hi) > p:  # F(hi) >= 1 - p
-            break
-        lo, hi = hi, 2.0 * hi
-    else:
-        raise RuntimeError(
-            f"report_bisection: no upper end with F(hi) >= 1 - p after {max_steps} doublings "
-            f"(p={p!r}, last hi={hi!r})")
-    for _ in range(max_steps):
-        c = 0.5 * (lo + hi)
-        points.append(c)
-        P = evaluate(c)
-        if P > p:  # F(c) < 1 - p
-            lo = c
-        else:
-            hi = c
-        if abs(P - p) <= tol:
-            return BisectionTrace(0.5 * (lo + hi), c, tuple(points), (lo, hi))
-    raise RuntimeError(
-        f"report_bisection: the stopping rule |F(c) - (1 - p)| <= p/10 was not met within "
-        f"{max_steps} bisection steps (p={p!r}, bracket [{lo!r}, {hi!r}])")
 
 
 # --------------------------------------------------------------------------------------

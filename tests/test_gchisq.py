@@ -309,12 +309,17 @@ def test_report_bisection_with_exact_cdf():
         s = zipf(d, alpha=alpha)
         dist = gchisq.WeightedChiSquare(s * s)
         p = 1.0 / n
-        c = c2c.bisect_report(lambda t, dist=dist: float(dist.cdf(t)), p)
-        assert abs(dist.cdf(c) - (1 - p)) <= p / 10
-        assert float(c * 2 ** 40).is_integer()
+        tr = gchisq.report_bisection(lambda t, dist=dist: 1.0 - float(dist.cdf(t)), p=p)
+        # the report's code returns the final bracket's midpoint, not the point that passed
+        lo, hi = tr.bracket
+        assert tr.value == 0.5 * (lo + hi) and tr.last_point in (lo, hi)
+        assert abs(dist.cdf(tr.last_point) - (1 - p)) <= p / 10
+        assert float(tr.value * 2 ** 40).is_integer()
         exact = dist.isf(p)
-        # F within p/10 of target: the quantile error is bounded by p/10 / f(x)
-        assert abs(c - exact) <= (p / 10) / _density(dist, exact) * 1.01
+        # F within p/10 of target at the last point: its quantile error is at most p/10 / f(x);
+        # the midpoint adds half the final bracket
+        assert abs(tr.last_point - exact) <= (p / 10) / _density(dist, exact) * 1.01
+        assert abs(tr.value - exact) <= (p / 10) / _density(dist, exact) * 1.01 + 0.5 * (hi - lo)
 
 
 def _density(dist, x, h=1e-7):
@@ -396,7 +401,7 @@ def test_chi2comb_backend_wiring_with_stub(monkeypatch):
     got = gchisq.isf(np.array([1e-2, 1e-3]), w=w, backend="chi2comb")
     dist = gchisq.WeightedChiSquare(w)
     for p, c in zip((1e-2, 1e-3), got, strict=True):
-        assert c == c2c.bisect_report(lambda t: float(dist.cdf(t)), p)
+        assert c == gchisq.report_bisection(lambda t: 1.0 - float(dist.cdf(t)), p=p).value
     assert {k[0] for k in calls} == {3}  # the zero weight is not passed on
     assert {k[3] for k in calls} == {1e-2, 1e-3}  # absolute tolerance 1/n
     with pytest.warns(RuntimeWarning, match="fault indicator 1"):

@@ -100,6 +100,7 @@ from numpy.typing import ArrayLike, NDArray
 from egmlib import _validation as _v
 
 from . import _core, _cumulants, _extreme
+from ._chi2comb import BisectionTrace, report_bisection
 
 __all__ = [
     "WeightedChiSquare",
@@ -111,6 +112,8 @@ __all__ = [
     "mean",
     "var",
     "RTOL",
+    "BisectionTrace",
+    "report_bisection",
 ]
 
 #: The relative accuracy promised for tail probabilities and quantiles.
@@ -496,8 +499,10 @@ def isf(p: ArrayLike, *, w: ArrayLike, backend: str = "native") -> float | NDArr
     backend : {"native", "chi2comb"}
         ``"native"``: contour-integral inversion (relative error <= 1e-10 or a
         RuntimeWarning). ``"chi2comb"``: the report's own procedure, Davies'
-        algorithm {cite}`davies1980` at absolute tolerance ``p`` and bisection
-        stopped at ``|F - (1 - p)| <= p / 10``; needs the optional package chi2comb.
+        algorithm {cite}`davies1980` at absolute tolerance ``p`` and
+        :func:`report_bisection` (stopped at ``|F - (1 - p)| <= p / 10``, the final
+        bracket's midpoint returned, as the report's code did); needs the optional
+        package chi2comb.
     """
     backend = _v.check_choice("backend", backend, ("native", "chi2comb"))
     if backend == "native":
