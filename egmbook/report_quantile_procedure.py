@@ -76,6 +76,10 @@ __all__ = [
 STOP_FRACTION = _chi2comb.STOP_FRACTION
 _MAX_STEPS = _chi2comb.MAX_STEPS
 
+#: Smallest sum of the weights the exact tail accepts: below it the quantiles of Q are
+#: subnormal floats, whose spacing no bisection can refine to the stopping rule.
+_MIN_MEAN = 1e-300
+
 #: Largest denominator exponent of a dyadic float: every positive float is k / 2**m, m <= 1074.
 _MAX_LOG2_DENOMINATOR = 1074
 
@@ -139,6 +143,8 @@ def _log_chernoff(w: np.ndarray, x: float, upper: bool) -> float:
     gives a valid bound; the minimiser only makes it tight.
     """
     wmax = float(w.max())
+    if wmax < 1e-300:  # the optimiser's bounds ~ 1/wmax would overflow: no bound (log P <= 0)
+        return 0.0
 
     def g(s: float) -> float:
         return -0.5 * float(np.sum(np.log1p(-2.0 * w * s))) - s * x
@@ -162,6 +168,12 @@ class _Tail:
         with np.errstate(over="ignore"):
             self.mean = float(np.sum(self.w))
         check_finite_result(self.mean, what="the mean sum(w) of Q", inputs="w")
+        if not self.mean >= _MIN_MEAN:
+            raise ValueError(
+                f"w must have sum(w) >= {_MIN_MEAN:g}, got sum(w)={self.mean!r}: the quantiles of Q "
+                "would lie among the subnormal floats, too coarse for the report's stopping rule "
+                "|F(c) - (1 - p)| <= p/10; rescale w")
+        self.wmax = float(self.w.max())
         self.law = gchisq.WeightedChiSquare(self.w)
         self.log_low = math.log(0.5 * self.p)
         self.log_high = math.log(0.5 * (1.0 - 1.1 * self.p))
@@ -169,6 +181,14 @@ class _Tail:
     def with_flag(self, c: float) -> tuple[float, bool]:
         """(value, exact): the exact P(Q > c), or (a bound, False) far from the thresholds."""
         c = float(c)
+        # Markov's and a one-weight bound first: cheap, and they decide the ~1000 points a
+        # run visits when the weights are near the float range (w = [1e300, 1e300]).
+        if c > 0 and self.mean / c < 0.5 * self.p:  # P(Q > c) <= E[Q] / c
+            return self.mean / c, False
+        if 0 < c < self.wmax:  # P(Q <= c) <= P(w_max Z^2 <= c) <= sqrt(2 c / (pi w_max))
+            low = math.sqrt(2.0 * (c / self.wmax) / math.pi)
+            if low < 0.5 * (1.0 - 1.1 * self.p):
+                return 1.0 - low, False
         if c > self.mean:
             lb = _log_chernoff(self.w, c, upper=True)
             if lb < self.log_low:
@@ -199,7 +219,7 @@ def exact_tail(w: ArrayLike, *, p: float) -> Callable[[float], float]:
     Parameters
     ----------
     w : array_like
-        Weights :math:`w_j \ge 0`, at least one positive, with a finite sum (e.g.
+        Weights :math:`w_j \ge 0`, at least one positive, with a finite sum of at least 1e-300 (e.g.
         :math:`\sigma_j^2` for :math:`C_n^2`, :math:`\sigma_j/\sum_i\sigma_i` for
         :math:`C_t^2`).
     p : float in (0, 1)
@@ -229,7 +249,9 @@ def exact_report_radius(w: ArrayLike, *, p: float) -> BisectionTrace:
     >>> tr.last_point, tr.value                         # exact quantile 1.49807
     (1.5, 1.25)
     """
-    return report_bisection(exact_tail(w, p=p), p=p)
+    # every run on floats ends within _MAX_STEPS doublings and halvings (weights near the
+    # float range need about 1000 of either)
+    return report_bisection(exact_tail(w, p=p), p=p, max_steps=_MAX_STEPS)
 
 
 # --------------------------------------------------------------------------------------

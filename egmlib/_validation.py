@@ -23,6 +23,7 @@ arrays (callers may modify them without touching the caller's data), except
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -58,6 +59,9 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 
+#: The largest float64 as an exact integer.
+_FLOAT_MAX_INT = int(np.finfo(np.float64).max)
+
 #: dtype kinds accepted as real numbers (signed, unsigned integers and floats).
 _REAL_KINDS = "iuf"
 
@@ -88,6 +92,8 @@ def check_real(name: str, value: Any) -> float:
 
     Bools, strings, ``None``, complex numbers and arrays with more than zero dimensions
     are type errors.  NaN and infinities pass here; the more specific checks reject them.
+    A Python int beyond the float range (``10**400``) becomes an infinity of its sign, so
+    that those checks reject it with a ValueError naming the argument.
     """
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
@@ -95,7 +101,10 @@ def check_real(name: str, value: Any) -> float:
         raise _type_error(name, "a real number (not a bool)", value)
     if not isinstance(value, numbers.Real):
         raise _type_error(name, "a real number", value)
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # a Python int (or Fraction) beyond the float range
+        return math.inf if value > 0 else -math.inf
 
 
 def check_positive_finite(name: str, value: Any) -> float:
@@ -244,6 +253,18 @@ def _as_numeric(name: str, value: Any) -> np.ndarray:
     except TypeError as exc:
         raise TypeError(f"{name} must be an array of real numbers: {exc}") from None
     kind = arr.dtype.kind
+    if kind == "O" and arr.size and all(
+            isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in arr.flat):
+        # Python ints beyond the float range: real numbers whose value is out of range
+        big = next((v for v in arr.flat if isinstance(v, numbers.Integral) and abs(int(v)) > _FLOAT_MAX_INT), None)
+        if big is None:  # e.g. Fractions, or ints next to floats: exact reals numpy kept as objects
+            try:
+                return arr.astype(np.float64)
+            except OverflowError:
+                raise ValueError(f"{name} must hold finite float64 values, got an entry beyond "
+                                 "the float range") from None
+        raise ValueError(f"{name} must hold finite float64 values, got an integer of "
+                         f"{len(str(abs(int(big))))} digits in {name}, beyond the float range")
     if kind == "b":
         raise TypeError(f"{name} must hold real numbers, got booleans (dtype {arr.dtype})")
     if kind not in _REAL_KINDS:

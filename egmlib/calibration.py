@@ -59,7 +59,7 @@ import struct
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
-from scipy.special import erfcx, ndtr, ndtri
+from scipy.special import erfcx, erfinv, ndtr, ndtri
 
 from egmlib._validation import (
     as_real_array,
@@ -361,7 +361,18 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
     target = math.log(delta)
     # Start where Phi(-u) = delta: the first term alone already reaches delta there and the
     # second term only lowers the profile, so this start lies right of (above) the root.
-    t = math.log(_sigma_of_u(-float(ndtri(delta)), eps))
+    # The profile decreases in eps, so the eps -> 0 root sigma_0, where
+    # erf(1 / (2 sqrt(2) sigma_0)) = delta, is right of the root too; it is the nearer start
+    # for tiny eps, where the first one overflows (eps = 5e-324 used to hang here).
+    start = _sigma_of_u(-float(ndtri(delta)), eps)
+    with np.errstate(over="ignore", divide="ignore"):
+        sigma0 = float(0.5 / (_SQRT2 * erfinv(delta)))
+    start = min(start, sigma0)
+    if not (0.0 < start < math.inf):
+        raise ValueError(
+            f"sigma_opt overflows the float64 range at eps={eps!r}, delta={delta!r} "
+            "(eps and delta both too small); increase eps or delta")
+    t = math.log(start)
     for _ in range(60):
         logd, slope = _logdelta_u(_u_of_sigma(math.exp(t), eps), eps)
         if not (math.isfinite(logd) and math.isfinite(slope) and slope < 0.0):
@@ -380,11 +391,18 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
             if abs(_log_profile_scalar(s, eps) - target) <= _ROOT_TOL:
                 return s
             return _smallest_private(s, eps, target)
-    # Fallback (never observed): bracket and brentq in log sigma.
+    # Fallback (never observed): bracket and brentq in log sigma, in at most 60 doublings
+    # each way (log sigma spans [-745, 710]).
+    if not math.isfinite(t):
+        raise ValueError(f"sigma_opt: no finite root at eps={eps!r}, delta={delta!r}")
     lo, hi = t - 1.0, t + 1.0
-    while _log_profile_scalar(math.exp(lo), eps) < target:
+    for _ in range(60):
+        if _log_profile_scalar(math.exp(lo), eps) >= target:
+            break
         lo -= 2.0 * (hi - lo)
-    while _log_profile_scalar(math.exp(hi), eps) > target:
+    for _ in range(60):
+        if _log_profile_scalar(math.exp(hi), eps) <= target:
+            break
         hi += 2.0 * (hi - lo)
     root = brentq(
         lambda x: _log_profile_scalar(math.exp(x), eps) - target, lo, hi, xtol=1e-15, rtol=1e-15

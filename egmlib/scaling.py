@@ -99,8 +99,16 @@ def algorithm3_scaling(sigma: ArrayLike) -> NDArray[np.float64]:
     s = check_nonnegative_vector("sigma", sigma)
     smax = s.max()
     w = s / smax  # b_j = 1 / (smax * sqrt(w_j * sum w))
-    with np.errstate(divide="ignore"):
-        return 1.0 / (smax * np.sqrt(w * w.sum()))
+    with np.errstate(divide="ignore", over="ignore"):
+        b = 1.0 / (smax * np.sqrt(w * w.sum()))
+    # b_j = inf where sigma_j = 0 by design; elsewhere an infinity is an overflow
+    # (sigma_j * sum sigma below about 1e-616, e.g. subnormal sigma)
+    if not np.all(np.isfinite(b[s > 0])):
+        raise ValueError(
+            "sigma must be large enough that b_j = 1/sqrt(sigma_j sum_i sigma_i) is a finite "
+            f"float64 where sigma_j > 0, got sigma with smallest positive entry {float(s[s > 0].min())!r}; "
+            "rescale the data")
+    return b
 
 
 # ----------------------------------------------------------------------------------------

@@ -131,7 +131,10 @@ def _recursion(n: int, d: int, radius: float, rho: float, beta: float, t: int,
     radii, clips, stds = [], [], []
     for share, b in zip(_shares(t, pre), _betas(t, beta), strict=True):
         R = r + _gamma(d, b / n)
-        s = 2.0 * R / n / math.sqrt(2.0 * share * rho)  # budget.gaussian_noise_std
+        two_share_rho = 2.0 * share * rho
+        # budget.gaussian_noise_std; the product underflows for subnormal rho (5e-324)
+        root = math.sqrt(two_share_rho) if two_share_rho > 1e-300 else math.sqrt(2.0 * share) * math.sqrt(rho)
+        s = 2.0 * R / n / root
         radii.append(r)
         clips.append(R)
         stds.append(s)
