@@ -164,6 +164,9 @@ class _Tail:
     def __init__(self, w: ArrayLike, p: float) -> None:
         wv = check_nonnegative_vector("w", w)
         self.p = check_probability("p", p)
+        if not self.p >= _MIN_MEAN:
+            raise ValueError(f"p must be >= {_MIN_MEAN:g} for the report's decisions at 0.9p, p, 1.1p "
+                             f"(their bounds underflow below), got p={self.p!r}")
         self.w = wv[wv > 0]
         with np.errstate(over="ignore"):
             self.mean = float(np.sum(self.w))

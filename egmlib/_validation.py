@@ -180,6 +180,9 @@ def check_count(name: str, value: Any, *, minimum: int = 1, maximum: int | None 
         raise _type_error(name, "an integer", value)
     if n < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={n}")
+    if n > _FLOAT_MAX_INT:  # every count is used in float arithmetic
+        raise ValueError(f"{name} must be an integer within the float64 range (<= 1.8e308), got {name} "
+                         f"of {len(str(n))} digits")
     if maximum is not None and n > maximum:
         raise ValueError(f"{name} must be an integer <= {maximum}, got {name}={n}")
     return n

@@ -126,7 +126,9 @@ def sigma_classical(*, eps: float, delta: float, sensitivity: float = 1.0) -> fl
             "use egmlib.calibration.sigma_opt (Theorem 2, analytic calibration), "
             "which is exact for every eps > 0"
         )
-    out = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
+    # ln(1.25/delta), with 1.25/delta overflowing for subnormal delta
+    log_term = math.log(1.25 / delta) if delta > 1e-300 else math.log(1.25) - math.log(delta)
+    out = sensitivity * math.sqrt(2.0 * log_term) / eps
     check_finite_result(out, what="sigma", inputs="sensitivity or 1/eps")
     return out
 
@@ -638,7 +640,7 @@ def rho_to_eps(rho: float, *, delta: float) -> float:
     """
     rho = check_positive_finite("rho", rho)
     delta = check_probability("delta", delta)
-    L = math.log(1.0 / delta)
+    L = math.log(1.0 / delta) if delta > 1e-300 else -math.log(delta)  # 1/delta overflows below
     # sqrt(4 rho L): bit for bit the notes' sqrt(2 rho_notes L) at rho_notes = 2 rho
     root = math.sqrt(4.0 * rho * L) if rho < 1e300 else 2.0 * math.sqrt(rho) * math.sqrt(L)
     out = rho + root
@@ -648,7 +650,7 @@ def rho_to_eps(rho: float, *, delta: float) -> float:
 
 def eps_to_rho(eps: float, *, delta: float) -> float:
     r"""Inverse of :func:`rho_to_eps`: the largest zCDP :math:`\rho` whose bound gives
-    :math:`(\varepsilon,\delta)`.
+    :math:`(\varepsilon,\delta)` (Bun and Steinke 2016, Prop. 1.3).
 
     With :math:`L=\ln(1/\delta)`, :math:`\rho = (\sqrt{L+\varepsilon}-\sqrt L)^2
     = \varepsilon^2/(\sqrt{L+\varepsilon}+\sqrt L)^2` (the second form has no cancellation).
@@ -660,7 +662,7 @@ def eps_to_rho(eps: float, *, delta: float) -> float:
     """
     eps = check_positive_finite("eps", eps)
     delta = check_probability("delta", delta)
-    L = math.log(1.0 / delta)
+    L = math.log(1.0 / delta) if delta > 1e-300 else -math.log(delta)  # 1/delta overflows below
     den = (math.sqrt(L + eps) + math.sqrt(L)) ** 2
     out = eps * eps / den if eps < 1e150 else eps * (eps / den)
     if out == 0.0:

@@ -103,6 +103,9 @@ def chi2_radius(d: int, *, beta: float) -> float:
 
 
 def _gamma(d: int, beta: float) -> float:
+    if not beta > 0.0:  # a step's share beta / (4 n t) of a subnormal beta
+        raise ValueError("beta is too small: a step's failure probability beta / (4 n t) underflows to 0; "
+                         "beta must be at least about 1e-300 * n * t")
     L = -math.log(beta)
     d = float(d)
     return math.sqrt(d + 2.0 * math.sqrt(d) * math.sqrt(L) + 2.0 * L)

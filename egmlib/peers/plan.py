@@ -173,7 +173,8 @@ def plan_clip_fraction(n: int, *, rho_threshold: float, lower: float, upper: flo
 def _clip_fraction(n: int, rho_threshold: float, lower: float, upper: float,
                    beta: float) -> float:
     T = max(1.0, math.log(upper - lower))
-    return (math.sqrt(n) + math.sqrt(0.5 * T * math.log(T / beta) / rho_threshold)) / n
+    log_t_beta = math.log(T / beta) if beta > 1e-300 else math.log(T) - math.log(beta)  # T/beta overflows below
+    return (math.sqrt(n) + math.sqrt(0.5 * T * log_t_beta / rho_threshold)) / n
 
 
 def plan_norm_bound(sigma: Any, *, beta: float = 0.1) -> float:
@@ -200,7 +201,8 @@ def _norm_bound(s: FloatArray, beta: float) -> float:
     d = s.shape[0]
     with np.errstate(over="ignore"):
         total = float(np.sum(s))
-    return math.sqrt(max(1.0, math.log(d)) * math.log(1.0 / beta) * total)
+    log_inv_beta = math.log(1.0 / beta) if beta > 1e-300 else -math.log(beta)  # 1/beta overflows below
+    return math.sqrt(max(1.0, math.log(d)) * log_inv_beta * total)
 
 
 def _clipped_release(X: np.ndarray, *, centre: FloatArray, sigma_hat: FloatArray | None,
