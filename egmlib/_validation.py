@@ -104,7 +104,8 @@ def check_real(name: str, value: Any) -> float:
     try:
         return float(value)
     except OverflowError:  # a Python int (or Fraction) beyond the float range
-        return math.inf if value > 0 else -math.inf
+        positive: bool = value > 0  # type: ignore[operator]  # numbers.Real has no __gt__ in typeshed
+        return math.inf if positive else -math.inf
 
 
 def check_positive_finite(name: str, value: Any) -> float:

@@ -36,7 +36,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -182,7 +182,7 @@ class GaussianDataResult(_NoiseErrorMixin):
 def _column_sum(X: np.ndarray) -> NDArray[np.float64]:
     """sum_i x_i in float64 without copying X; ValueError on NaN/inf in the data."""
     with np.errstate(over="ignore"):  # an overflowing sum is reported just below
-        s = np.sum(X, axis=0, dtype=np.float64)
+        s = np.asarray(np.sum(X, axis=0, dtype=np.float64))
     if not np.all(np.isfinite(s)):
         j = int(np.flatnonzero(~np.isfinite(s))[0])
         raise ValueError(
@@ -400,7 +400,7 @@ def _clipped_transformed_sum(
             else:
                 Y[...] = block[:, cols]
                 Y -= mu
-        if cols is not None:
+        if cols is not None and other is not None:
             if other.size and not np.all(np.isfinite(block[:, other])):
                 i = start + int(np.flatnonzero(~np.all(np.isfinite(block[:, other]), axis=1))[0])
                 raise ValueError(f"X must be finite, got NaN or inf in row {i}")
@@ -523,7 +523,8 @@ def _scaled_clipped_release(
     std[active] = std_act
     eta = np.zeros(d)
     if noise:
-        eta[active] = _draw(rng, np.full(b_act.shape[0], s_t)) / b_act
+        # a Generator: _check_clipping_inputs requires one when noise=True
+        eta[active] = _draw(cast(np.random.Generator, rng), np.full(b_act.shape[0], s_t)) / b_act
         _v.check_finite_result(clipped_sum + eta, what="the release clipped sum + noise", inputs="mu_hat or sigma")
     return GaussianDataResult(
         sum=clipped_sum + eta, clipped_sum=clipped_sum, transformed_sum=T,

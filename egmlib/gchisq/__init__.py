@@ -93,6 +93,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -165,7 +166,7 @@ class WeightedChiSquare:
         self._cum = _cumulants.Cumulants(ws)
         self.d = int(arr.size)
         self.d_positive = int(pos.size)
-        self._far = {}
+        self._far: dict[str, Any] = {}
 
     # -- moments -----------------------------------------------------------
     def mean(self) -> float:

@@ -107,8 +107,8 @@ def _gamma(d: int, beta: float) -> float:
         raise ValueError("beta is too small: a step's failure probability beta / (4 n t) underflows to 0; "
                          "beta must be at least about 1e-300 * n * t")
     L = -math.log(beta)
-    d = float(d)
-    return math.sqrt(d + 2.0 * math.sqrt(d) * math.sqrt(L) + 2.0 * L)
+    dd = float(d)
+    return math.sqrt(dd + 2.0 * math.sqrt(dd) * math.sqrt(L) + 2.0 * L)
 
 
 #: Candidate shares a of the budget for the steps before the last.
