@@ -705,8 +705,8 @@ def clipped_gaussian_mechanism(
                             chunk_rows=chunk_rows)
 
 
-#: The two mechanisms of Section 5 by method name, the vocabulary of
-#: :mod:`egmbook.clipping_error` and :mod:`egmbook.error_simulation`: ``"alg3"`` is
+#: The two mechanisms of Section 5 by method name (the book's code, ``egmbook``, selects
+#: them by these names): ``"alg3"`` is
 #: Algorithm 3 (:func:`algorithm3`), ``"base"`` the report's baseline
 #: (:func:`clipped_gaussian_mechanism`).  Read-only.
 METHODS: Mapping[str, Callable[..., GaussianDataResult]] = MappingProxyType(

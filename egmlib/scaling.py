@@ -11,8 +11,8 @@ Two optimisation problems of the report share one shape, *minimise*
   optimum :func:`algorithm3_scaling` and error eqs. (9)/(24).
 
 Everything here is a closed form.  The clipping radii, which need the generalized
-chi-square quantiles of :mod:`egmlib.gchisq`, and the Figure 2 errors built from them live
-in :mod:`egmbook.experiments`.
+chi-square quantiles of :mod:`egmlib.gchisq`, and the Figure 2 errors built from them are
+the book's code (``egmbook.experiments``, outside this library).
 
 Every ``sigma_opt`` argument here is the report's *unit-sensitivity* :math:`\sigma_{opt}`
 of Theorem 2 (:func:`egmlib.calibration.sigma_opt` with ``sensitivity=1``); the

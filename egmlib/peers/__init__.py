@@ -14,7 +14,9 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
 - :mod:`egmlib.peers.scales`     private standard deviations from pairwise differences
 - :mod:`egmlib.peers.hadamard`   the randomised Hadamard rotation
 - :mod:`egmlib.peers.budget`     zCDP budget splits and (epsilon, delta) conversions
-- :mod:`egmbook.gaussian_benchmarks` PLAN's Gaussian benchmarks (GaussianA/B/C)
+
+(PLAN's Gaussian benchmarks GaussianA/B/C, on which the book compares these estimators,
+are the book's code, not the library's: ``egmbook.gaussian_benchmarks``.)
 
 Every estimator takes a :class:`numpy.random.Generator` and returns a frozen result
 whose ``estimate`` is the private mean and whose ``budget`` lists the rho of each step.

@@ -1,0 +1,25 @@
+"""Algorithm 3 among its peers: private mean estimators under rho-zCDP.
+
+Written from the papers, vectorised with numpy, each with its privacy accounting in
+rho-zCDP (zero-concentrated differential privacy, Bun and Steinke 2016) under
+substitution neighbours (the report's Definition 2.1).  Import the modules directly:
+
+- :mod:`egmlib.peers.plan`       PLAN (Aumuller, Lebeda, Nelson and Pagh, PETS 2024), without
+  scaling, and its last step with oracle inputs
+- :mod:`egmlib.peers.iome`       IOME (Huang, Liang and Yi, NeurIPS 2021), as in PLAN's experiments
+- :mod:`egmlib.peers.coinpress`  CoinPress (Biswas, Dong, Kamath and Ullman, NeurIPS 2020)
+- :mod:`egmlib.peers.algorithm3` the report's Algorithm 3 with rho-zCDP noise, and end to end
+  with a private centre and private scales
+- :mod:`egmlib.peers.quantiles`  private quantiles: exponential mechanism, noisy binary search
+- :mod:`egmlib.peers.scales`     private standard deviations from pairwise differences
+- :mod:`egmlib.peers.hadamard`   the randomised Hadamard rotation
+- :mod:`egmlib.peers.budget`     zCDP budget splits and (epsilon, delta) conversions
+
+(PLAN's Gaussian benchmarks GaussianA/B/C, on which the book compares these estimators,
+are the book's code, not the library's: ``egmbook.gaussian_benchmarks``.)
+
+Every estimator takes a :class:`numpy.random.Generator` and returns a frozen result
+whose ``estimate`` is the private mean and whose ``budget`` lists the rho of each step.
+"""
+
+__all__: list[str] = []  # a namespace: import the modules above
