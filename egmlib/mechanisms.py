@@ -46,6 +46,10 @@ from egmlib import calibration, gchisq, scaling
 
 __all__ = [
     "METHODS",
+    "CHUNK_ELEMENTS",
+    "B_NORM_TOL",
+    "RADIUS_CACHE_SIZE",
+    "RADIUS_CACHE_MAX_D",
     "GaussianMechanismResult",
     "EllipticalGaussianResult",
     "GaussianDataResult",

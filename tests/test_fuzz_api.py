@@ -205,6 +205,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "composition.hockey_stick": {"p": [0.75, 0.25], "q": [0.25, 0.75]},
     "composition.laplace_gaussian_delta": {"sigma": 4.0},
     # PLAN's own budget splits are the default; a caller's split must name PLAN's steps
+    "egmbook.display.glue_values": {"values": {"a": 1.5, "n": 3}, "digits": 2, "prefix": "fuzz-"},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},
