@@ -332,3 +332,17 @@ def test_plan_last_step_noise_ratio_model():
     assert radius == pytest.approx(C_P * math.sqrt(64 * 6.0) / (C_t * 128.0), rel=1e-12)
     with pytest.raises(ValueError, match="sigma must be > 0"):
         plan.plan_last_step_noise_ratio([1.0, 0.0], n=100, rho=0.5, lower=-1.0, upper=1.0)
+
+
+def test_algorithm3_pipelines_default_shares_are_the_published_constants():
+    """Chapter 8's table reads the splits from the library's constants, which must be the
+    functions' defaults (and sum to 1)."""
+    from egmlib.peers import algorithm3
+
+    c = algorithm3.algorithm3_private_centre.__kwdefaults__
+    p = algorithm3.algorithm3_private.__kwdefaults__
+    assert dict(algorithm3.PRIVATE_CENTRE_SHARES) == {"centre": c["centre_share"], "noise": 1 - c["centre_share"]}
+    assert dict(algorithm3.PRIVATE_SHARES) == {"scale": p["scale_share"], "centre": p["centre_share"],
+                                               "noise": 1 - p["scale_share"] - p["centre_share"]}
+    for shares in (algorithm3.PRIVATE_CENTRE_SHARES, algorithm3.PRIVATE_SHARES):
+        assert math.fsum(shares.values()) == 1.0

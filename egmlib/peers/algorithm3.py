@@ -48,6 +48,7 @@ CoinPress shrinks its prior ball step by step and has no such failure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,8 @@ from egmlib.peers.scales import coinpress_log_scales
 
 __all__ = [
     "REPORT_DELTA",
+    "PRIVATE_CENTRE_SHARES",
+    "PRIVATE_SHARES",
     "Algorithm3Result",
     "algorithm3_private",
     "algorithm3_private_centre",
@@ -69,6 +72,12 @@ __all__ = [
 
 #: Default delta at which the exact (epsilon, delta) of the noise step is reported.
 REPORT_DELTA = 1e-6
+
+#: The default budget split of :func:`algorithm3_private_centre` (centre, then noise) and
+#: of :func:`algorithm3_private` (scales, centre, noise), as shares of rho; the functions'
+#: ``centre_share`` and ``scale_share`` defaults (tests check that they agree).
+PRIVATE_CENTRE_SHARES = MappingProxyType({"centre": 0.25, "noise": 0.75})
+PRIVATE_SHARES = MappingProxyType({"scale": 0.125, "centre": 0.125, "noise": 0.75})
 
 _PER_COLUMN = "one entry per column of X"
 
