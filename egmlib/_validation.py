@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -55,6 +55,8 @@ __all__ = [
     "check_data_matrix",
     "check_finite_data",
     "check_finite_result",
+    "check_symbolic_scalar",
+    "check_symbolic_vector",
 ]
 
 FloatArray = npt.NDArray[np.float64]
@@ -423,3 +425,49 @@ def check_finite_result(value: Any, *, what: str, inputs: str) -> None:
             f"{what} overflows the float64 range (got {first!r}): {inputs} too large in "
             "magnitude; rescale the data"
         )
+
+
+# ----------------------------------------------------------------------------------------
+# sympy arguments (egmlib.symbolic); sympy is imported only when these run
+# ----------------------------------------------------------------------------------------
+def check_symbolic_scalar(name: str, value: Any) -> Any:
+    """A real, finite sympy expression or number (a symbol of unknown sign passes).
+
+    TypeError for bools, strings, ``None``, what sympy cannot parse strictly and what is
+    known not to be real; ValueError for NaN and infinities (``sp.nan``, ``sp.oo``, ``sp.zoo``).
+    """
+    import sympy as sp
+
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
+    try:
+        expr = sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError):
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}") from None
+    if not isinstance(expr, sp.Expr):
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
+    if expr.is_real is False and expr.is_finite is not False:
+        raise TypeError(f"{name} must be real, got {name}={value!r}")
+    if expr.has(sp.nan, sp.oo, -sp.oo, sp.zoo):
+        raise ValueError(f"{name} must be finite, got {name}={value!r}")
+    return expr
+
+
+def check_symbolic_vector(name: str, value: Any) -> list[Any]:
+    """A one-dimensional sequence of real sympy expressions or numbers, as a list
+    (each entry checked by :func:`check_symbolic_scalar`, named ``name[i]``)."""
+    import sympy as sp
+
+    if isinstance(value, (str, bytes, bool)) or value is None:
+        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, got {name}={value!r}")
+    if isinstance(value, (int, float, sp.Expr)):
+        raise ValueError(f"{name} must be a sequence (one-dimensional), got the scalar {name}={value!r}")
+    if not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, "
+                        f"got {name} of type {type(value).__name__}")
+    out = list(value)
+    for i, v in enumerate(out):
+        if isinstance(v, (Iterable, sp.MatrixBase)) and not isinstance(v, (str, bytes, sp.Expr)):
+            raise ValueError(f"{name} must be one-dimensional, got a nested sequence at {name}[{i}]")
+        out[i] = check_symbolic_scalar(f"{name}[{i}]", v)
+    return out
