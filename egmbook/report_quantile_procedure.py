@@ -58,12 +58,11 @@ from egmlib._validation import (
 )
 from egmlib.gchisq import BisectionTrace, _chi2comb, report_bisection
 
+# report_bisection, BisectionTrace and STOP_FRACTION are the library's
+# (egmlib.gchisq), importable from here too; documented there.
 __all__ = [
-    "STOP_FRACTION",
-    "BisectionTrace",
     "ReproducingPath",
     "PublishedRadiiProcedure",
-    "report_bisection",
     "exact_tail",
     "exact_report_radius",
     "reproducing_path",
@@ -215,7 +214,7 @@ def exact_tail(w: ArrayLike, *, p: float) -> Callable[[float], float]:
     Returns :math:`P(Q > c)` from :class:`egmlib.gchisq.WeightedChiSquare` (relative error
     about :math:`10^{-10}`), except where a Chernoff bound already places :math:`P(c)` below
     :math:`p/2` or above :math:`(1 + 1.1p)/2`, far from every threshold
-    :math:`0.9p, p, 1.1p` of :func:`report_bisection`; there it returns that bound, which
+    :math:`0.9p, p, 1.1p` of :func:`~egmlib.gchisq.report_bisection`; there it returns that bound, which
     leads to the same decisions. This keeps the far tails, which underflow, away from
     :mod:`egmlib.gchisq`.
 
@@ -238,7 +237,7 @@ def exact_tail(w: ArrayLike, *, p: float) -> Callable[[float], float]:
 
 
 def exact_report_radius(w: ArrayLike, *, p: float) -> BisectionTrace:
-    r"""The report's procedure (:func:`report_bisection`) with the exact CDF.
+    r"""The report's procedure (:func:`~egmlib.gchisq.report_bisection`) with the exact CDF.
 
     What the published radii of Figure 2 would have been had chi2comb returned the exact
     :math:`F`: the midpoint return and the stopping rule :math:`|F - (1 - p)| \le p/10`
@@ -281,7 +280,7 @@ def _required(r: float, decision: str) -> float:
 def reproducing_path(w: ArrayLike, *, p: float, value: float, max_steps: int = 200) -> ReproducingPath:
     r"""The run of the report's bisection that returns ``value``, and the CDF error it needs.
 
-    Every output of :func:`report_bisection` is the midpoint of a final bracket, and the
+    Every output of :func:`~egmlib.gchisq.report_bisection` is the midpoint of a final bracket, and the
     brackets are nested halves of :math:`[2^{k-1}, 2^k]` (or :math:`[0, 1]`). Hence a given
     ``value`` determines the run completely: the doubling must stop at the first power of
     two above ``value``, each bisection step must keep the half that contains ``value``,
@@ -308,7 +307,7 @@ def reproducing_path(w: ArrayLike, *, p: float, value: float, max_steps: int = 2
         The output to reproduce, e.g. a published :math:`C^2` (pass it through
         :func:`snap_to_dyadic` first: the published file rounds some radii to 12 digits).
     max_steps : int, 1 <= max_steps <= 2200, optional
-        As in :func:`report_bisection`.
+        As in :func:`~egmlib.gchisq.report_bisection`.
 
     Returns
     -------

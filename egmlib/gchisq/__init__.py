@@ -117,6 +117,9 @@ __all__ = [
     "report_bisection",
 ]
 
+# defined in the private module of the chi2comb backend; documented and referenced here
+BisectionTrace.__module__ = report_bisection.__module__ = __name__
+
 #: The relative accuracy promised for tail probabilities and quantiles.
 RTOL = 1e-10
 _EPS = float(np.finfo(float).eps)
