@@ -155,18 +155,10 @@ def iome_clip_count(d: int, *, rho: float, steps: int = 20) -> float:
     r"""How many rows IOME (Huang, Liang and Yi 2021, as in PLAN's experiments) aims to clip.
 
     Step 3 of the module docstring: the radius is the noisy-binary-search value with
-    :math:`m = n - 4\sqrt{N/(2
-ho_{
-m noise})} - 2\sqrt{T/(2
-ho_{
-m threshold})}` rows
+    :math:`m = n - 4\sqrt{N/(2\rho_{\rm noise})} - 2\sqrt{T/(2\rho_{\rm threshold})}` rows
     below it, so about
 
-    .. math:: 4\sqrt{N/(2
-ho_{
-m noise})} + 2\sqrt{T/(2
-ho_{
-m threshold})}
+    .. math:: 4\sqrt{N/(2\rho_{\rm noise})} + 2\sqrt{T/(2\rho_{\rm threshold})}
 
     rows are clipped, whatever :math:`n`; :math:`N` is the padded dimension (the power of
     two :math:`\ge d`), :math:`T` = ``steps`` the bisection steps, and the budgets are

@@ -374,23 +374,19 @@ def plan_last_step_noise_ratio(sigma: Any, *, n: int, rho: float, lower: float,
 
     .. math::
 
-        rac{C_P\sqrt{\sum_j\Delta_j}}{C_t\sum_j\sigma_j}\Big/\sqrt{s_{
-m noise}},
+        \frac{C_P\sqrt{\sum_j\Delta_j}}{C_t\sum_j\sigma_j}\Big/\sqrt{s_{\rm noise}},
 
     with :math:`C_t^2` the upper :math:`1/n` quantile of :math:`\sum_j(\sigma_j/S)Z_j^2`
     (Algorithm 3, :math:`S=\sum_j\sigma_j`), :math:`\Delta` = :func:`plan_scaling`,
     :math:`C_P^2` the upper :math:`k` quantile of :math:`\sum_j(\sigma_j^2/\Delta_j)Z_j^2`
     with :math:`k` = :func:`plan_clip_fraction` at the threshold's budget, and
-    :math:`s_{
-m noise}` PLAN's noise share (:data:`PLAN_ORACLE_SHARES`; Algorithm 3 spends
-    all of :math:`
-ho` on noise).
+    :math:`s_{\rm noise}` PLAN's noise share (:data:`PLAN_ORACLE_SHARES`; Algorithm 3 spends
+    all of :math:`\rho` on noise).
 
     Returns
     -------
     (ratio, radius_part) : tuple of float
-        The model's ratio and its radius part (the ratio times :math:`\sqrt{s_{
-m noise}}`).
+        The model's ratio and its radius part (the ratio times :math:`\sqrt{s_{\rm noise}}`).
 
     Examples
     --------
