@@ -320,7 +320,8 @@ def log_privacy_profile(
     """
     eps = check_positive_finite("eps", eps)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    s = _check_sigma_array(sigma) / sensitivity
+    with np.errstate(over="ignore"):  # sigma / sensitivity = inf: no privacy loss, log delta = -inf
+        s = _check_sigma_array(sigma) / sensitivity
     # a plain loop: np.vectorize would turn the scalar code's handled overflows into warnings
     out = np.array([_log_profile_scalar(float(x), eps) for x in s.flat]).reshape(s.shape)
     return float(out) if out.ndim == 0 else out
