@@ -1,11 +1,11 @@
-"""Benchmark: Algorithm 3 (egmlib.mechanisms.egm_gaussian_data) on data larger than RAM
+"""Benchmark: Algorithm 3 (egmlib.mechanisms.algorithm3) on data larger than RAM
 would comfortably copy: n = 10^6 rows, d = 1000, float64 (X is 8 GB).
 
 The data (rows from N(mu, diag(sigma^2)) with Zipf(1) sigmas) is generated in chunks
 into a np.memmap file under /tmp and the mechanism runs on the memmap.  Each
 measurement runs in a fresh child process, so its peak memory is its own:
 
-- time: wall clock of one egm_gaussian_data call (includes the radius C from
+- time: wall clock of one algorithm3 call (includes the radius C from
   gchisq.isf, reported separately), with the file's pages first evicted from the page
   cache (posix_fadvise DONTNEED on this file only: "cold", data read from disk; one
   call) and right after ("warm", data in the page cache; best of four calls);
@@ -133,7 +133,7 @@ def child(path: str, n_total: int, n: int, d: int, cold: bool) -> dict:
     import tracemalloc
 
     from egmlib import calibration, gchisq
-    from egmlib.mechanisms import egm_gaussian_data
+    from egmlib.mechanisms import algorithm3
 
     sigma, mu = model(d)
     X = np.memmap(path, dtype=np.float64, mode="r", shape=(n_total, d))[:n]
@@ -147,19 +147,19 @@ def child(path: str, n_total: int, n: int, d: int, cold: bool) -> dict:
     rng = np.random.default_rng(SEED + n)
     with RssSampler() as samp:
         t0 = time.perf_counter()
-        r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
+        r = algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
         t_call = time.perf_counter() - t0
     rec = dict(n=n, d=d, cold=cold, t_call=t_call, t_isf=t_isf, C=r.C, n_clipped=r.n_clipped,
                p_clip=r.p_clip, anon_peak_kb=samp.delta_kb("RssAnon"), rss_peak_kb=samp.delta_kb("VmRSS"),
                maxrss_kb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-               finite=bool(np.all(np.isfinite(r.estimate))))
+               finite=bool(np.all(np.isfinite(r.sum))))
     if not cold:  # best of three more warm calls, then tracemalloc and the baseline
         for _ in range(3):
             t0 = time.perf_counter()
-            egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
+            algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
             rec["t_call"] = min(rec["t_call"], time.perf_counter() - t0)
         tracemalloc.start()
-        egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
+        algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
         rec["tracemalloc_peak_kb"] = tracemalloc.get_traced_memory()[1] / 1024
         tracemalloc.stop()
         rec["t_sum"] = math.inf
@@ -168,7 +168,7 @@ def child(path: str, n_total: int, n: int, d: int, cold: bool) -> dict:
             s = np.sum(X, axis=0)
             rec["t_sum"] = min(rec["t_sum"], time.perf_counter() - t0)
         # accuracy of the release against the exact column sum: the noise std (eq. (9))
-        err2 = float(np.sum((r.estimate - s) ** 2))
+        err2 = float(np.sum((r.sum - s) ** 2))
         rec["sq_error"] = err2
         rec["expected_noise_error"] = r.expected_noise_error
     return rec
@@ -209,7 +209,7 @@ def main() -> None:
         print(s, flush=True)
         lines.append(s)
 
-    say("Algorithm 3 (egm_gaussian_data) on a np.memmap: time and peak memory")
+    say("Algorithm 3 (algorithm3) on a np.memmap: time and peak memory")
     say(f"machine: {platform.machine()}, {os.cpu_count()} cores, "
         f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 1e9:.1f} GB RAM; "
         f"python {platform.python_version()}, numpy {np.__version__}")

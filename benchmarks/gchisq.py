@@ -58,8 +58,11 @@ from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq  # noqa: E402
 from egmlib.gchisq import _chi2comb as c2c  # noqa: E402
 from egmlib.gchisq import _core as core  # noqa: E402
-from egmlib.gchisq import _reference as ref  # noqa: E402
-from egmlib.gchisq._reference import hypoexp_sf, mp_sf  # noqa: E402
+
+# the slow independent references live with the tests (tests/gchisq_reference.py)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import gchisq_reference as ref  # noqa: E402
+from gchisq_reference import hypoexp_sf, mp_sf  # noqa: E402
 
 ALPHA = list(FIGURE2_ALPHA)
 FIG2_D = list(FIGURE2_D)
@@ -111,7 +114,7 @@ def quantile_rel_err(dist, x, p, p_ref):
 
 def vertical_logsf(dist, x):
     """log of the tail on the side of the mean at x by the vertical-line
-    contour in double precision (egmlib.gchisq._reference.np_tail_vertical:
+    contour in double precision (tests/gchisq_reference.py's np_tail_vertical:
     every weight one by one, nothing shared with the engine's planning)."""
     cum = dist._cum
     xs = float(x) / dist._scale
@@ -393,12 +396,12 @@ def section_report(grid):
             rel = float(r[col]) / exact - 1
             errs[n].append(rel)
             allv.append((abs(rel), d, n, a, kind, float(r[col]), exact))
-    # the bisection rule alone: exact CDF, stop at |F - (1 - p)| <= p/10
+    # the report's procedure alone: exact CDF, stop at |F - (1 - p)| <= p/10, bracket midpoint
     for d, a, kind, w in fig2_weights():
         dist = gchisq.WeightedChiSquare(w)
         for j, n in enumerate(FIG2_N):
             p = 1.0 / n
-            c = c2c.bisect_report(lambda t, dist=dist: float(dist.cdf(t)), p)
+            c = gchisq.report_bisection(lambda t, dist=dist: 1.0 - float(dist.cdf(t)), p=p).value
             stop[n].append(c / float(grid[(d, a, kind)][j]) - 1)
     print(f"{'n':>8} {'published: median |rel|':>24} {'max |rel|':>10} "
           f"{'bisection rule alone: median':>29} {'max':>9}")

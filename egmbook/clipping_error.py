@@ -28,7 +28,7 @@ the pieces:
 The same error measured by running the mechanisms on simulated datasets is
 :mod:`egmbook.error_simulation`.  Methods are named as in
 :data:`egmlib.mechanisms.METHODS`: ``"alg3"`` (Algorithm 3,
-``mechanisms.egm_gaussian_data``) and ``"base"`` (the baseline,
+``mechanisms.algorithm3``) and ``"base"`` (the baseline,
 ``mechanisms.clipped_gaussian_mechanism``).
 """
 
@@ -93,7 +93,7 @@ def noise_error_at_radius(method: str, *, sigma: ArrayLike, C: float, sigma_opt:
     if C == 0.0:
         return 0.0
     if method == "alg3":
-        return scaling.algorithm3_noise_error(scaling.gaussian_data_scaling(sigma), C=C, sigma_opt=so)
+        return scaling.algorithm3_noise_error(scaling.algorithm3_scaling(sigma), C=C, sigma_opt=so)
     d = len(sigma)
     Delta = np.full(d, 2.0 * C / math.sqrt(d))  # Python floats: inf on overflow, no warning
     _v.check_finite_result(Delta, what="the sensitivity 2 C", inputs="C")
@@ -184,7 +184,7 @@ def row_clip_moments(
         if np.any(sigma_mech == 0):
             raise ValueError("sigma_mech must be > 0 entrywise for method='alg3' "
                              "(Lemma 4.1's b_j = (sigma_j sum sigma)^(-1/2))")
-        b = scaling.gaussian_data_scaling(sigma_mech)
+        b = scaling.algorithm3_scaling(sigma_mech)
     else:
         b = np.ones(d)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below

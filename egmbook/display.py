@@ -4,6 +4,8 @@ r"""How the book shows results: its figure style and its tables.
   this module): figures drawn at the width of the text column, text no smaller than
   9 pt, colours that survive colour-vision deficiencies, stored at twice the screen
   resolution as 8-bit palette PNGs (``_palette_png``).
+- :func:`glue_values` glues many numbers for the prose at once (myst-nb ``glue``), in
+  place of one ``glue(name, float(x), display=False)`` call per number.
 - :func:`table` shows a table as HTML (in the book and in Jupyter) with a plain-text twin
   (what nbval compares): formatted numbers, optional caption, inline math between
   ``$...$``; a long table shows its first rows and keeps the full table in a collapsed
@@ -29,7 +31,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["STYLE", "table", "use_book_style"]
+from egmlib._validation import check_count
+
+__all__ = ["STYLE", "glue_values", "table", "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
@@ -235,3 +239,61 @@ def table(
     cells = [[f(v) for f, v in zip(fmt, r, strict=True)] for r in rows]
     numeric = [bool(rows) and all(_is_number(r[k]) for r in rows) for k in range(len(columns))]
     return Table(columns, cells, numeric, caption, head)
+
+
+def glue_values(values: Mapping[str, Any], *, digits: int | None = None,
+                prefix: str = "") -> dict[str, int | float]:
+    r"""Glue every number of ``values`` for the prose, under ``prefix + name``.
+
+    One call per cell instead of one ``glue(name, float(x), display=False)`` per number:
+    each value is converted to a plain Python ``int`` (integers) or ``float`` (other real
+    numbers, numpy scalars and 0-d arrays included), rounded to ``digits`` decimals when
+    given, and glued with myst-nb's ``glue(..., display=False)``; the prose formats it
+    (``{glue:text}`ch3-x:.3f```).
+
+    Parameters
+    ----------
+    values : mapping of str to real number
+        Names (non-empty strings) and finite real values; bools are refused.
+    digits : int >= 0, optional
+        Decimals to round floats to (``round(x, digits)``).
+    prefix : str
+        Prepended to every name, e.g. ``"ch3-"``.
+
+    Returns
+    -------
+    dict
+        What was glued, by full name (so that a cell can also check or print it).
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a name that is not a non-empty string, a value that is not a real number or
+        not finite, or a bad ``digits``; nothing is glued then.
+    """
+    if not isinstance(values, Mapping):
+        raise TypeError(f"values must be a mapping of names to numbers, got values of type "
+                        f"{type(values).__name__}")
+    if not isinstance(prefix, str):
+        raise TypeError(f"prefix must be a string, got prefix of type {type(prefix).__name__}")
+    if digits is not None:
+        digits = check_count("digits", digits, minimum=0)
+    out: dict[str, int | float] = {}
+    for name, value in values.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"values must be keyed by non-empty strings, got key {name!r}")
+        v = value.item() if isinstance(value, (np.generic, np.ndarray)) and np.ndim(value) == 0 else value
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise TypeError(f"values[{name!r}] must be a real number, got {type(value).__name__}")
+        if isinstance(v, numbers.Integral):
+            out[prefix + name] = int(v)
+            continue
+        x = float(v)
+        if not np.isfinite(x):
+            raise ValueError(f"values[{name!r}] must be finite, got {x!r}")
+        out[prefix + name] = round(x, int(digits)) if digits is not None else x
+    from myst_nb import glue  # the book's toolchain (the book extra), only where gluing happens
+
+    for full, v in out.items():
+        glue(full, v, display=False)
+    return out

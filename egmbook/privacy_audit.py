@@ -162,7 +162,7 @@ def worst_case_pair(
     far = _v.check_positive_finite("far", far)
     if not far > 1.0:
         raise ValueError(f"far must be > 1 (the row must lie outside the ball), got far={far!r}")
-    b = scaling.gaussian_data_scaling(sigma)
+    b = scaling.algorithm3_scaling(sigma)
     Ct = math.sqrt(experiments.clipping_radii(sigma, p=p).Ct_squared)
     u = rng.standard_normal(d)
     u /= np.linalg.norm(u)
@@ -365,7 +365,7 @@ def privacy_check(
         Distance of the differing rows from mu_hat, in radii.
     mechanism : callable, optional
         A function with the signature and result of
-        :func:`egmlib.mechanisms.egm_gaussian_data` (the default), e.g. a
+        :func:`egmlib.mechanisms.algorithm3` (the default), e.g. a
         deliberately miscalibrated variant as a control; the pair is Algorithm 3's.
     return_losses : bool
         Keep the privacy losses of the actual releases in ``L_outputs``.
@@ -387,7 +387,7 @@ def privacy_check(
     if eps_grid is not None:
         grid = _v.as_real_array("eps_grid", eps_grid)
         eps_grid = [_v.check_positive_finite("eps_grid entry", e) for e in grid.ravel()]
-    mechanism = mechanisms.egm_gaussian_data if mechanism is None else _v.check_callable("mechanism", mechanism)
+    mechanism = mechanisms.algorithm3 if mechanism is None else _v.check_callable("mechanism", mechanism)
     return_losses = _v.check_bool("return_losses", return_losses)
     if calibration.sigma_opt(eps=eps, delta=delta) < 1e-154:  # 1 / sigma_opt^2 overflows
         raise ValueError(
@@ -405,7 +405,7 @@ def privacy_check(
     v = (m - mp) / s
     Delta = float(np.linalg.norm(v))
     # 2. actual releases
-    Y = np.array([mechanism(X, rng=rng, noise=True, **kw).estimate for _ in range(n_outputs)])
+    Y = np.array([mechanism(X, rng=rng, noise=True, **kw).sum for _ in range(n_outputs)])
     L_out = privacy_loss(Y, mean=m, mean_prime=mp, std=s)
     z_out = (L_out - 0.5 * Delta**2) / Delta
     ks = stats.kstest(z_out, "norm")
@@ -452,9 +452,8 @@ def privacy_check(
 # --------------------------------------------------------------------------------------- #
 # The black-box audit
 # --------------------------------------------------------------------------------------- #
-#: The mechanism the audit runs: Algorithm 3.  One line to change when the library's name
-#: for it changes (``egmlib.mechanisms.algorithm3``, issue 19); both names are accepted.
-ALGORITHM3: Callable[..., Any] = getattr(mechanisms, "algorithm3", None) or mechanisms.egm_gaussian_data
+#: The mechanism the audit runs: Algorithm 3.
+ALGORITHM3: Callable[..., Any] = mechanisms.algorithm3
 
 #: Negative controls of :func:`black_box_audit`: (name, noise factor).  The mechanism adds
 #: ``factor`` times the noise its claim requires.
@@ -469,9 +468,8 @@ CONFIDENCE = 0.95
 def released(result: Any) -> NDArray[np.float64]:
     """The private release of a mechanism's result, and nothing else.
 
-    Algorithm 3's results call it ``sum`` (``estimate`` before the library's rename, issue
-    19); the peers' pipelines call their private mean ``estimate``.  The attack only ever
-    sees this vector.
+    Algorithm 3's results release a private sum, ``sum``; the peers' pipelines release a
+    private mean, ``estimate``.  The attack only ever sees this vector.
     """
     out = getattr(result, "sum", None)
     if out is None or callable(out):

@@ -26,7 +26,9 @@ is exactly equivalent for every comparison above (:math:`\hat F(c) < t \iff \hat
 accuracy. A CDF error :math:`|\hat F - F| \le \tau` is the same as :math:`|\hat P - P| \le
 \tau`; errors are reported in units of :math:`p = 1/n`, so Davies' tolerance is 1.
 
-- :func:`report_bisection`: the procedure for any tail function (exact or perturbed);
+- :func:`egmlib.gchisq.report_bisection` (re-exported here): the procedure for any tail
+  function (exact or perturbed), the same code that ``gchisq.isf(..., backend="chi2comb")``
+  runs on chi2comb's CDF;
 - :func:`exact_report_radius`: the procedure with the exact tail of :mod:`egmlib.gchisq`;
 - :func:`reproducing_path`: for a given output value (a published radius), the unique
   run that returns it and the smallest uniform CDF error that makes the procedure take
@@ -48,21 +50,19 @@ from scipy import optimize
 from egmbook.experiments import load_published_figure2, zipf_sigmas
 from egmlib import gchisq
 from egmlib._validation import (
-    check_callable,
     check_count,
-    check_finite_array,
     check_finite_result,
     check_nonnegative_vector,
     check_positive_finite,
     check_probability,
 )
+from egmlib.gchisq import BisectionTrace, _chi2comb, report_bisection
 
+# report_bisection, BisectionTrace and STOP_FRACTION are the library's
+# (egmlib.gchisq), importable from here too; documented there.
 __all__ = [
-    "STOP_FRACTION",
-    "BisectionTrace",
     "ReproducingPath",
     "PublishedRadiiProcedure",
-    "report_bisection",
     "exact_tail",
     "exact_report_radius",
     "reproducing_path",
@@ -70,38 +70,17 @@ __all__ = [
     "published_radii_procedure",
 ]
 
-#: Half-width of the stopping rule in units of p (stop once ``|F(c) - (1 - p)| <= p / 10``).
-STOP_FRACTION = 0.1
+#: Half-width of the stopping rule in units of p, and the most steps a run can take
+#: (the library's, :mod:`egmlib.gchisq`).
+STOP_FRACTION = _chi2comb.STOP_FRACTION
+_MAX_STEPS = _chi2comb.MAX_STEPS
 
-#: Most steps a run can take: 1024 doublings reach the largest float, and about 1130
-#: halvings take a float bracket down to adjacent floats.
-_MAX_STEPS = 2200
+#: Smallest sum of the weights the exact tail accepts: below it the quantiles of Q are
+#: subnormal floats, whose spacing no bisection can refine to the stopping rule.
+_MIN_MEAN = 1e-300
 
 #: Largest denominator exponent of a dyadic float: every positive float is k / 2**m, m <= 1074.
 _MAX_LOG2_DENOMINATOR = 1074
-
-
-@dataclass(frozen=True)
-class BisectionTrace:
-    """One run of the report's bisection.
-
-    Attributes
-    ----------
-    value : float
-        What the procedure returns: the midpoint of the final bracket.
-    last_point : float
-        The last point at which the CDF was evaluated (the one that met the stopping
-        rule); returning it instead of ``value`` is the obvious fix.
-    points : tuple of float
-        Every evaluation point in order (the doubling phase first).
-    bracket : tuple of float
-        The final ``(lo, hi)``; ``value = (lo + hi) / 2`` and ``last_point`` is one end.
-    """
-
-    value: float
-    last_point: float
-    points: tuple[float, ...]
-    bracket: tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -150,80 +129,6 @@ class ReproducingPath:
         return self.max_required_error == 0.0
 
 
-def report_bisection(
-    tail: Callable[[float], float], *, p: float, max_steps: int = 200
-) -> BisectionTrace:
-    r"""Run the report's bisection (fault-free branch) on a tail function.
-
-    Implements the procedure of the report's Section 5 as its authors' code does it
-    (module docstring): bracket :math:`[0, 1]`, doubling of the upper end until
-    :math:`\hat F(hi) \ge 1 - p`, bisection until :math:`|\hat F(c) - (1 - p)| \le p/10`
-    at the evaluated point :math:`c`, and the midpoint of the final bracket returned.
-
-    Parameters
-    ----------
-    tail : callable
-        ``tail(c)`` returns :math:`\hat P(Q > c) = 1 - \hat F(c)`, exact or perturbed.
-    p : float in (0, 1)
-        The tail probability (the report's :math:`1/n`).
-    max_steps : int, 1 <= max_steps <= 2200, optional
-        Upper limit on the number of doublings and on the number of bisection steps
-        (no run on floats needs more than 2200).
-
-    Returns
-    -------
-    BisectionTrace
-
-    Raises
-    ------
-    RuntimeError
-        If the bracket or the bisection does not terminate within ``max_steps`` steps
-        (a tail that never drops below ``p``, or one that jumps over the stopping band).
-    ValueError
-        If ``tail`` returns NaN or an infinity (TypeError: something not a real number).
-
-    Examples
-    --------
-    >>> tr = report_bisection(lambda c: math.exp(-c), p=0.01)   # exact quantile ln 100 = 4.605
-    >>> tr.points
-    (1.0, 2.0, 4.0, 8.0, 6.0, 5.0, 4.5, 4.75, 4.625)
-    >>> tr.last_point, tr.bracket, tr.value        # exp(-4.625) = 0.0098 passed the test
-    (4.625, (4.5, 4.625), 4.5625)
-    """
-    tail = check_callable("tail", tail)
-    p = check_probability("p", p)
-    max_steps = check_count("max_steps", max_steps, minimum=1, maximum=_MAX_STEPS)
-    tol = STOP_FRACTION * p
-
-    def evaluate(c: float) -> float:
-        return float(check_finite_array("tail(c)", tail(c), ndim=0))
-
-    points = []
-    lo, hi = 0.0, 1.0
-    for _ in range(max_steps):
-        points.append(hi)
-        if not evaluate(hi) > p:  # F(hi) >= 1 - p
-            break
-        lo, hi = hi, 2.0 * hi
-    else:
-        raise RuntimeError(
-            f"report_bisection: no upper end with F(hi) >= 1 - p after {max_steps} doublings "
-            f"(p={p!r}, last hi={hi!r})")
-    for _ in range(max_steps):
-        c = 0.5 * (lo + hi)
-        points.append(c)
-        P = evaluate(c)
-        if P > p:  # F(c) < 1 - p
-            lo = c
-        else:
-            hi = c
-        if abs(P - p) <= tol:
-            return BisectionTrace(0.5 * (lo + hi), c, tuple(points), (lo, hi))
-    raise RuntimeError(
-        f"report_bisection: the stopping rule |F(c) - (1 - p)| <= p/10 was not met within "
-        f"{max_steps} bisection steps (p={p!r}, bracket [{lo!r}, {hi!r}])")
-
-
 # --------------------------------------------------------------------------------------
 # The exact tail, with Chernoff bounds deciding the far-away points
 # --------------------------------------------------------------------------------------
@@ -237,6 +142,8 @@ def _log_chernoff(w: np.ndarray, x: float, upper: bool) -> float:
     gives a valid bound; the minimiser only makes it tight.
     """
     wmax = float(w.max())
+    if wmax < 1e-300:  # the optimiser's bounds ~ 1/wmax would overflow: no bound (log P <= 0)
+        return 0.0
 
     def g(s: float) -> float:
         return -0.5 * float(np.sum(np.log1p(-2.0 * w * s))) - s * x
@@ -256,10 +163,19 @@ class _Tail:
     def __init__(self, w: ArrayLike, p: float) -> None:
         wv = check_nonnegative_vector("w", w)
         self.p = check_probability("p", p)
+        if not self.p >= _MIN_MEAN:
+            raise ValueError(f"p must be >= {_MIN_MEAN:g} for the report's decisions at 0.9p, p, 1.1p "
+                             f"(their bounds underflow below), got p={self.p!r}")
         self.w = wv[wv > 0]
         with np.errstate(over="ignore"):
             self.mean = float(np.sum(self.w))
         check_finite_result(self.mean, what="the mean sum(w) of Q", inputs="w")
+        if not self.mean >= _MIN_MEAN:
+            raise ValueError(
+                f"w must have sum(w) >= {_MIN_MEAN:g}, got sum(w)={self.mean!r}: the quantiles of Q "
+                "would lie among the subnormal floats, too coarse for the report's stopping rule "
+                "|F(c) - (1 - p)| <= p/10; rescale w")
+        self.wmax = float(self.w.max())
         self.law = gchisq.WeightedChiSquare(self.w)
         self.log_low = math.log(0.5 * self.p)
         self.log_high = math.log(0.5 * (1.0 - 1.1 * self.p))
@@ -267,6 +183,14 @@ class _Tail:
     def with_flag(self, c: float) -> tuple[float, bool]:
         """(value, exact): the exact P(Q > c), or (a bound, False) far from the thresholds."""
         c = float(c)
+        # Markov's and a one-weight bound first: cheap, and they decide the ~1000 points a
+        # run visits when the weights are near the float range (w = [1e300, 1e300]).
+        if c > 0 and self.mean / c < 0.5 * self.p:  # P(Q > c) <= E[Q] / c
+            return self.mean / c, False
+        if 0 < c < self.wmax:  # P(Q <= c) <= P(w_max Z^2 <= c) <= sqrt(2 c / (pi w_max))
+            low = math.sqrt(2.0 * (c / self.wmax) / math.pi)
+            if low < 0.5 * (1.0 - 1.1 * self.p):
+                return 1.0 - low, False
         if c > self.mean:
             lb = _log_chernoff(self.w, c, upper=True)
             if lb < self.log_low:
@@ -290,14 +214,14 @@ def exact_tail(w: ArrayLike, *, p: float) -> Callable[[float], float]:
     Returns :math:`P(Q > c)` from :class:`egmlib.gchisq.WeightedChiSquare` (relative error
     about :math:`10^{-10}`), except where a Chernoff bound already places :math:`P(c)` below
     :math:`p/2` or above :math:`(1 + 1.1p)/2`, far from every threshold
-    :math:`0.9p, p, 1.1p` of :func:`report_bisection`; there it returns that bound, which
+    :math:`0.9p, p, 1.1p` of :func:`~egmlib.gchisq.report_bisection`; there it returns that bound, which
     leads to the same decisions. This keeps the far tails, which underflow, away from
     :mod:`egmlib.gchisq`.
 
     Parameters
     ----------
     w : array_like
-        Weights :math:`w_j \ge 0`, at least one positive, with a finite sum (e.g.
+        Weights :math:`w_j \ge 0`, at least one positive, with a finite sum of at least 1e-300 (e.g.
         :math:`\sigma_j^2` for :math:`C_n^2`, :math:`\sigma_j/\sum_i\sigma_i` for
         :math:`C_t^2`).
     p : float in (0, 1)
@@ -313,7 +237,7 @@ def exact_tail(w: ArrayLike, *, p: float) -> Callable[[float], float]:
 
 
 def exact_report_radius(w: ArrayLike, *, p: float) -> BisectionTrace:
-    r"""The report's procedure (:func:`report_bisection`) with the exact CDF.
+    r"""The report's procedure (:func:`~egmlib.gchisq.report_bisection`) with the exact CDF.
 
     What the published radii of Figure 2 would have been had chi2comb returned the exact
     :math:`F`: the midpoint return and the stopping rule :math:`|F - (1 - p)| \le p/10`
@@ -327,7 +251,9 @@ def exact_report_radius(w: ArrayLike, *, p: float) -> BisectionTrace:
     >>> tr.last_point, tr.value                         # exact quantile 1.49807
     (1.5, 1.25)
     """
-    return report_bisection(exact_tail(w, p=p), p=p)
+    # every run on floats ends within _MAX_STEPS doublings and halvings (weights near the
+    # float range need about 1000 of either)
+    return report_bisection(exact_tail(w, p=p), p=p, max_steps=_MAX_STEPS)
 
 
 # --------------------------------------------------------------------------------------
@@ -354,7 +280,7 @@ def _required(r: float, decision: str) -> float:
 def reproducing_path(w: ArrayLike, *, p: float, value: float, max_steps: int = 200) -> ReproducingPath:
     r"""The run of the report's bisection that returns ``value``, and the CDF error it needs.
 
-    Every output of :func:`report_bisection` is the midpoint of a final bracket, and the
+    Every output of :func:`~egmlib.gchisq.report_bisection` is the midpoint of a final bracket, and the
     brackets are nested halves of :math:`[2^{k-1}, 2^k]` (or :math:`[0, 1]`). Hence a given
     ``value`` determines the run completely: the doubling must stop at the first power of
     two above ``value``, each bisection step must keep the half that contains ``value``,
@@ -381,7 +307,7 @@ def reproducing_path(w: ArrayLike, *, p: float, value: float, max_steps: int = 2
         The output to reproduce, e.g. a published :math:`C^2` (pass it through
         :func:`snap_to_dyadic` first: the published file rounds some radii to 12 digits).
     max_steps : int, 1 <= max_steps <= 2200, optional
-        As in :func:`report_bisection`.
+        As in :func:`~egmlib.gchisq.report_bisection`.
 
     Returns
     -------

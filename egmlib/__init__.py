@@ -32,4 +32,6 @@ Argument checks are shared (``egmlib._validation``): a wrong type raises TypeErr
 wrong value or an overflowing result ValueError, and the message names the argument.
 """
 
+__all__ = ["__version__"]  # the modules are imported by name: from egmlib import gchisq
+
 __version__ = "0.1.0"

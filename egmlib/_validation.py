@@ -23,8 +23,9 @@ arrays (callers may modify them without touching the caller's data), except
 
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -54,9 +55,14 @@ __all__ = [
     "check_data_matrix",
     "check_finite_data",
     "check_finite_result",
+    "check_symbolic_scalar",
+    "check_symbolic_vector",
 ]
 
 FloatArray = npt.NDArray[np.float64]
+
+#: The largest float64 as an exact integer.
+_FLOAT_MAX_INT = int(np.finfo(np.float64).max)
 
 #: dtype kinds accepted as real numbers (signed, unsigned integers and floats).
 _REAL_KINDS = "iuf"
@@ -88,6 +94,8 @@ def check_real(name: str, value: Any) -> float:
 
     Bools, strings, ``None``, complex numbers and arrays with more than zero dimensions
     are type errors.  NaN and infinities pass here; the more specific checks reject them.
+    A Python int beyond the float range (``10**400``) becomes an infinity of its sign, so
+    that those checks reject it with a ValueError naming the argument.
     """
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
@@ -95,7 +103,11 @@ def check_real(name: str, value: Any) -> float:
         raise _type_error(name, "a real number (not a bool)", value)
     if not isinstance(value, numbers.Real):
         raise _type_error(name, "a real number", value)
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # a Python int (or Fraction) beyond the float range
+        positive: bool = value > 0  # type: ignore[operator]  # numbers.Real has no __gt__ in typeshed
+        return math.inf if positive else -math.inf
 
 
 def check_positive_finite(name: str, value: Any) -> float:
@@ -171,6 +183,9 @@ def check_count(name: str, value: Any, *, minimum: int = 1, maximum: int | None 
         raise _type_error(name, "an integer", value)
     if n < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={n}")
+    if n > _FLOAT_MAX_INT:  # every count is used in float arithmetic
+        raise ValueError(f"{name} must be an integer within the float64 range (<= 1.8e308), got {name} "
+                         f"of {len(str(n))} digits")
     if maximum is not None and n > maximum:
         raise ValueError(f"{name} must be an integer <= {maximum}, got {name}={n}")
     return n
@@ -244,6 +259,18 @@ def _as_numeric(name: str, value: Any) -> np.ndarray:
     except TypeError as exc:
         raise TypeError(f"{name} must be an array of real numbers: {exc}") from None
     kind = arr.dtype.kind
+    if kind == "O" and arr.size and all(
+            isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in arr.flat):
+        # Python ints beyond the float range: real numbers whose value is out of range
+        big = next((v for v in arr.flat if isinstance(v, numbers.Integral) and abs(int(v)) > _FLOAT_MAX_INT), None)
+        if big is None:  # e.g. Fractions, or ints next to floats: exact reals numpy kept as objects
+            try:
+                return arr.astype(np.float64)
+            except OverflowError:
+                raise ValueError(f"{name} must hold finite float64 values, got an entry beyond "
+                                 "the float range") from None
+        raise ValueError(f"{name} must hold finite float64 values, got an integer of "
+                         f"{len(str(abs(int(big))))} digits in {name}, beyond the float range")
     if kind == "b":
         raise TypeError(f"{name} must hold real numbers, got booleans (dtype {arr.dtype})")
     if kind not in _REAL_KINDS:
@@ -398,3 +425,49 @@ def check_finite_result(value: Any, *, what: str, inputs: str) -> None:
             f"{what} overflows the float64 range (got {first!r}): {inputs} too large in "
             "magnitude; rescale the data"
         )
+
+
+# ----------------------------------------------------------------------------------------
+# sympy arguments (egmlib.symbolic); sympy is imported only when these run
+# ----------------------------------------------------------------------------------------
+def check_symbolic_scalar(name: str, value: Any) -> Any:
+    """A real, finite sympy expression or number (a symbol of unknown sign passes).
+
+    TypeError for bools, strings, ``None``, what sympy cannot parse strictly and what is
+    known not to be real; ValueError for NaN and infinities (``sp.nan``, ``sp.oo``, ``sp.zoo``).
+    """
+    import sympy as sp
+
+    if isinstance(value, (bool, str, bytes)) or value is None:
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
+    try:
+        expr = sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError):
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}") from None
+    if not isinstance(expr, sp.Expr):
+        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
+    if expr.is_real is False and expr.is_finite is not False:
+        raise TypeError(f"{name} must be real, got {name}={value!r}")
+    if expr.has(sp.nan, sp.oo, -sp.oo, sp.zoo):
+        raise ValueError(f"{name} must be finite, got {name}={value!r}")
+    return expr
+
+
+def check_symbolic_vector(name: str, value: Any) -> list[Any]:
+    """A one-dimensional sequence of real sympy expressions or numbers, as a list
+    (each entry checked by :func:`check_symbolic_scalar`, named ``name[i]``)."""
+    import sympy as sp
+
+    if isinstance(value, (str, bytes, bool)) or value is None:
+        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, got {name}={value!r}")
+    if isinstance(value, (int, float, sp.Expr)):
+        raise ValueError(f"{name} must be a sequence (one-dimensional), got the scalar {name}={value!r}")
+    if not isinstance(value, Iterable):
+        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, "
+                        f"got {name} of type {type(value).__name__}")
+    out = list(value)
+    for i, v in enumerate(out):
+        if isinstance(v, (Iterable, sp.MatrixBase)) and not isinstance(v, (str, bytes, sp.Expr)):
+            raise ValueError(f"{name} must be one-dimensional, got a nested sequence at {name}[{i}]")
+        out[i] = check_symbolic_scalar(f"{name}[{i}]", v)
+    return out

@@ -10,9 +10,14 @@ For a query with :math:`\ell_2` sensitivity :math:`\Delta`, the Gaussian mechani
   the smallest :math:`\sigma` whose *privacy profile* :func:`privacy_profile` is at most
   :math:`\delta`.  This is exact: the mechanism is :math:`(\varepsilon,\delta)`-DP if and
   only if :math:`\sigma \ge` ``sigma_opt``.
-* :func:`sigma_from_rho` and :func:`rho_to_eps` -- the lecture notes' parametrisation
-  (:math:`\sigma = \Delta/\sqrt\rho`, and
-  :math:`\varepsilon = \tfrac{\sqrt\rho}{2}(\sqrt\rho + 2\sqrt{2\ln(1/\delta)})`).
+* :func:`sigma_from_rho`, :func:`rho_to_eps` and :func:`eps_to_rho` -- zero-concentrated
+  DP as Bun and Steinke (2016) define it, the one meaning of :math:`\rho` in egmlib:
+  :math:`\sigma = \Delta/\sqrt{2\rho}` (their Prop. 1.6) and
+  :math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}` (their Prop. 1.3).
+* :func:`rho_from_lecture_notes` and :func:`lecture_notes_rho` -- the conversion from and
+  to the parameter of the lecture notes *Gaussian Noise Mechanism* supplied with the
+  report, :math:`\rho_{\rm notes} = 2\rho` (noise :math:`\mathcal N(0,
+  \Delta^2/\rho_{\rm notes}\, I)`).
 
 Numerics of the privacy profile
 -------------------------------
@@ -54,7 +59,7 @@ import struct
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
-from scipy.special import erfcx, ndtr, ndtri
+from scipy.special import erfcx, erfinv, ndtr, ndtri
 
 from egmlib._validation import (
     as_real_array,
@@ -72,6 +77,8 @@ __all__ = [
     "sigma_from_rho",
     "rho_to_eps",
     "eps_to_rho",
+    "rho_from_lecture_notes",
+    "lecture_notes_rho",
 ]
 
 _SQRT2 = math.sqrt(2.0)
@@ -119,7 +126,9 @@ def sigma_classical(*, eps: float, delta: float, sensitivity: float = 1.0) -> fl
             "use egmlib.calibration.sigma_opt (Theorem 2, analytic calibration), "
             "which is exact for every eps > 0"
         )
-    out = sensitivity * math.sqrt(2.0 * math.log(1.25 / delta)) / eps
+    # ln(1.25/delta), with 1.25/delta overflowing for subnormal delta
+    log_term = math.log(1.25 / delta) if delta > 1e-300 else math.log(1.25) - math.log(delta)
+    out = sensitivity * math.sqrt(2.0 * log_term) / eps
     check_finite_result(out, what="sigma", inputs="sensitivity or 1/eps")
     return out
 
@@ -311,7 +320,8 @@ def log_privacy_profile(
     """
     eps = check_positive_finite("eps", eps)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    s = _check_sigma_array(sigma) / sensitivity
+    with np.errstate(over="ignore"):  # sigma / sensitivity = inf: no privacy loss, log delta = -inf
+        s = _check_sigma_array(sigma) / sensitivity
     # a plain loop: np.vectorize would turn the scalar code's handled overflows into warnings
     out = np.array([_log_profile_scalar(float(x), eps) for x in s.flat]).reshape(s.shape)
     return float(out) if out.ndim == 0 else out
@@ -354,7 +364,18 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
     target = math.log(delta)
     # Start where Phi(-u) = delta: the first term alone already reaches delta there and the
     # second term only lowers the profile, so this start lies right of (above) the root.
-    t = math.log(_sigma_of_u(-float(ndtri(delta)), eps))
+    # The profile decreases in eps, so the eps -> 0 root sigma_0, where
+    # erf(1 / (2 sqrt(2) sigma_0)) = delta, is right of the root too; it is the nearer start
+    # for tiny eps, where the first one overflows (eps = 5e-324 used to hang here).
+    start = _sigma_of_u(-float(ndtri(delta)), eps)
+    with np.errstate(over="ignore", divide="ignore"):
+        sigma0 = float(0.5 / (_SQRT2 * erfinv(delta)))
+    start = min(start, sigma0)
+    if not (0.0 < start < math.inf):
+        raise ValueError(
+            f"sigma_opt overflows the float64 range at eps={eps!r}, delta={delta!r} "
+            "(eps and delta both too small); increase eps or delta")
+    t = math.log(start)
     for _ in range(60):
         logd, slope = _logdelta_u(_u_of_sigma(math.exp(t), eps), eps)
         if not (math.isfinite(logd) and math.isfinite(slope) and slope < 0.0):
@@ -373,11 +394,18 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
             if abs(_log_profile_scalar(s, eps) - target) <= _ROOT_TOL:
                 return s
             return _smallest_private(s, eps, target)
-    # Fallback (never observed): bracket and brentq in log sigma.
+    # Fallback (never observed): bracket and brentq in log sigma, in at most 60 doublings
+    # each way (log sigma spans [-745, 710]).
+    if not math.isfinite(t):
+        raise ValueError(f"sigma_opt: no finite root at eps={eps!r}, delta={delta!r}")
     lo, hi = t - 1.0, t + 1.0
-    while _log_profile_scalar(math.exp(lo), eps) < target:
+    for _ in range(60):
+        if _log_profile_scalar(math.exp(lo), eps) >= target:
+            break
         lo -= 2.0 * (hi - lo)
-    while _log_profile_scalar(math.exp(hi), eps) > target:
+    for _ in range(60):
+        if _log_profile_scalar(math.exp(hi), eps) <= target:
+            break
         hi += 2.0 * (hi - lo)
     root = brentq(
         lambda x: _log_profile_scalar(math.exp(x), eps) - target, lo, hi, xtol=1e-15, rtol=1e-15
@@ -528,67 +556,118 @@ def eps_from_sigma(sigma: float, *, delta: float, sensitivity: float = 1.0) -> f
 
 
 # ----------------------------------------------------------------------------------------
-# Lecture notes: the rho parametrisation
+# zero-concentrated DP (Bun and Steinke 2016), and the lecture notes' parameter
 # ----------------------------------------------------------------------------------------
-def sigma_from_rho(rho: float, *, sensitivity: float = 1.0) -> float:
-    r"""Noise scale of the lecture notes: :math:`Z\sim\mathcal N(0, (\Delta_2 f)^2/\rho\, I)`.
+def rho_from_lecture_notes(rho_notes: float) -> float:
+    r"""The zCDP :math:`\rho` of the lecture notes' parameter: :math:`\rho = \rho_{\rm notes}/2`.
 
-    Returns :math:`\sigma = \Delta/\sqrt\rho`.
+    The lecture notes *Gaussian Noise Mechanism* supplied with the report add
+    :math:`Z\sim\mathcal N(0, (\Delta_2 f)^2/\rho_{\rm notes}\, I)` and state
+    :math:`\varepsilon = \tfrac{\sqrt{\rho_{\rm notes}}}{2}(\sqrt{\rho_{\rm notes}}
+    + 2\sqrt{2\ln(1/\delta)})`.  The same noise is :math:`\rho`-zCDP (Bun and Steinke
+    2016, Prop. 1.6) with :math:`\rho = \rho_{\rm notes}/2`, and the notes'
+    :math:`\varepsilon` is then Bun and Steinke's :math:`\rho + 2\sqrt{\rho\ln(1/\delta)}`
+    (:func:`rho_to_eps`).  egmlib's ``rho`` is always the zCDP one; convert the notes'
+    parameter with this function first.
 
     Examples
     --------
-    >>> sigma_from_rho(0.25, sensitivity=2.0)
+    >>> rho_from_lecture_notes(0.5)
+    0.25
+    >>> sigma_from_rho(rho_from_lecture_notes(0.25), sensitivity=2.0)   # Delta / sqrt(rho_notes)
+    4.0
+    """
+    rho_notes = check_positive_finite("rho_notes", rho_notes)
+    out = 0.5 * rho_notes
+    if out == 0.0:
+        raise ValueError(f"rho_notes / 2 underflows to 0, got rho_notes={rho_notes!r}; rho_notes must be >= 1e-323")
+    return out
+
+
+def lecture_notes_rho(rho: float) -> float:
+    r"""The lecture notes' parameter of a :math:`\rho`-zCDP Gaussian mechanism: :math:`2\rho`.
+
+    Inverse of :func:`rho_from_lecture_notes`.
+
+    Examples
+    --------
+    >>> lecture_notes_rho(0.25)
+    0.5
+    """
+    rho = check_positive_finite("rho", rho)
+    out = 2.0 * rho
+    check_finite_result(out, what="rho_notes = 2 rho", inputs="rho")
+    return out
+
+
+def sigma_from_rho(rho: float, *, sensitivity: float = 1.0) -> float:
+    r"""Noise scale of a :math:`\rho`-zCDP Gaussian mechanism: :math:`\sigma = \Delta/\sqrt{2\rho}`.
+
+    Bun and Steinke (2016, Prop. 1.6): adding :math:`\mathcal N(0,\sigma^2 I)` to a query
+    of :math:`\ell_2` sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP.
+    (For the lecture notes' parameter use :func:`rho_from_lecture_notes` first.)
+
+    Examples
+    --------
+    >>> sigma_from_rho(0.125, sensitivity=2.0)
     4.0
     """
     rho = check_positive_finite("rho", rho)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    out = sensitivity / math.sqrt(rho)
+    two_rho = 2.0 * rho
+    # sqrt(2) sqrt(rho) where 2 rho overflows (rho above half the float maximum)
+    out = sensitivity / (math.sqrt(two_rho) if two_rho < math.inf else math.sqrt(2.0) * math.sqrt(rho))
     check_finite_result(out, what="sigma", inputs="sensitivity or 1/rho")
     return out
 
 
 def rho_to_eps(rho: float, *, delta: float) -> float:
-    r"""Epsilon of the lecture notes for noise :math:`\mathcal N(0, \Delta^2/\rho\, I)`.
+    r"""The :math:`\varepsilon` at :math:`\delta` of any :math:`\rho`-zCDP release.
 
     .. math::
 
-        \varepsilon = \frac{\sqrt\rho}{2}\Bigl(\sqrt\rho + 2\sqrt{2\ln(1/\delta)}\Bigr)
-                    = \frac{\rho}{2} + \sqrt{2\rho\ln(1/\delta)}.
+        \varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}
 
-    A sufficient condition (from a one-sided Gaussian tail bound on the privacy loss), not
-    the exact curve: :func:`privacy_profile` at ``sigma_from_rho(rho)`` and this
-    :math:`\varepsilon` is below :math:`\delta`, and :func:`eps_from_sigma` is smaller.
+    (Bun and Steinke 2016, Prop. 1.3).  A sufficient condition, not the exact curve:
+    :func:`privacy_profile` at ``sigma_from_rho(rho)`` and this :math:`\varepsilon` is
+    below :math:`\delta`, and :func:`eps_from_sigma` is smaller.  The lecture notes'
+    formula :math:`\tfrac{\sqrt{\rho_n}}{2}(\sqrt{\rho_n} + 2\sqrt{2\ln(1/\delta)})`
+    is this at :math:`\rho = \rho_n/2` (:func:`rho_from_lecture_notes`).
 
     Examples
     --------
-    >>> round(rho_to_eps(0.5, delta=1e-5), 6)
+    >>> round(rho_to_eps(0.25, delta=1e-5), 6)
     3.64307
     """
     rho = check_positive_finite("rho", rho)
     delta = check_probability("delta", delta)
-    L = math.log(1.0 / delta)
-    root = math.sqrt(2.0 * rho * L) if rho < 1e300 else math.sqrt(rho) * math.sqrt(2.0 * L)
-    out = 0.5 * rho + root
+    L = math.log(1.0 / delta) if delta > 1e-300 else -math.log(delta)  # 1/delta overflows below
+    # sqrt(4 rho L): bit for bit the notes' sqrt(2 rho_notes L) at rho_notes = 2 rho
+    root = math.sqrt(4.0 * rho * L) if rho < 1e300 else 2.0 * math.sqrt(rho) * math.sqrt(L)
+    out = rho + root
     check_finite_result(out, what="eps", inputs="rho")
     return out
 
 
 def eps_to_rho(eps: float, *, delta: float) -> float:
-    r"""Inverse of :func:`rho_to_eps`: the largest :math:`\rho` the lecture notes allow for
-    :math:`(\varepsilon,\delta)`.
+    r"""Inverse of :func:`rho_to_eps`: the largest zCDP :math:`\rho` whose bound gives
+    :math:`(\varepsilon,\delta)` (Bun and Steinke 2016, Prop. 1.3).
 
-    With :math:`L=\ln(1/\delta)`, :math:`\rho = 2(\sqrt{L+\varepsilon}-\sqrt L)^2
-    = 2\varepsilon^2/(\sqrt{L+\varepsilon}+\sqrt L)^2` (the second form has no cancellation).
+    With :math:`L=\ln(1/\delta)`, :math:`\rho = (\sqrt{L+\varepsilon}-\sqrt L)^2
+    = \varepsilon^2/(\sqrt{L+\varepsilon}+\sqrt L)^2` (the second form has no cancellation).
 
     Examples
     --------
-    >>> round(eps_to_rho(rho_to_eps(0.5, delta=1e-5), delta=1e-5), 12)
-    0.5
+    >>> round(eps_to_rho(rho_to_eps(0.25, delta=1e-5), delta=1e-5), 12)
+    0.25
     """
     eps = check_positive_finite("eps", eps)
     delta = check_probability("delta", delta)
-    L = math.log(1.0 / delta)
+    L = math.log(1.0 / delta) if delta > 1e-300 else -math.log(delta)  # 1/delta overflows below
     den = (math.sqrt(L + eps) + math.sqrt(L)) ** 2
-    out = 2.0 * eps * eps / den if eps < 1e150 else 2.0 * eps * (eps / den)
+    out = eps * eps / den if eps < 1e150 else eps * (eps / den)
+    if out == 0.0:
+        raise ValueError(
+            f"eps is too small: the rho it allows underflows to 0 (eps={eps!r}, delta={delta!r})")
     check_finite_result(out, what="rho", inputs="eps")
     return out

@@ -246,7 +246,11 @@ def laplace_gaussian_delta(eps: float, *, laplace_eps: float, sigma: float,
                          f"Laplace loss density up to there), got laplace_eps={eL!r}")
     s = check_positive_finite("sigma", sigma)
     D = check_positive_finite("sensitivity", sensitivity)
-    m = D / s
+    with np.errstate(over="ignore"):
+        m = D / s
+    if not math.isfinite(m):
+        raise ValueError(f"sensitivity / sigma must be a finite float64, got sensitivity={D!r} and "
+                         f"sigma={s!r}, whose ratio overflows; rescale sigma and sensitivity")
     if m == 0.0:
         raise ValueError(f"sensitivity / sigma must be representable (> 0), got sensitivity={D!r} and "
                          f"sigma={s!r}, whose ratio underflows to 0")

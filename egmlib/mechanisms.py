@@ -5,7 +5,7 @@
 * :func:`elliptical_gaussian_mechanism` -- Algorithm 2, the Elliptical Gaussian
   Mechanism for box-bounded data with per-coordinate sensitivities Delta
   (eqs. (3)-(4)), scaling b of Theorem 3 by default; error eq. (6).
-* :func:`egm_gaussian_data` -- Algorithm 3, the Elliptical Gaussian Mechanism
+* :func:`algorithm3` -- Algorithm 3, the Elliptical Gaussian Mechanism
   for Gaussian data: centre at mu_hat, scale by the b of Lemma 4.1 (eq. (7)),
   clip to the radius C whose tail probability is p_clip, add isotropic noise of
   standard deviation 2 C sigma_opt in the transformed space, transform back;
@@ -17,7 +17,8 @@
 
 Neighbouring datasets differ in one row (substitution, Definition 2.1).  Every
 mechanism takes an explicit :class:`numpy.random.Generator` and returns a frozen
-dataclass whose ``estimate`` is the private release.  The other fields are what a
+dataclass whose ``sum`` is the private release of the sum (in egmlib a result's
+``estimate`` is always a private mean, as in :mod:`egmlib.peers`).  The other fields are what a
 reader of the report inspects (noise scales, b, C, rows clipped ...).  Several of
 them -- ``noise``, ``clipped_sum``, ``transformed_sum``, ``n_clipped`` -- are
 functions of the data: they exist for tests and bias studies, and publishing any
@@ -35,7 +36,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -45,12 +46,16 @@ from egmlib import calibration, gchisq, scaling
 
 __all__ = [
     "METHODS",
+    "CHUNK_ELEMENTS",
+    "B_NORM_TOL",
+    "RADIUS_CACHE_SIZE",
+    "RADIUS_CACHE_MAX_D",
     "GaussianMechanismResult",
     "EllipticalGaussianResult",
     "GaussianDataResult",
     "gaussian_mechanism",
     "elliptical_gaussian_mechanism",
-    "egm_gaussian_data",
+    "algorithm3",
     "clipped_gaussian_mechanism",
 ]
 
@@ -95,11 +100,12 @@ class _NoiseErrorMixin:
 class GaussianMechanismResult(_NoiseErrorMixin):
     """Output of :func:`gaussian_mechanism` (Algorithm 1).
 
-    Only ``estimate`` is private.  ``noise`` is the drawn noise vector eta
-    (``estimate = sum + noise``), kept for tests; never publish it.
+    Only ``sum``, the private release of sum_i x_i, is private.  ``noise`` is the
+    drawn noise vector eta (``sum`` = the exact sum + ``noise``), kept for tests;
+    never publish it.
     """
 
-    estimate: np.ndarray  #: (d,) private estimate of sum_i x_i
+    sum: np.ndarray  #: (d,) the private release of sum_i x_i
     noise: np.ndarray  #: (d,) the noise eta added (diagnostic, not private)
     noise_std: np.ndarray  #: (d,) standard deviation of each noise coordinate
     sigma_opt: float  #: Theorem 2 sigma_opt(eps, delta) for unit sensitivity
@@ -109,7 +115,7 @@ class GaussianMechanismResult(_NoiseErrorMixin):
     n: int  #: number of rows of X
 
     def __post_init__(self):
-        for name in ("estimate", "noise", "noise_std"):
+        for name in ("sum", "noise", "noise_std"):
             object.__setattr__(self, name, _readonly(getattr(self, name)))
 
 
@@ -118,10 +124,10 @@ class EllipticalGaussianResult(_NoiseErrorMixin):
     """Output of :func:`elliptical_gaussian_mechanism` (Algorithm 2).
 
     ``noise_std[j] = sigma_opt * Delta[j] / b[j]`` (0 where ``Delta[j] == 0``).
-    Only ``estimate`` is private; ``noise`` is kept for tests.
+    Only ``sum`` is private; ``noise`` is kept for tests.
     """
 
-    estimate: np.ndarray  #: (d,) private estimate of sum_i x_i
+    sum: np.ndarray  #: (d,) the private release of sum_i x_i
     noise: np.ndarray  #: (d,) the noise eta added (diagnostic, not private)
     noise_std: np.ndarray  #: (d,) sigma_opt * Delta_j / b_j
     b: np.ndarray  #: (d,) scaling vector used, ||b|| = 1
@@ -132,27 +138,27 @@ class EllipticalGaussianResult(_NoiseErrorMixin):
     n: int
 
     def __post_init__(self):
-        for name in ("estimate", "noise", "noise_std", "b", "Delta"):
+        for name in ("sum", "noise", "noise_std", "b", "Delta"):
             object.__setattr__(self, name, _readonly(getattr(self, name)))
 
 
 @dataclass(frozen=True)
 class GaussianDataResult(_NoiseErrorMixin):
-    """Output of :func:`egm_gaussian_data` (Algorithm 3) and of
+    """Output of :func:`algorithm3` (Algorithm 3) and of
     :func:`clipped_gaussian_mechanism` (the baseline, which is the same release
     with b = 1: its "transformed" space is the original space centred at mu_hat).
 
     All vectors are in the original space except ``transformed_sum``.  Only
-    ``estimate`` is private (and only when ``noise_added``).  ``clipped_sum``,
+    ``sum`` is private (and only when ``noise_added``).  ``clipped_sum``,
     ``transformed_sum``, ``noise`` and ``n_clipped`` depend on the data and are
     returned for tests and bias studies only.
 
     Coordinates with ``sigma[j] == 0`` (``b[j] == inf``) are not used:
-    ``estimate[j] = clipped_sum[j] = n * mu_hat[j]``, ``noise_std[j] = 0``,
+    ``sum[j] = clipped_sum[j] = n * mu_hat[j]``, ``noise_std[j] = 0``,
     ``transformed_sum[j] = 0``.
     """
 
-    estimate: np.ndarray  #: (d,) clipped_sum + noise
+    sum: np.ndarray  #: (d,) clipped_sum + noise
     clipped_sum: np.ndarray  #: (d,) sum_i clip(x_i) = T / b + n mu_hat (noiseless)
     transformed_sum: np.ndarray  #: (d,) T = sum_i clip_C((x_i - mu_hat) * b)
     noise: np.ndarray  #: (d,) eta / b in the original space (zeros if not noise_added)
@@ -170,7 +176,7 @@ class GaussianDataResult(_NoiseErrorMixin):
     noise_added: bool  #: False for the noiseless clipped sum (noise=False)
 
     def __post_init__(self):
-        for name in ("estimate", "clipped_sum", "transformed_sum", "noise", "noise_std", "b"):
+        for name in ("sum", "clipped_sum", "transformed_sum", "noise", "noise_std", "b"):
             object.__setattr__(self, name, _readonly(getattr(self, name)))
 
 
@@ -180,7 +186,7 @@ class GaussianDataResult(_NoiseErrorMixin):
 def _column_sum(X: np.ndarray) -> NDArray[np.float64]:
     """sum_i x_i in float64 without copying X; ValueError on NaN/inf in the data."""
     with np.errstate(over="ignore"):  # an overflowing sum is reported just below
-        s = np.sum(X, axis=0, dtype=np.float64)
+        s = np.asarray(np.sum(X, axis=0, dtype=np.float64))
     if not np.all(np.isfinite(s)):
         j = int(np.flatnonzero(~np.isfinite(s))[0])
         raise ValueError(
@@ -230,7 +236,7 @@ def gaussian_mechanism(
     >>> X = np.array([[0.0, 1.0], [1.0, 0.5]])
     >>> r = gaussian_mechanism(X, eps=1.0, delta=1e-6, sensitivity=1.0,
     ...                        rng=np.random.default_rng(0))
-    >>> bool(np.allclose(r.estimate - r.noise, [1.0, 1.5]))
+    >>> bool(np.allclose(r.sum - r.noise, [1.0, 1.5]))
     True
     """
     X = _v.check_data_matrix("X", X)
@@ -246,7 +252,7 @@ def gaussian_mechanism(
     eta = _draw(rng, std)
     _v.check_finite_result(total + eta, what="the release sum + noise", inputs="X or sensitivity")
     return GaussianMechanismResult(
-        estimate=total + eta, noise=eta, noise_std=std, sigma_opt=s_opt,
+        sum=total + eta, noise=eta, noise_std=std, sigma_opt=s_opt,
         sensitivity=sensitivity, eps=eps, delta=delta, n=n,
     )
 
@@ -333,7 +339,7 @@ def elliptical_gaussian_mechanism(
     eta = _draw(rng, std)
     _v.check_finite_result(total + eta, what="the release sum + noise", inputs="X or Delta")
     return EllipticalGaussianResult(
-        estimate=total + eta, noise=eta, noise_std=std, b=b, Delta=Delta,
+        sum=total + eta, noise=eta, noise_std=std, b=b, Delta=Delta,
         sigma_opt=s_opt, eps=eps, delta=delta, n=n,
     )
 
@@ -398,7 +404,7 @@ def _clipped_transformed_sum(
             else:
                 Y[...] = block[:, cols]
                 Y -= mu
-        if cols is not None:
+        if cols is not None and other is not None:
             if other.size and not np.all(np.isfinite(block[:, other])):
                 i = start + int(np.flatnonzero(~np.all(np.isfinite(block[:, other]), axis=1))[0])
                 raise ValueError(f"X must be finite, got NaN or inf in row {i}")
@@ -478,7 +484,7 @@ def _check_clipping_inputs(
     return X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows
 
 
-def _clipped_release(
+def _scaled_clipped_release(
     X: np.ndarray,
     *,
     active: NDArray[np.bool_],
@@ -521,17 +527,18 @@ def _clipped_release(
     std[active] = std_act
     eta = np.zeros(d)
     if noise:
-        eta[active] = _draw(rng, np.full(b_act.shape[0], s_t)) / b_act
+        # a Generator: _check_clipping_inputs requires one when noise=True
+        eta[active] = _draw(cast(np.random.Generator, rng), np.full(b_act.shape[0], s_t)) / b_act
         _v.check_finite_result(clipped_sum + eta, what="the release clipped sum + noise", inputs="mu_hat or sigma")
     return GaussianDataResult(
-        estimate=clipped_sum + eta, clipped_sum=clipped_sum, transformed_sum=T,
+        sum=clipped_sum + eta, clipped_sum=clipped_sum, transformed_sum=T,
         noise=eta, noise_std=std, b=b, C=C, p_clip=p_clip, n_clipped=n_clipped, n=n,
         sigma_opt=s_opt, sensitivity=2.0 * C, transformed_noise_std=s_t,
         eps=eps, delta=delta, noise_added=bool(noise),
     )
 
 
-def egm_gaussian_data(
+def algorithm3(
     X: ArrayLike,
     *,
     sigma: ArrayLike,
@@ -603,23 +610,23 @@ def egm_gaussian_data(
     --------
     >>> import numpy as np
     >>> X = np.array([[1.0, 2.0], [1.5, 2.5], [0.5, 1.0]])
-    >>> r = egm_gaussian_data(X, sigma=[1.0, 1.0], mu_hat=[1.0, 2.0], eps=1.0,
+    >>> r = algorithm3(X, sigma=[1.0, 1.0], mu_hat=[1.0, 2.0], eps=1.0,
     ...                       delta=1e-6, rng=None, p_clip=1e-3, noise=False)
-    >>> r.n_clipped, bool(np.allclose(r.estimate, X.sum(axis=0)))
+    >>> r.n_clipped, bool(np.allclose(r.sum, X.sum(axis=0)))
     (0, True)
     """
     X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows = _check_clipping_inputs(
         X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
     active = sigma > 0
-    b = np.asarray(scaling.gaussian_data_scaling(sigma), dtype=np.float64)
+    b = np.asarray(scaling.algorithm3_scaling(sigma), dtype=np.float64)
     b_act = b[active]
     if b_act.shape != (int(active.sum()),) or not np.all(np.isfinite(b_act) & (b_act > 0)):
-        raise ValueError("scaling.gaussian_data_scaling returned a non-finite or non-positive b "
+        raise ValueError("scaling.algorithm3_scaling returned a non-finite or non-positive b "
                          "where sigma > 0; cannot transform the data")
     rel = sigma[active] / np.max(sigma)  # scale-free: sum(sigma) may overflow
     w = rel / np.sum(rel)  # (b_j sigma_j)^2 = sigma_j / sum_i sigma_i, Lemma 4.1
     C = _clipping_radius(p_clip, w)
-    return _clipped_release(X, active=active, b=b, C=C, mu_hat=mu_hat, p_clip=p_clip, eps=eps,
+    return _scaled_clipped_release(X, active=active, b=b, C=C, mu_hat=mu_hat, p_clip=p_clip, eps=eps,
                             delta=delta, rng=rng, noise=noise, chunk_rows=chunk_rows)
 
 
@@ -648,7 +655,7 @@ def clipped_gaussian_mechanism(
     3. Release T + n mu_hat + eta, eta ~ N(0, (2 C_n sigma_opt)^2 I_d): Algorithm 1
        with sensitivity 2 C_n (Theorem 2), then post-processing (Lemma 2.1).
 
-    This is :func:`egm_gaussian_data` with b = 1 (same clipping code, same
+    This is :func:`algorithm3` with b = 1 (same clipping code, same
     result type; ``transformed_sum`` is T, ``b`` is all ones).  Its expected
     noise error is eq. (5) with ||Delta|| = 2 C_n, i.e. d (2 C_n sigma_opt)^2:
     Section 5's E_n, which the report writes without the factor d (see the
@@ -689,7 +696,7 @@ def clipped_gaussian_mechanism(
     ...                                delta=1e-6, rng=None, p_clip=0.01, noise=False)
     >>> r.n_clipped, round(r.C, 6)    # C^2 = -2 ln 0.01 for chi^2_2
     (1, 3.034854)
-    >>> bool(np.allclose(r.estimate, [1.0 + 1.5 + 1.0 + r.C, 2.0 + 2.5 + 2.0]))
+    >>> bool(np.allclose(r.sum, [1.0 + 1.5 + 1.0 + r.C, 2.0 + 2.5 + 2.0]))
     True
     """
     X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows = _check_clipping_inputs(
@@ -697,15 +704,15 @@ def clipped_gaussian_mechanism(
     d = X.shape[1]
     smax = float(np.max(sigma))
     C = smax * _clipping_radius(p_clip, (sigma / smax) ** 2)  # no underflow of tiny sigma^2
-    return _clipped_release(X, active=np.ones(d, dtype=bool), b=np.ones(d), C=C, mu_hat=mu_hat,
+    return _scaled_clipped_release(X, active=np.ones(d, dtype=bool), b=np.ones(d), C=C, mu_hat=mu_hat,
                             p_clip=p_clip, eps=eps, delta=delta, rng=rng, noise=noise,
                             chunk_rows=chunk_rows)
 
 
-#: The two mechanisms of Section 5 by method name, the vocabulary of
-#: :mod:`egmbook.clipping_error` and :mod:`egmbook.error_simulation`: ``"alg3"`` is
-#: Algorithm 3 (:func:`egm_gaussian_data`), ``"base"`` the report's baseline
+#: The two mechanisms of Section 5 by method name (the book's code, ``egmbook``, selects
+#: them by these names): ``"alg3"`` is
+#: Algorithm 3 (:func:`algorithm3`), ``"base"`` the report's baseline
 #: (:func:`clipped_gaussian_mechanism`).  Read-only.
 METHODS: Mapping[str, Callable[..., GaussianDataResult]] = MappingProxyType(
-    {"alg3": egm_gaussian_data, "base": clipped_gaussian_mechanism}
+    {"alg3": algorithm3, "base": clipped_gaussian_mechanism}
 )

@@ -8,11 +8,11 @@ Two optimisation problems of the report share one shape, *minimise*
   optimum :func:`egm_scaling` and error eq. (6);
 * the EGM for Gaussian data (Algorithm 3, Lemma 4.1): noise standard deviation
   :math:`2C\sigma_{opt}/b_j`, constraint eq. (10) :math:`\sum_j (b_j\sigma_j)^2 = 1`,
-  optimum :func:`gaussian_data_scaling` and error eqs. (9)/(24).
+  optimum :func:`algorithm3_scaling` and error eqs. (9)/(24).
 
 Everything here is a closed form.  The clipping radii, which need the generalized
-chi-square quantiles of :mod:`egmlib.gchisq`, and the Figure 2 errors built from them live
-in :mod:`egmbook.experiments`.
+chi-square quantiles of :mod:`egmlib.gchisq`, and the Figure 2 errors built from them are
+the book's code (``egmbook.experiments``, outside this library).
 
 Every ``sigma_opt`` argument here is the report's *unit-sensitivity* :math:`\sigma_{opt}`
 of Theorem 2 (:func:`egmlib.calibration.sigma_opt` with ``sensitivity=1``); the
@@ -25,7 +25,7 @@ carries no information that needs protecting; the optimal scalings treat it as f
 
 * :func:`egm_scaling` gives :math:`b_j = 0` and Algorithm 2 adds no noise there
   (:math:`\Delta_j/b_j := 0`).
-* :func:`gaussian_data_scaling` gives :math:`b_j = +\infty` (the limit of Lemma 4.1's
+* :func:`algorithm3_scaling` gives :math:`b_j = +\infty` (the limit of Lemma 4.1's
   formula).  Then :math:`b_j^{-2} = 0`: :func:`algorithm3_noise_error` counts no noise for
   that coordinate, and Algorithm 3 releases :math:`n\hat\mu_j` there (every point equals
   :math:`\mu_j` almost surely; the transformed coordinate is not defined, so the
@@ -49,7 +49,7 @@ from egmlib._validation import (
 
 __all__ = [
     "egm_scaling",
-    "gaussian_data_scaling",
+    "algorithm3_scaling",
     "gaussian_noise_error",
     "gaussian_mechanism_error",
     "egm_error",
@@ -84,7 +84,7 @@ def egm_scaling(Delta: ArrayLike) -> NDArray[np.float64]:
     return np.sqrt(D / D.sum())
 
 
-def gaussian_data_scaling(sigma: ArrayLike) -> NDArray[np.float64]:
+def algorithm3_scaling(sigma: ArrayLike) -> NDArray[np.float64]:
     r"""Optimal scaling of Algorithm 3 (Lemma 4.1).
 
     :math:`b_j = 1/\sqrt{\sigma_j\sum_i\sigma_i}`, which satisfies eq. (10)
@@ -93,14 +93,22 @@ def gaussian_data_scaling(sigma: ArrayLike) -> NDArray[np.float64]:
 
     Examples
     --------
-    >>> gaussian_data_scaling([0.5, 0.25, 0.25, 0.0]).round(6).tolist()
+    >>> algorithm3_scaling([0.5, 0.25, 0.25, 0.0]).round(6).tolist()
     [1.414214, 2.0, 2.0, inf]
     """
     s = check_nonnegative_vector("sigma", sigma)
     smax = s.max()
     w = s / smax  # b_j = 1 / (smax * sqrt(w_j * sum w))
-    with np.errstate(divide="ignore"):
-        return 1.0 / (smax * np.sqrt(w * w.sum()))
+    with np.errstate(divide="ignore", over="ignore"):
+        b = 1.0 / (smax * np.sqrt(w * w.sum()))
+    # b_j = inf where sigma_j = 0 by design; elsewhere an infinity is an overflow
+    # (sigma_j * sum sigma below about 1e-616, e.g. subnormal sigma)
+    if not np.all(np.isfinite(b[s > 0])):
+        raise ValueError(
+            "sigma must be large enough that b_j = 1/sqrt(sigma_j sum_i sigma_i) is a finite "
+            f"float64 where sigma_j > 0, got sigma with smallest positive entry {float(s[s > 0].min())!r}; "
+            "rescale the data")
+    return b
 
 
 # ----------------------------------------------------------------------------------------
@@ -212,7 +220,7 @@ def algorithm3_constraint(b: ArrayLike, *, sigma: ArrayLike) -> float:
     Examples
     --------
     >>> s = [0.7, 0.2, 0.1, 0.0]
-    >>> round(algorithm3_constraint(gaussian_data_scaling(s), sigma=s), 12)
+    >>> round(algorithm3_constraint(algorithm3_scaling(s), sigma=s), 12)
     1.0
     """
     bb = check_scaling_vector("b", b)

@@ -45,7 +45,14 @@ from typing import Any, NamedTuple
 import sympy as sp
 from sympy.simplify.simplify import product_simplify
 
-from ._validation import as_real_array, check_bool, check_choice, check_count
+from ._validation import (
+    as_real_array,
+    check_bool,
+    check_choice,
+    check_count,
+    check_symbolic_scalar,
+    check_symbolic_vector,
+)
 
 __all__ = [
     "LagrangeProblem",
@@ -141,40 +148,6 @@ def _check_problem(problem: Any) -> LagrangeProblem:
             f"got problem of type {type(problem).__name__}"
         )
     return problem
-
-
-def _check_terms(name: str, value: Any) -> list[Any]:
-    """A one-dimensional sequence of real sympy expressions or numbers, as a list."""
-    if isinstance(value, (str, bytes, bool)) or value is None:
-        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, got {name}={value!r}")
-    if isinstance(value, (int, float, sp.Expr)):
-        raise ValueError(f"{name} must be a sequence (one-dimensional), got the scalar {name}={value!r}")
-    if not isinstance(value, Iterable):
-        raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, "
-                        f"got {name} of type {type(value).__name__}")
-    out = list(value)
-    for i, v in enumerate(out):
-        if isinstance(v, (Iterable, sp.MatrixBase)) and not isinstance(v, (str, bytes, sp.Expr)):
-            raise ValueError(f"{name} must be one-dimensional, got a nested sequence at {name}[{i}]")
-        out[i] = _check_expr(f"{name}[{i}]", v)
-    return out
-
-
-def _check_expr(name: str, value: Any) -> sp.Expr:
-    """A real, finite sympy expression or number (a symbol of unknown sign passes)."""
-    if isinstance(value, (bool, str, bytes)) or value is None:
-        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
-    try:
-        expr = sp.sympify(value, strict=True)
-    except (sp.SympifyError, TypeError):
-        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}") from None
-    if not isinstance(expr, sp.Expr):
-        raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
-    if expr.is_real is False and expr.is_finite is not False:
-        raise TypeError(f"{name} must be real, got {name}={value!r}")
-    if expr.has(sp.nan, sp.oo, -sp.oo, sp.zoo):
-        raise ValueError(f"{name} must be finite, got {name}={value!r}")
-    return expr
 
 
 def lemma41_problem(d: int) -> LagrangeProblem:
@@ -468,7 +441,7 @@ def leading_principal_minors(H: sp.Matrix, *, orders: Iterable[int] | None = Non
 
 def arrowhead_matrix(a: Sequence[Any], *, c: Sequence[Any]) -> sp.Matrix:
     """The matrix ``[[0, c^T], [c, diag(a)]]``, the shape of every bordered Hessian of Appendix A."""
-    a, c = _check_terms("a", a), _check_terms("c", c)
+    a, c = check_symbolic_vector("a", a), check_symbolic_vector("c", c)
     if len(a) != len(c) or not a:
         raise ValueError(
             f"a and c must be non-empty and of equal length, got len(a)={len(a)}, len(c)={len(c)}"
@@ -489,7 +462,7 @@ def arrowhead_det_closed_form(a: Sequence[Any], *, c: Sequence[Any]) -> sp.Expr:
     >>> sp.expand(M.det() - arrowhead_det_closed_form([a1, a2], c=[c1, c2]))
     0
     """
-    a, c = _check_terms("a", a), _check_terms("c", c)
+    a, c = check_symbolic_vector("a", a), check_symbolic_vector("c", c)
     if len(a) != len(c) or not a:
         raise ValueError(
             f"a and c must be non-empty and of equal length, got len(a)={len(a)}, len(c)={len(c)}"
@@ -617,8 +590,8 @@ def lemma41_minor_closed_form(r: int, *, sigma: Sequence[Any], s: Any) -> sp.Exp
     ``|H_r| = -4 (8 s^2 S^2)^(m-1) (prod_{l<=m} sigma_l^2) (sum_{k<=m} sigma_k) / S < 0``.
     """
     r = check_count("r", r, minimum=2)
-    sigma = _check_terms("sigma", sigma)
-    s = _check_expr("s", s)
+    sigma = check_symbolic_vector("sigma", sigma)
+    s = check_symbolic_scalar("s", s)
     if r > len(sigma) + 1:
         raise ValueError(f"r must be <= d + 1 = {len(sigma) + 1} (d = len(sigma)), got r={r}")
     m = r - 1
@@ -636,8 +609,8 @@ def theorem3_minor_closed_form(r: int, *, Delta: Sequence[Any], sigma_opt: Any) 
     every ``j``), ``T = sum_i Delta_i``, ``m = r - 1`` (Appendix A's argument for Theorem 3).
     """
     r = check_count("r", r, minimum=2)
-    Delta = _check_terms("Delta", Delta)
-    sigma_opt = _check_expr("sigma_opt", sigma_opt)
+    Delta = check_symbolic_vector("Delta", Delta)
+    sigma_opt = check_symbolic_scalar("sigma_opt", sigma_opt)
     if r > len(Delta) + 1:
         raise ValueError(f"r must be <= d + 1 = {len(Delta) + 1} (d = len(Delta)), got r={r}")
     m = r - 1

@@ -17,7 +17,7 @@ which chapters/07_beyond_the_report.ipynb loads through egmbook.beyond_report
 
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
 
-A  direct simulation through the mechanisms (egmlib.mechanisms.egm_gaussian_data and
+A  direct simulation through the mechanisms (egmlib.mechanisms.algorithm3 and
    the baseline egmlib.mechanisms.clipped_gaussian_mechanism) for the Figure 2 grid
    d in {10, 100, 1000}, n in {1e3, ..., 1e6},
    alpha in {0.5, 1, 2, 5}, at p_C = 1/n and at each method's optimal p_C: the squared
@@ -268,7 +268,7 @@ def experiment_A(seed, B, budget, min_noise_draws, log):
 # --------------------------------------------------------------------------------------
 # C: a wrong centre
 # --------------------------------------------------------------------------------------
-C_VALUES = (0.0, 0.1, 0.5, 1.0, 2.0)
+CENTRE_OFFSETS = (0.0, 0.1, 0.5, 1.0, 2.0)
 C_CONFIGS = [(d, a) for d in D_GRID for a in (1.0, 2.0)]
 
 
@@ -319,7 +319,7 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                    "offsets": {}}
             for shape in ("prop", "iso"):
                 rows = []
-                for c in C_VALUES[1:]:
+                for c in CENTRE_OFFSETS[1:]:
                     off = offset_vector(shape, c, sigma)
                     mom = [row_clip_moments(Z, method=m, C=cc, sigma_data=sigma, offset=off) for cc in Cs]
                     e2 = np.array([r.e2 for r in mom])
@@ -548,7 +548,7 @@ def experiment_D_direct(seed, B, reps, log):
             p = bycfg[(d, a)]["methods"][m]["opt"][str(n)]["p_opt"]
             for k, s in (("known", sigma), ("estimated", s_hat)):
                 r = run_mechanism(m, X, sigma=s, mu_hat=np.zeros(d), p_clip=p, noise=True, rng=rng)
-                e = np.array(r.estimate) - true
+                e = np.array(r.sum) - true
                 tot[(m, k)].append(float(e @ e))
     out = []
     for m in METHODS:

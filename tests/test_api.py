@@ -20,9 +20,10 @@ import typing
 from pathlib import Path
 
 import pytest
-from test_fuzz_api import public_callables, public_modules
 
 import egmlib
+
+from test_fuzz_api import public_callables, public_modules
 
 CITATION = re.compile(
     r"\beqs?\.|Lemma|Theorem|Algorithm|Definition|Corollary|Section|Figure|Appendix|"

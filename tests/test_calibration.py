@@ -185,19 +185,29 @@ def test_classical_refuses_eps_at_least_one(eps):
         cal.sigma_classical(eps=eps, delta=1e-5)
 
 
-# --------------------------------------------------------------------------- rho (notes)
+# --------------------------------------------------------------------------- rho (zCDP)
 @given(st.floats(min_value=-6.0, max_value=3.0).map(lambda x: 10.0**x), log_delta,
        st.floats(min_value=1e-3, max_value=1e3))
-def test_notes_rho_calibration_is_private(rho, delta, D):
-    """The notes' claim: N(0, D^2/rho) noise is (eps, delta)-DP with eps = rho/2 + ..."""
+def test_zcdp_rho_calibration_is_private(rho, delta, D):
+    """Bun and Steinke: N(0, D^2/(2 rho)) noise is rho-zCDP, hence (rho + 2 sqrt(rho ln(1/delta)), delta)-DP."""
     eps = cal.rho_to_eps(rho, delta=delta)
-    assert eps == pytest.approx(math.sqrt(rho) / 2 * (math.sqrt(rho) + 2 * math.sqrt(2 * math.log(1 / delta))),
-                                rel=1e-14)
+    assert eps == pytest.approx(rho + 2 * math.sqrt(rho * math.log(1 / delta)), rel=1e-14)
     s = cal.sigma_from_rho(rho, sensitivity=D)
-    assert s == pytest.approx(D / math.sqrt(rho), rel=1e-15)
+    assert s == pytest.approx(D / math.sqrt(2 * rho), rel=1e-15)
     assert cal.privacy_profile(s, eps=eps, sensitivity=D) <= delta * (1 + 1e-12)
     # ... and it is a bound, not the exact curve: the exact eps is smaller
     assert cal.eps_from_sigma(s, delta=delta, sensitivity=D) < eps
+
+
+@given(st.floats(min_value=-6.0, max_value=3.0).map(lambda x: 10.0**x), log_delta,
+       st.floats(min_value=1e-3, max_value=1e3))
+def test_lecture_notes_parameter_is_a_named_conversion(rho_notes, delta, D):
+    """The notes' noise N(0, D^2/rho_notes) and epsilon, through rho_from_lecture_notes."""
+    rho = cal.rho_from_lecture_notes(rho_notes)
+    assert rho == rho_notes / 2 and cal.lecture_notes_rho(rho) == rho_notes
+    assert cal.sigma_from_rho(rho, sensitivity=D) == pytest.approx(D / math.sqrt(rho_notes), rel=1e-15)
+    notes_eps = math.sqrt(rho_notes) / 2 * (math.sqrt(rho_notes) + 2 * math.sqrt(2 * math.log(1 / delta)))
+    assert cal.rho_to_eps(rho, delta=delta) == pytest.approx(notes_eps, rel=1e-14)
 
 
 @given(st.floats(min_value=-8.0, max_value=4.0).map(lambda x: 10.0**x), log_delta)
@@ -275,5 +285,6 @@ def test_overflowing_results_are_value_errors():
     with pytest.raises(ValueError, match="sigma overflows.*sensitivity"):
         cal.sigma_classical(eps=0.5, delta=1e-5, sensitivity=1e308)
     # large but representable results are returned, without overflow in between
-    assert cal.eps_to_rho(1e300, delta=1e-5) == pytest.approx(2e300, rel=1e-12)
-    assert cal.rho_to_eps(1e306, delta=1e-5) == pytest.approx(5e305, rel=1e-12)
+    assert cal.eps_to_rho(1e300, delta=1e-5) == pytest.approx(1e300, rel=1e-12)
+    assert cal.rho_to_eps(1e306, delta=1e-5) == pytest.approx(1e306, rel=1e-12)
+    assert cal.sigma_from_rho(5e-324) == pytest.approx(1 / math.sqrt(1e-323), rel=1e-6)

@@ -4,7 +4,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from egmbook.display import STYLE, table, use_book_style
+from egmbook.display import STYLE, glue_values, table, use_book_style
 
 
 def test_table_formats_aligns_and_escapes():
@@ -67,3 +67,33 @@ def test_palette_png_keeps_the_pixels_in_a_third_of_the_bytes():
     assert len(data) < 0.5 * full.getbuffer().nbytes
     # the same picture: the palette differs from the full-colour pixels by little on average
     assert np.abs(np.asarray(im.convert("RGB"), dtype=float) - ref).mean() < 1.0
+
+
+def test_glue_values_glues_plain_numbers(monkeypatch):
+    import myst_nb
+
+    calls = []
+    monkeypatch.setattr(myst_nb, "glue", lambda name, v, display=True: calls.append((name, v, display)))
+    out = glue_values({"a": np.float64(1.23456), "n": np.int64(7), "z": np.array(2.5)}, digits=2, prefix="ch9-")
+    assert out == {"ch9-a": 1.23, "ch9-n": 7, "ch9-z": 2.5}
+    assert calls == [("ch9-a", 1.23, False), ("ch9-n", 7, False), ("ch9-z", 2.5, False)]
+    assert all(type(v) in (int, float) for _, v, _ in calls)  # no numpy scalars in the glue store
+    assert glue_values({"x": 1 / 3})["x"] == 1 / 3  # no rounding unless asked
+
+
+def test_glue_values_refuses_bad_input_and_glues_nothing(monkeypatch):
+    import myst_nb
+
+    calls = []
+    monkeypatch.setattr(myst_nb, "glue", lambda *a, **k: calls.append(a))
+    with pytest.raises(ValueError, match=r"values\['b'\] must be finite"):
+        glue_values({"a": 1.0, "b": float("nan")})
+    with pytest.raises(TypeError, match=r"values\['a'\] must be a real number"):
+        glue_values({"a": True})
+    with pytest.raises(TypeError, match="non-empty strings"):
+        glue_values({"": 1.0})
+    with pytest.raises(TypeError, match="values must be a mapping"):
+        glue_values([("a", 1.0)])
+    with pytest.raises(ValueError, match="digits must be an integer >= 0"):
+        glue_values({"a": 1.0}, digits=-1)
+    assert calls == []

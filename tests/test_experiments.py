@@ -195,7 +195,7 @@ def test_figure2_errors_components():
     assert e_t == pytest.approx((2 * 0.7) ** 2 * ct2, rel=1e-12)  # sum sigma = 1
     assert ex.figure2_improvement(s, n=100) == pytest.approx(e_n / e_t, rel=1e-12)
     # E_t is eq. (24) at Lemma 4.1's b with C = C_t
-    b = sc.gaussian_data_scaling(s)
+    b = sc.algorithm3_scaling(s)
     assert e_t == pytest.approx(sc.algorithm3_noise_error(b, C=math.sqrt(ct2), sigma_opt=0.7), rel=1e-12)
 
 

@@ -11,25 +11,33 @@ For one valid call per function, each parameter in turn is replaced by bad value
 * wrong **types** -- a bool, a string, ``None`` (unless the parameter is optional), a
   complex number, an arbitrary object, and for arrays lists of strings, bools or complex
   numbers of the right length: the call must raise ``TypeError`` naming the parameter;
-* wrong **values** -- NaN, +-inf, -1, 0, 1e308 (whose results overflow), and for arrays
-  empty, ragged, 3-D, wrong-length vectors, vectors with a NaN, inf, negative or zero
-  entry, all zeros, [1e308] * d: the call must raise ``ValueError`` naming the parameter
+* wrong **values** -- NaN, +-inf, -1, 0, 1e308 (whose results overflow), the subnormal
+  5e-324, Python ints beyond the float range (+-10**400), and for arrays empty, ragged,
+  3-D, wrong-length vectors, vectors with a NaN, inf, negative or zero entry, all zeros,
+  [1e308] * d, [5e-324] * d, a 10**400 entry: the call must raise ``ValueError`` naming the parameter
   (for an overflow: naming it among the inputs to rescale), or -- where the value is legal,
   e.g. 0 for a radius -- return a result with no NaN and no infinity except the documented
   ones (``DOCUMENTED_INFINITIES``).
+
+Every call runs under a CPU-time limit (``TIME_LIMIT``, 1 s; ``SLOW_BY_DESIGN`` lists the
+exceptions): a call that hangs fails instead of stalling the suite.  The book layer's
+public callables (egmbook) are fuzzed too, named ``egmbook.<module>.<name>``.
 
 ``python tests/test_fuzz_api.py`` prints the counts (calls, exceptions by type).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
 import inspect
 import math
 import pkgutil
+import signal
 import sys
+import threading
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -66,12 +74,27 @@ def public_modules() -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def public_callables() -> list[tuple[str, Callable[..., Any]]]:
+@functools.lru_cache(maxsize=1)
+def book_modules() -> tuple[str, ...]:
+    """Every public module of the book layer egmbook, as ``"egmbook.<name>"``."""
+    import egmbook
+
+    return tuple(sorted(info.name for info in pkgutil.iter_modules(egmbook.__path__, prefix="egmbook.")
+                        if not info.name.removeprefix("egmbook.").startswith("_")))
+
+
+def _import(rel: str) -> Any:
+    """The module of a name from :func:`public_modules` or :func:`book_modules`."""
+    return importlib.import_module(rel if rel.startswith("egmbook.") else f"egmlib.{rel}")
+
+
+def public_callables(*, book: bool = False) -> list[tuple[str, Callable[..., Any]]]:
     """(``module.name``, callable) for every function in every public module's ``__all__``,
-    and for the constructor and public methods of every class that is not a result type."""
+    and for the constructor and public methods of every class that is not a result type:
+    egmlib's, and with ``book=True`` also egmbook's (named ``egmbook.<module>.<name>``)."""
     out = []
-    for rel in public_modules():
-        mod = importlib.import_module(f"egmlib.{rel}")
+    for rel in public_modules() + (book_modules() if book else ()):
+        mod = _import(rel)
         for name in mod.__all__:
             obj = getattr(mod, name)
             if inspect.isclass(obj):
@@ -89,11 +112,11 @@ def public_callables() -> list[tuple[str, Callable[..., Any]]]:
 def split_qualname(qualname: str) -> tuple[str, list[str]]:
     """(module, [name] or [class, method]) of a name from :func:`public_callables`."""
     parts = qualname.split(".")
-    modules = set(public_modules())
+    modules = set(public_modules()) | set(book_modules())
     for i in range(len(parts) - 1, 0, -1):
         if ".".join(parts[:i]) in modules:
             return ".".join(parts[:i]), parts[i:]
-    raise ValueError(f"{qualname} names no public module of egmlib")
+    raise ValueError(f"{qualname} names no public module of egmlib or egmbook")
 
 
 def _params(fn: Callable[..., Any]) -> list[inspect.Parameter]:
@@ -115,7 +138,7 @@ def _rng() -> np.random.Generator:
 #: A valid example per parameter name: the library's vocabulary.  Callables build fresh
 #: objects (random generators) per call.
 VALID: dict[str, Any] = {
-    "eps": 1.0, "delta": 1e-6, "sensitivity": 1.0, "sigma_opt": 2.0, "rho": 0.5,
+    "eps": 1.0, "delta": 1e-6, "sensitivity": 1.0, "sigma_opt": 2.0, "rho": 0.5, "rho_notes": 1.0,
     "sigma": SIGMA, "sigma_data": SIGMA, "sigma_mech": SIGMA, "Delta": [1.0, 2.0, 3.0],
     "noise_std": [1.0, 2.0, 0.5], "b": [0.6, 0.0, 0.8], "mu_hat": [0.0, 0.1, -0.1],
     "offset": [0.1, 0.0, -0.1], "X": np.random.default_rng(1).normal(size=(6, D)),
@@ -159,17 +182,17 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "scaling.algorithm3_noise_error": {"b": [1.0, 2.0, np.inf]},
     "scaling.algorithm3_constraint": {"b": [1.0, 2.0, 3.0]},
     "scaling.egm_error": {"b": [0.6, 0.8, 0.0], "Delta": [1.0, 2.0, 0.0]},
-    "clipping_error.noise_error_at_radius": {},
-    "clipping_error.expected_error": {"noise": 1.0},
-    "clipping_error.optimal_clipping": {
+    "egmbook.clipping_error.noise_error_at_radius": {},
+    "egmbook.clipping_error.expected_error": {"noise": 1.0},
+    "egmbook.clipping_error.optimal_clipping": {
         "p": P_GRID, "C": [3.0, 2.5, 2.0, 1.5, 1.0], "noise": [5.0, 4.0, 3.0, 2.0, 1.0],
         "e2": [0.01, 0.02, 0.04, 0.08, 0.16], "e2_se": [0.001] * 5, "n": 10,
         "below": {"C": [0.5, 0.0], "noise": [0.5, 0.0], "e2": [0.3, 0.5], "e2_se": [0.0, 0.0]}},
-    "error_simulation.simulate_errors": {"n": 8},
-    "error_simulation.mean_ci": {"x": [1.0, 2.0, 4.0]},
-    "privacy_audit.privacy_check": {"n": 20},
-    "privacy_audit.worst_case_pair": {"n": 5},
-    "privacy_audit.gaussian_loss_delta": {"Delta": 0.5},
+    "egmbook.error_simulation.simulate_errors": {"n": 8},
+    "egmbook.error_simulation.mean_ci": {"x": [1.0, 2.0, 4.0]},
+    "egmbook.privacy_audit.privacy_check": {"n": 20},
+    "egmbook.privacy_audit.worst_case_pair": {"n": 5},
+    "egmbook.privacy_audit.gaussian_loss_delta": {"Delta": 0.5},
     "mechanisms.elliptical_gaussian_mechanism": {"b": [0.6, 0.48, 0.64]},
     "symbolic.arrowhead_matrix": {}, "symbolic.arrowhead_det_closed_form": {},
     "symbolic.leading_principal_minors": {},
@@ -182,6 +205,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "composition.hockey_stick": {"p": [0.75, 0.25], "q": [0.25, 0.75]},
     "composition.laplace_gaussian_delta": {"sigma": 4.0},
     # PLAN's own budget splits are the default; a caller's split must name PLAN's steps
+    "egmbook.display.glue_values": {"values": {"a": 1.5, "n": 3}, "digits": 2, "prefix": "fuzz-"},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},
@@ -189,13 +213,13 @@ OVERRIDES: dict[str, dict[str, Any]] = {
 
 #: Functions whose results may hold infinities by design (each documented in its docstring).
 DOCUMENTED_INFINITIES = {
-    "scaling.gaussian_data_scaling": "b_j = inf where sigma_j = 0 (Lemma 4.1's limit)",
+    "scaling.algorithm3_scaling": "b_j = inf where sigma_j = 0 (Lemma 4.1's limit)",
     "calibration.log_privacy_profile": "log delta = -inf at sigma = inf",
-    "error_simulation.mean_ci": "standard error and half-width inf for one repetition",
-    "mechanisms.egm_gaussian_data": "result.b = inf where sigma_j = 0",
+    "egmbook.error_simulation.mean_ci": "standard error and half-width inf for one repetition",
+    "mechanisms.algorithm3": "result.b = inf where sigma_j = 0",
     "gchisq.logsf": "log 0 = -inf beyond the support", "gchisq.logcdf": "log 0 = -inf below 0",
     "gchisq.WeightedChiSquare.logsf": "log 0", "gchisq.WeightedChiSquare.logcdf": "log 0",
-    "report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",
+    "egmbook.report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",
 }
 
 
@@ -222,7 +246,7 @@ def _instance_and_method(qualname: str, fn: Callable[..., Any]) -> Callable[...,
     """The callable to call: the function itself, or a bound method of a valid instance."""
     module, names = split_qualname(qualname)
     if len(names) == 2:  # module.Class.method
-        cls = getattr(importlib.import_module(f"egmlib.{module}"), names[0])
+        cls = getattr(_import(module), names[0])
         inst = cls(**valid_kwargs(f"{module}.{names[0]}", cls))
         return getattr(inst, names[1])
     return fn
@@ -273,7 +297,9 @@ def bad_values(value: Any, param: inspect.Parameter) -> Iterator[tuple[str, str,
         if not optional:
             yield ("None", "type", None)
         yield from [("nan", "value", math.nan), ("inf", "value", math.inf), ("-inf", "value", -math.inf),
-                    ("negative", "value", -1.0), ("zero", "value", 0.0), ("huge", "value", 1e308)]
+                    ("negative", "value", -1.0), ("zero", "value", 0.0), ("huge", "value", 1e308),
+                    ("subnormal", "value", 5e-324), ("huge int", "value", 10**400),
+                    ("negative huge int", "value", -(10**400))]
         if kind == "int":
             yield ("non-integral", "value", 2.5)
     elif kind in ("vector", "matrix", "array"):
@@ -285,7 +311,10 @@ def bad_values(value: Any, param: inspect.Parameter) -> Iterator[tuple[str, str,
         if not optional:
             yield ("None", "type", None)
         yield from [("empty", "value", []), ("ragged", "value", [[1.0], [1.0, 2.0]]),
-                    ("3-D", "value", np.ones((2, 2, 2))), ("huge", "value", np.full(arr.shape, 1e308))]
+                    ("3-D", "value", np.ones((2, 2, 2))), ("huge", "value", np.full(arr.shape, 1e308)),
+                    ("subnormal", "value", np.full(arr.shape, 5e-324)),
+                    ("huge int entry", "value", [10**400] + np.asarray(arr.flat[1:]).tolist()
+                     if arr.ndim == 1 else [[10**400] * arr.shape[1]] + arr[1:].tolist())]
         for label, bad in (("nan entry", math.nan), ("inf entry", math.inf), ("negative entry", -1.0),
                            ("zero entry", 0.0)):
             a = arr.copy()
@@ -339,6 +368,48 @@ def _non_finite(result: Any, depth: int = 0) -> list[str]:
     return []
 
 
+#: CPU seconds one call may take (issue 19: no call takes more than a second on any input
+#: of the shapes the docstring allows).  CPU time, not wall time, so that a loaded machine
+#: does not fail the test; a hang spends CPU and is stopped.
+TIME_LIMIT = 1.0
+
+#: Calls that do more than a second of work by design on their valid example, with why.
+SLOW_BY_DESIGN: dict[str, float] = {}
+
+#: Callables the valid-example test does not call, with where they run instead.  Each
+#: takes no argument, so there is no bad-argument case for them either.
+RUN_ELSEWHERE: dict[str, str] = {
+    "egmbook.report_quantile_procedure.published_radii_procedure":
+        "the book's pipeline over the 216 published radii of Figure 2 (about a minute); "
+        "chapters/05a_figure2_cause.ipynb runs it and nbval checks its outputs",
+}
+
+
+class CallTooSlow(Exception):
+    """Raised inside a call that exceeded its CPU-time limit."""
+
+
+@contextlib.contextmanager
+def time_limit(what: str, seconds: float = TIME_LIMIT) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` of process CPU time (SIGPROF timer), so that
+    a hang fails the test instead of stalling it.  Where no such timer exists (not the
+    main thread, or no setitimer), the block runs unguarded."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum: int, frame: Any) -> None:
+        raise CallTooSlow(f"{what} took more than {seconds} s of CPU time (a hang?)")
+
+    old = signal.signal(signal.SIGPROF, _raise)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+
+
 def run_case(qualname: str, fn: Callable[..., Any], param: str, category: str, bad: Any) -> str:
     """Call with one bad argument; return the outcome ('TypeError', 'ValueError', 'returned')
     or raise AssertionError saying what is wrong."""
@@ -346,9 +417,12 @@ def run_case(qualname: str, fn: Callable[..., Any], param: str, category: str, b
     kwargs[param] = bad
     call = _instance_and_method(qualname, fn)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), time_limit(f"{qualname}({param}=<{category}>)",
+                                                   SLOW_BY_DESIGN.get(qualname, TIME_LIMIT)):
             warnings.simplefilter("ignore", DeprecationWarning)
             result = call(**kwargs)
+    except CallTooSlow as exc:
+        raise AssertionError(str(exc)) from None
     except (TypeError, ValueError) as exc:
         kind = type(exc).__name__
         if category == "type":
@@ -370,7 +444,7 @@ def run_case(qualname: str, fn: Callable[..., Any], param: str, category: str, b
 
 def cases() -> list[tuple[str, Callable[..., Any], str, str, str, Any]]:
     out = []
-    for qualname, fn in public_callables():
+    for qualname, fn in public_callables(book=True):
         example = {**VALID, **OVERRIDES.get(qualname, {})}
         for p in _params(fn):
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) or p.name not in example:
@@ -387,27 +461,56 @@ def _case_id(c: tuple[Any, ...]) -> str:
     return f"{c[0]}[{c[2]}={c[3]}]"
 
 
+#: Known findings left to the modules' owners (issue 19), strict: each must still fail, so
+#: that a fix shows up as an unexpected pass to be removed from here.
+KNOWN_FINDINGS: dict[str, str] = {
+    **{f"peers.algorithm3.algorithm3_private[{p}=subnormal]":
+       "a share of a subnormal size leaves a step's rho 0: the message names rho, not the share"
+       for p in ("scale_share", "centre_share", "floor")},
+    "peers.algorithm3.algorithm3_private_centre[centre_share=subnormal]":
+        "a share of a subnormal size leaves a step's rho 0: the message names rho, not the share",
+    "peers.algorithm3.algorithm3_zcdp[rho=subnormal]":
+        "the eps of a subnormal rho underflows to 0: the message names eps, not rho",
+    "egmbook.clipping_error.row_clip_moments[sigma_mech=subnormal]":
+        "algorithm3_scaling's error names its own argument sigma, not sigma_mech",
+}
+
+
+def _case_param(c: tuple[Any, ...]) -> Any:
+    reason = KNOWN_FINDINGS.get(_case_id(c))
+    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+    return pytest.param(*c, id=_case_id(c), marks=marks)
+
+
 @pytest.mark.parametrize(
     "qualname,fn,param,label,category,bad",
-    [pytest.param(*c, id=_case_id(c)) for c in CASES],
+    [_case_param(c) for c in CASES],
 )
 def test_bad_argument_is_rejected_clearly(qualname, fn, param, label, category, bad):
     run_case(qualname, fn, param, category, bad)
 
 
-@pytest.mark.parametrize("qualname,fn", public_callables(), ids=lambda v: v if isinstance(v, str) else "")
+@pytest.mark.parametrize("qualname,fn", [(q, f) for q, f in public_callables(book=True) if q not in RUN_ELSEWHERE],
+                         ids=lambda v: v if isinstance(v, str) else "")
 def test_valid_example_call_works(qualname, fn):
     """The valid call that every bad call perturbs succeeds and returns finite numbers."""
     call = _instance_and_method(qualname, fn)
-    result = call(**valid_kwargs(qualname, fn))
+    with time_limit(qualname, SLOW_BY_DESIGN.get(qualname, TIME_LIMIT)):
+        result = call(**valid_kwargs(qualname, fn))
     paths = _non_finite(result)
     if qualname in DOCUMENTED_INFINITIES:
         paths = [p for p in paths if p != "inf"]
     assert not paths, f"{qualname} returned {paths}"
 
 
+def test_callables_run_elsewhere_take_no_argument():
+    fns = dict(public_callables(book=True))
+    for qualname in RUN_ELSEWHERE:
+        assert qualname in fns and not _params(fns[qualname]), qualname
+
+
 def test_every_public_parameter_has_a_valid_example():
-    for qualname, fn in public_callables():
+    for qualname, fn in public_callables(book=True):
         valid_kwargs(qualname, fn)  # raises KeyError naming the missing parameter
 
 
@@ -440,6 +543,6 @@ def tally() -> Counter[str]:
 if __name__ == "__main__":  # pragma: no cover - a report, not a test
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     c = tally()
-    print(f"{len(CASES)} calls with one bad argument over {len(public_callables())} public callables")
+    print(f"{len(CASES)} calls with one bad argument over {len(public_callables(book=True))} public callables")
     for k, v in sorted(c.items()):
         print(f"  {k:32s} {v}")

@@ -11,9 +11,9 @@ Families (each one able to fail):
 - the report's chi2comb procedure (skipped with a reason when chi2comb is absent);
 - issue 14: a few large weights over hundreds of equal or near-equal small ones,
   random clusters and many multiplicities, against a one-dimensional convolution
-  in mpmath (two distinct weights, p from 1e-300 to 0.3) and a second contour in
-  double precision (the vertical line, every weight summed one by one, p from
-  1e-30 to 0.5; benchmarks/gchisq.py adds mpmath on the vertical line); the
+  in mpmath (two distinct weights, p from 1e-300 to 0.3) and (in
+  tests/test_gchisq_second_contour.py, a file of its own so that pytest-xdist runs
+  it beside this one) a second contour in double precision; the
   examples of the issue; the a-posteriori check catching a planner that ignores
   clusters; extreme arguments from the smallest positive double to the largest
   against closed forms; quantiles that always answer; the mechanisms on such sigma.
@@ -30,8 +30,9 @@ from scipy import stats
 from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq
 from egmlib.gchisq import _chi2comb as c2c
-from egmlib.gchisq import _reference as ref
-from egmlib.gchisq._reference import hypoexp_sf, mp_sf
+
+import gchisq_reference as ref
+from gchisq_reference import hypoexp_sf, mp_sf
 
 RTOL = 1e-10
 P_GRID = np.array([1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-3, 1e-2, 0.1, 0.3, 0.5])
@@ -309,12 +310,17 @@ def test_report_bisection_with_exact_cdf():
         s = zipf(d, alpha=alpha)
         dist = gchisq.WeightedChiSquare(s * s)
         p = 1.0 / n
-        c = c2c.bisect_report(lambda t, dist=dist: float(dist.cdf(t)), p)
-        assert abs(dist.cdf(c) - (1 - p)) <= p / 10
-        assert float(c * 2 ** 40).is_integer()
+        tr = gchisq.report_bisection(lambda t, dist=dist: 1.0 - float(dist.cdf(t)), p=p)
+        # the report's code returns the final bracket's midpoint, not the point that passed
+        lo, hi = tr.bracket
+        assert tr.value == 0.5 * (lo + hi) and tr.last_point in (lo, hi)
+        assert abs(dist.cdf(tr.last_point) - (1 - p)) <= p / 10
+        assert float(tr.value * 2 ** 40).is_integer()
         exact = dist.isf(p)
-        # F within p/10 of target: the quantile error is bounded by p/10 / f(x)
-        assert abs(c - exact) <= (p / 10) / _density(dist, exact) * 1.01
+        # F within p/10 of target at the last point: its quantile error is at most p/10 / f(x);
+        # the midpoint adds half the final bracket
+        assert abs(tr.last_point - exact) <= (p / 10) / _density(dist, exact) * 1.01
+        assert abs(tr.value - exact) <= (p / 10) / _density(dist, exact) * 1.01 + 0.5 * (hi - lo)
 
 
 def _density(dist, x, h=1e-7):
@@ -396,7 +402,7 @@ def test_chi2comb_backend_wiring_with_stub(monkeypatch):
     got = gchisq.isf(np.array([1e-2, 1e-3]), w=w, backend="chi2comb")
     dist = gchisq.WeightedChiSquare(w)
     for p, c in zip((1e-2, 1e-3), got, strict=True):
-        assert c == c2c.bisect_report(lambda t: float(dist.cdf(t)), p)
+        assert c == gchisq.report_bisection(lambda t: 1.0 - float(dist.cdf(t)), p=p).value
     assert {k[0] for k in calls} == {3}  # the zero weight is not passed on
     assert {k[3] for k in calls} == {1e-2, 1e-3}  # absolute tolerance 1/n
     with pytest.warns(RuntimeWarning, match="fault indicator 1"):
@@ -450,44 +456,6 @@ def test_few_large_over_many_equal_weights(k1, v, k2):
             pr = float(ref.two_value_sf(1.0, k1, v, k2, x, dps=24))
             assert abs(float(dist.sf(x)) / pr - 1.0) <= RTOL, (p, x)
             assert _quantile_err(dist, x, p, pr) <= RTOL, (p, x)
-
-
-def _clustered_families():
-    rng = np.random.default_rng(1414)
-    fams = [
-        ("1 over 600 near-equal", np.r_[1.0, 0.05 * (1 + 0.02 * rng.random(600))]),
-        ("2 over 400 x 0.1 and 300 x 0.02", np.r_[1.0, 1.0, np.full(400, 0.1), np.full(300, 0.02)]),
-        ("many multiplicities", np.repeat([1.0, 0.5, 0.2, 0.1, 0.05, 0.02], [1, 3, 10, 40, 150, 400])),
-    ]
-    for k in range(3):
-        vals = 10.0 ** -rng.uniform(0, 2.5, rng.integers(2, 6))
-        vals[0] = 1.0
-        mult = rng.integers(1, 300, vals.size)
-        mult[0] = rng.integers(1, 4)
-        fams.append((f"random clusters {k}", np.repeat(vals, mult)))
-    return fams
-
-
-@pytest.mark.parametrize("name,w", _clustered_families(), ids=[f[0] for f in _clustered_families()])
-def test_clustered_against_second_contour(name, w):
-    """Clustered and multi-valued weights: sf at isf(p) against the vertical
-    line in double precision with every weight summed one by one (a contour
-    that shares nothing with the engine's planning), p from 1e-30 to 0.5."""
-    dist = gchisq.WeightedChiSquare(w)
-    cum = dist._cum
-    from egmlib.gchisq import _core
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", RuntimeWarning)
-        ps = np.array([1e-30, 1e-12, 1e-6, 1e-3, 0.1, 0.5])
-        xs = dist.isf(ps)
-        for p, x in zip(ps, xs, strict=True):
-            xsc = x / dist._scale
-            c = float(_core.saddlepoint(cum, np.array([xsc]))[0])
-            if abs(c) < 0.5 / math.sqrt(cum.var):
-                c = 0.5 / math.sqrt(cum.var)
-            lref = ref.np_tail_vertical(cum.w, xsc, c)
-            assert abs(float(dist.logsf(x)) - lref) <= RTOL, (name, p)
-            assert abs(lref - math.log(p)) / (xsc * abs(_dlogsf(dist, x)) * dist._scale) <= RTOL
 
 
 def test_check_contour_catches_a_planner_blind_to_clusters(monkeypatch):
@@ -631,6 +599,6 @@ def test_mechanisms_do_not_crash_on_clustered_sigma():
     kw = {"sigma": sigma, "mu_hat": np.zeros(sigma.size), "eps": 1.0, "delta": 1e-5, "p_clip": 1e-7}
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        a = mechanisms.egm_gaussian_data(X, rng=np.random.default_rng(1), **kw)
+        a = mechanisms.algorithm3(X, rng=np.random.default_rng(1), **kw)
         b = mechanisms.clipped_gaussian_mechanism(X, rng=np.random.default_rng(2), **kw)
     assert a is not None and b is not None

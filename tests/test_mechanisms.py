@@ -32,8 +32,8 @@ from egmlib import calibration, gchisq, mechanisms, scaling
 from egmlib.mechanisms import (
     _clipped_transformed_sum,
     _clipping_radius,
+    algorithm3,
     clipped_gaussian_mechanism,
-    egm_gaussian_data,
     elliptical_gaussian_mechanism,
     gaussian_mechanism,
 )
@@ -73,13 +73,13 @@ def test_alg3_no_clipping_no_noise_is_exact_sum(n, d, seed, chunk, n_zero):
     mu_hat = rng.uniform(-1e3, 1e3, d)
     # rows well inside the ball: |x_hat| <= 0.3 per coordinate ...
     X = mu_hat + 0.3 * rng.uniform(-1, 1, (n, d)) * np.sqrt(sigma * sigma.sum())
-    r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=None,
+    r = algorithm3(X, sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=None,
                           p_clip=1e-9, noise=False, chunk_rows=chunk)
     assert r.C > 0.3 * math.sqrt(d)  # ... so ||x_hat_i|| <= 0.3 sqrt(d) < C
     assert r.n_clipped == 0
     assert not r.noise_added and np.all(r.noise == 0)
-    np.testing.assert_array_equal(r.estimate, r.clipped_sum)
-    _assert_sum_close(r.estimate, X)
+    np.testing.assert_array_equal(r.sum, r.clipped_sum)
+    _assert_sum_close(r.sum, X)
 
 
 def test_alg3_with_noise_estimate_minus_noise_is_sum():
@@ -87,10 +87,10 @@ def test_alg3_with_noise_estimate_minus_noise_is_sum():
     sigma = _zipf(30, 1.5)
     mu = rng.normal(size=30)
     X = _model_data(rng, 500, sigma, mu)
-    r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=1e-12)
+    r = algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=1e-12)
     assert r.n_clipped == 0 and r.noise_added
     assert np.all(r.noise != 0)
-    _assert_sum_close(r.estimate - r.noise, X)
+    _assert_sum_close(r.sum - r.noise, X)
 
 
 @pytest.mark.parametrize("mech", ["gm", "egm", "egm_b"])
@@ -106,7 +106,7 @@ def test_alg1_alg2_estimate_minus_noise_is_sum(mech):
         b = rng.uniform(0.1, 1, 7)
         r = elliptical_gaussian_mechanism(X, Delta=Delta, eps=EPS, delta=DELTA, rng=rng, b=b / np.linalg.norm(b))
     assert np.all(r.noise != 0)
-    _assert_sum_close(r.estimate - r.noise, X)
+    _assert_sum_close(r.sum - r.noise, X)
 
 
 def test_noise_scales_match_calibration():
@@ -122,10 +122,10 @@ def test_noise_scales_match_calibration():
     np.testing.assert_allclose(r2.noise_std, s1 * np.sqrt(Delta * Delta.sum()), rtol=1e-12)
     assert r2.noise_std[2] == 0 and r2.noise[2] == 0  # Delta_j = 0: a public constant
     sigma = np.array([1.0, 0.2, 0.0, 3.0])
-    r3 = egm_gaussian_data(X, sigma=sigma, mu_hat=np.zeros(4), eps=EPS, delta=DELTA, rng=rng)
+    r3 = algorithm3(X, sigma=sigma, mu_hat=np.zeros(4), eps=EPS, delta=DELTA, rng=rng)
     np.testing.assert_allclose(
         r3.transformed_noise_std, calibration.sigma_opt(eps=EPS, delta=DELTA, sensitivity=2 * r3.C), rtol=1e-9)
-    np.testing.assert_allclose(r3.b, scaling.gaussian_data_scaling(sigma), rtol=1e-12)
+    np.testing.assert_allclose(r3.b, scaling.algorithm3_scaling(sigma), rtol=1e-12)
     np.testing.assert_allclose(r3.noise_std, 2 * r3.C * s1 * np.sqrt(sigma * sigma.sum()), rtol=1e-12)
     assert r3.sensitivity == 2 * r3.C
 
@@ -173,11 +173,11 @@ def test_alg3_substituting_one_row_moves_T_by_at_most_2C(data, chunk):
     X, X2, sigma, mu_hat = data
     kw = dict(sigma=sigma, mu_hat=mu_hat, eps=EPS, delta=DELTA, rng=None, p_clip=0.01,
               noise=False, chunk_rows=chunk)
-    r1 = egm_gaussian_data(X, **kw)
-    r2 = egm_gaussian_data(X2, **kw)
+    r1 = algorithm3(X, **kw)
+    r2 = algorithm3(X2, **kw)
     assert r1.C == r2.C  # C depends on public inputs only
     for r in (r1, r2):
-        assert np.all(np.isfinite(r.transformed_sum)) and np.all(np.isfinite(r.estimate))
+        assert np.all(np.isfinite(r.transformed_sum)) and np.all(np.isfinite(r.sum))
     n = X.shape[0]
     gap = np.linalg.norm(r1.transformed_sum - r2.transformed_sum)
     assert gap <= 2 * r1.C * (1 + 1e-12) + 4 * n * r1.C * 1e-15
@@ -218,7 +218,7 @@ def test_sensitivity_2C_is_attained():
     X[0] = mu + np.array([1e9, 0, 0])
     X2[0] = mu - np.array([1e9, 0, 0])
     kw = dict(sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=None, noise=False)
-    r1, r2 = egm_gaussian_data(X, **kw), egm_gaussian_data(X2, **kw)
+    r1, r2 = algorithm3(X, **kw), algorithm3(X2, **kw)
     assert r1.n_clipped == r2.n_clipped == 1
     gap = np.linalg.norm(r1.transformed_sum - r2.transformed_sum)
     assert abs(gap - 2 * r1.C) <= 1e-12 * r1.C
@@ -247,7 +247,7 @@ def test_mc_error_alg1_eq1_eq5():
     errs = np.empty(R)
     for t in range(R):
         r = gaussian_mechanism(X, eps=0.5, delta=1e-5, sensitivity=float(np.linalg.norm(Delta)), rng=rng)
-        errs[t] = np.sum((r.estimate - exact) ** 2)
+        errs[t] = np.sum((r.sum - exact) ** 2)
     formula = scaling.gaussian_mechanism_error(Delta, sigma_opt=calibration.sigma_opt(eps=0.5, delta=1e-5))
     np.testing.assert_allclose(r.expected_noise_error, formula, rtol=1e-12)
     _mc_check(errs, r.noise_std)
@@ -269,7 +269,7 @@ def test_mc_error_alg2_eq6(given_b):
     for t in range(R):
         r = elliptical_gaussian_mechanism(X, Delta=Delta, eps=2.0, delta=1e-8, rng=rng,
                                           b=b if given_b else None)
-        errs[t] = np.sum((r.estimate - exact) ** 2)
+        errs[t] = np.sum((r.sum - exact) ** 2)
     s_opt = calibration.sigma_opt(eps=2.0, delta=1e-8)
     formula = scaling.egm_error(Delta, sigma_opt=s_opt, b=b if given_b else None)
     np.testing.assert_allclose(r.expected_noise_error, formula, rtol=1e-9)
@@ -294,9 +294,9 @@ def test_mc_error_alg3_eq9():
     exact = X.sum(axis=0)
     errs = np.empty(R)
     for t in range(R):
-        r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=1e-4)
+        r = algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=1e-4)
         assert r.n_clipped == 0
-        errs[t] = np.sum((r.estimate - exact) ** 2)
+        errs[t] = np.sum((r.sum - exact) ** 2)
     s_opt = calibration.sigma_opt(eps=EPS, delta=DELTA)
     formula = scaling.algorithm3_noise_error(r.b, C=r.C, sigma_opt=s_opt)
     np.testing.assert_allclose(r.expected_noise_error, formula, rtol=1e-9)
@@ -319,7 +319,7 @@ def test_fraction_clipped_matches_p_clip(p_clip, alpha):
     mu = rng.normal(size=d)
     X = _model_data(rng, n, sigma, mu)
     X[:, -1] = rng.uniform(-1e9, 1e9, n)
-    r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=p_clip)
+    r = algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=p_clip)
     sd = math.sqrt(n * p_clip * (1 - p_clip))
     assert abs(r.n_clipped - n * p_clip) <= 5 * sd, (r.n_clipped, n * p_clip, sd)
     # an independent count of the rows outside the radius
@@ -329,7 +329,7 @@ def test_fraction_clipped_matches_p_clip(p_clip, alpha):
 
 def test_default_p_clip_is_one_over_n():
     X = np.random.default_rng(0).normal(size=(250, 3))
-    r = egm_gaussian_data(X, sigma=np.ones(3), mu_hat=np.zeros(3), eps=EPS, delta=DELTA,
+    r = algorithm3(X, sigma=np.ones(3), mu_hat=np.zeros(3), eps=EPS, delta=DELTA,
                           rng=np.random.default_rng(1))
     assert r.p_clip == 1 / 250
 
@@ -352,16 +352,16 @@ def test_zero_sigma_coordinates(seed, d, n, junk):
     X = mu_hat + rng.normal(size=(n, d)) * 3
     X[:, zero] = junk + rng.normal(size=(n, int(zero.sum())))
     kw = dict(eps=EPS, delta=DELTA, p_clip=0.2)
-    r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu_hat, rng=np.random.default_rng(seed), **kw)
-    assert np.all(np.isfinite(r.estimate)) and np.all(np.isfinite(r.noise_std))
-    np.testing.assert_array_equal(r.estimate[zero], n * mu_hat[zero])
+    r = algorithm3(X, sigma=sigma, mu_hat=mu_hat, rng=np.random.default_rng(seed), **kw)
+    assert np.all(np.isfinite(r.sum)) and np.all(np.isfinite(r.noise_std))
+    np.testing.assert_array_equal(r.sum[zero], n * mu_hat[zero])
     assert np.all(r.noise_std[zero] == 0) and np.all(r.transformed_sum[zero] == 0)
     assert np.all(np.isinf(r.b[zero]))
     keep = ~zero
-    sub = egm_gaussian_data(np.ascontiguousarray(X[:, keep]), sigma=sigma[keep], mu_hat=mu_hat[keep],
+    sub = algorithm3(np.ascontiguousarray(X[:, keep]), sigma=sigma[keep], mu_hat=mu_hat[keep],
                             rng=np.random.default_rng(seed), **kw)
     assert sub.C == r.C and sub.n_clipped == r.n_clipped
-    np.testing.assert_allclose(r.estimate[keep], sub.estimate, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(r.sum[keep], sub.sum, rtol=1e-13, atol=1e-13)
 
 
 def test_zipf_alpha_100_underflow():
@@ -375,16 +375,16 @@ def test_zipf_alpha_100_underflow():
     rng = np.random.default_rng(30)
     mu = rng.normal(size=d)
     X = _model_data(rng, n, sigma, mu)
-    r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=1e-12)
-    assert np.all(np.isfinite(r.estimate)) and np.all(np.isfinite(r.noise_std))
-    np.testing.assert_array_equal(r.estimate[sigma == 0], n * mu[sigma == 0])
+    r = algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng, p_clip=1e-12)
+    assert np.all(np.isfinite(r.sum)) and np.all(np.isfinite(r.noise_std))
+    np.testing.assert_array_equal(r.sum[sigma == 0], n * mu[sigma == 0])
     assert r.n_clipped == 0
-    _assert_sum_close(r.estimate - r.noise, X)
+    _assert_sum_close(r.sum - r.noise, X)
 
 
 def test_all_zero_sigma_rejected():
     with pytest.raises(ValueError, match="sigma"):
-        egm_gaussian_data(np.ones((3, 2)), sigma=[0.0, 0.0], mu_hat=[0.0, 0.0], eps=EPS,
+        algorithm3(np.ones((3, 2)), sigma=[0.0, 0.0], mu_hat=[0.0, 0.0], eps=EPS,
                           delta=DELTA, rng=np.random.default_rng(0))
 
 
@@ -397,10 +397,10 @@ def test_far_rows_are_clipped_not_nan():
     sigma = np.array([1e-200, 1.0, 1e-10])
     mu = np.zeros(3)
     X = np.array([[1e300, -1e300, 0.0], [0.0, 0.0, 0.0], [-1e300, 0.0, 0.0]])
-    r = egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=None, noise=False,
+    r = algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=None, noise=False,
                           p_clip=1e-3)
     assert r.n_clipped == 2
-    assert np.all(np.isfinite(r.estimate)) and np.all(np.isfinite(r.transformed_sum))
+    assert np.all(np.isfinite(r.sum)) and np.all(np.isfinite(r.transformed_sum))
     # row 0 transformed is dominated by coordinate 0 (b_0 = 1e100 b_1), row 2 lies on axis 0:
     # their clipped versions are (C, ~0, 0) and (-C, 0, 0), which cancel.
     np.testing.assert_allclose(r.transformed_sum, 0.0, atol=1e-90 * r.C)
@@ -426,7 +426,7 @@ def _call(which, **over):
         return elliptical_gaussian_mechanism(kw.pop("X", _X), **kw)
     kw = dict(sigma=np.ones(3), mu_hat=np.zeros(3), eps=EPS, delta=DELTA, rng=_RNG)
     kw.update(over)
-    mech = egm_gaussian_data if which == 3 else clipped_gaussian_mechanism
+    mech = algorithm3 if which == 3 else clipped_gaussian_mechanism
     return mech(kw.pop("X", _X), **kw)
 
 
@@ -587,8 +587,8 @@ def test_same_seed_same_output(which):
     a = _call(which, rng=np.random.default_rng(123))
     b = _call(which, rng=np.random.default_rng(123))
     c = _call(which, rng=np.random.default_rng(124))
-    np.testing.assert_array_equal(a.estimate, b.estimate)
-    assert not np.array_equal(a.estimate, c.estimate)
+    np.testing.assert_array_equal(a.sum, b.sum)
+    assert not np.array_equal(a.sum, c.sum)
 
 
 def test_chunking_memmap_and_dtypes_agree(tmp_path):
@@ -603,13 +603,13 @@ def test_chunking_memmap_and_dtypes_agree(tmp_path):
     mm.flush()
     mm = np.memmap(tmp_path / "x.dat", dtype=np.float64, mode="r", shape=(n, d))
     kw = dict(sigma=sigma, mu_hat=np.zeros(d), eps=EPS, delta=DELTA, p_clip=1e-3)
-    ref = egm_gaussian_data(X, rng=np.random.default_rng(5), **kw)
+    ref = algorithm3(X, rng=np.random.default_rng(5), **kw)
     assert ref.n_clipped > 0
     for data, chunk in [(X, 1), (X, 7), (X, n), (mm, None), (mm, 64),
                         (X.astype(np.float32), 33), (X.astype(np.int64), None), (X.tolist(), None)]:
-        r = egm_gaussian_data(data, rng=np.random.default_rng(5), chunk_rows=chunk, **kw)
+        r = algorithm3(data, rng=np.random.default_rng(5), chunk_rows=chunk, **kw)
         assert r.n_clipped == ref.n_clipped
-        np.testing.assert_allclose(r.estimate, ref.estimate, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(r.sum, ref.sum, rtol=1e-12, atol=1e-9)
 
 
 def test_results_are_frozen_and_readonly():
@@ -617,7 +617,7 @@ def test_results_are_frozen_and_readonly():
     with pytest.raises(AttributeError):
         r.C = 0.0
     with pytest.raises(ValueError):
-        r.estimate[0] = 0.0
+        r.sum[0] = 0.0
     r1 = _call(1)
     with pytest.raises(ValueError):
         r1.noise[0] = 0.0
@@ -626,7 +626,7 @@ def test_results_are_frozen_and_readonly():
 def test_input_not_modified():
     X = _X.copy()
     sigma, mu = np.ones(3), np.zeros(3)
-    egm_gaussian_data(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=np.random.default_rng(0))
+    algorithm3(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(X, _X)
     assert np.all(sigma == 1) and np.all(mu == 0)
 
@@ -651,8 +651,8 @@ def test_baseline_no_clipping_no_noise_is_exact_sum(n, d, seed, chunk, n_zero):
     assert r.C > np.max(sigma) * 6.0  # sigma_max^2 Z^2 > 36 sigma_max^2 has probability 2e-9
     assert r.n_clipped == 0 and not r.noise_added and np.all(r.noise == 0)
     np.testing.assert_array_equal(r.b, np.ones(d))
-    np.testing.assert_array_equal(r.estimate, r.clipped_sum)
-    _assert_sum_close(r.estimate, X)
+    np.testing.assert_array_equal(r.sum, r.clipped_sum)
+    _assert_sum_close(r.sum, X)
     _assert_sum_close(r.transformed_sum + n * mu_hat, X)
 
 
@@ -684,7 +684,7 @@ def test_baseline_substituting_one_row_moves_sum_by_at_most_2Cn(data, chunk):
     r2 = clipped_gaussian_mechanism(X2, **kw)
     assert r1.C == r2.C
     for r in (r1, r2):
-        assert np.all(np.isfinite(r.transformed_sum)) and np.all(np.isfinite(r.estimate))
+        assert np.all(np.isfinite(r.transformed_sum)) and np.all(np.isfinite(r.sum))
     n = X.shape[0]
     gap = np.linalg.norm(r1.transformed_sum - r2.transformed_sum)
     assert gap <= 2 * r1.C * (1 + 1e-12) + 4 * n * r1.C * 1e-15
@@ -732,7 +732,7 @@ def test_mc_error_baseline_eq5():
     for t in range(R):
         r = clipped_gaussian_mechanism(X, sigma=sigma, mu_hat=mu, eps=EPS, delta=DELTA, rng=rng)
         assert r.n_clipped == 0
-        errs[t] = np.sum((r.estimate - exact) ** 2)
+        errs[t] = np.sum((r.sum - exact) ** 2)
     s_opt = calibration.sigma_opt(eps=EPS, delta=DELTA)
     formula = d * (2 * r.C * s_opt) ** 2
     np.testing.assert_allclose(r.expected_noise_error, formula, rtol=1e-12)
@@ -764,11 +764,11 @@ def test_baseline_is_algorithm3_clipping_with_b_one():
     sigma = np.full(d, 2.0)
     X = _model_data(rng, n, sigma, np.zeros(d))
     kw = dict(sigma=sigma, mu_hat=np.zeros(d), eps=EPS, delta=DELTA, p_clip=0.05)
-    a = egm_gaussian_data(X, rng=np.random.default_rng(1), **kw)
+    a = algorithm3(X, rng=np.random.default_rng(1), **kw)
     b = clipped_gaussian_mechanism(X, rng=np.random.default_rng(1), **kw)
     assert a.n_clipped == b.n_clipped > 0
     np.testing.assert_allclose(a.clipped_sum, b.clipped_sum, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(a.estimate, b.estimate, rtol=1e-12, atol=1e-10)
+    np.testing.assert_allclose(a.sum, b.sum, rtol=1e-12, atol=1e-10)
 
 
 # --------------------------------------------------------------------------- #

@@ -54,8 +54,10 @@ def test_gaussian_noise_std_is_zcdp_scale():
     for rho, sens in [(1 / 16, 1.0), (0.5, 2.0), (3.0, 0.1)]:
         s = budget.gaussian_noise_std(rho, sensitivity=sens)
         assert sens**2 / (2 * s**2) == pytest.approx(rho, rel=1e-14)
-        # the lecture notes' parameter is twice the zCDP rho
-        assert s == pytest.approx(calibration.sigma_from_rho(2 * rho, sensitivity=sens), rel=1e-15)
+        # one rho in egmlib: calibration's is the same zCDP rho; the notes' is twice it
+        assert s == pytest.approx(calibration.sigma_from_rho(rho, sensitivity=sens), rel=1e-15)
+        notes = calibration.lecture_notes_rho(rho)
+        assert s == pytest.approx(sens / math.sqrt(notes), rel=1e-15)
 
 
 def test_exponential_mechanism_epsilon():

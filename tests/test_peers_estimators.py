@@ -204,7 +204,7 @@ def test_algorithm3_zcdp_release_is_clipped_sum_plus_calibrated_noise():
     rho, seed = 0.3, 12
     r = A3.algorithm3_zcdp(X, sigma=sigma, mu_hat=np.full(4, mu), rho=rho,
                            rng=np.random.default_rng(seed))
-    ref = mechanisms.egm_gaussian_data(X, sigma=sigma, mu_hat=np.full(4, mu), eps=1.0,
+    ref = mechanisms.algorithm3(X, sigma=sigma, mu_hat=np.full(4, mu), eps=1.0,
                                        delta=1e-6, rng=None, noise=False)
     assert r.C == ref.C and r.n_clipped == ref.n_clipped
     s = 2 * ref.C / math.sqrt(2 * rho)
@@ -303,3 +303,46 @@ def test_benchmark_sample_is_read_only_and_seeded():
 def test_zcdp_conversion_used_by_algorithm3_matches_budget_module():
     assert B.gaussian_epsilon_exact(0.5, delta=1e-6) == pytest.approx(
         calibration.eps_from_sigma(1.0, delta=1e-6))
+
+
+def test_iome_clip_count_is_what_iome_aims_to_clip():
+    """The library's clip count (chapter 8's table) is n minus IOME's rank target."""
+    from egmlib.peers import iome
+
+    rng = np.random.default_rng(11)
+    for n, d, rho in [(4000, 5, 0.5), (6000, 16, 1.0), (5000, 33, 2.0)]:
+        X = rng.normal(size=(n, d))
+        r = iome.iome_mean(X, rho=rho, lower=-8.0, upper=8.0, rng=rng)
+        assert abs((n - r.rank_target) - iome.iome_clip_count(d, rho=rho)) <= 1.0
+    # the padded dimension: d = 17..32 all pad to 32
+    assert iome.iome_clip_count(17, rho=0.5) == iome.iome_clip_count(32, rho=0.5) < iome.iome_clip_count(33, rho=0.5)
+
+
+def test_plan_last_step_noise_ratio_model():
+    """Eq. (8.B): the ratio is the radius part over sqrt(PLAN's noise share); for equal
+    sigma the radius part is C_P sqrt(sum Delta) / (C_t d sigma) with Delta = 3 sigma."""
+    from egmlib import gchisq
+    from egmlib.peers import plan
+
+    ratio, radius = plan.plan_last_step_noise_ratio([2.0] * 64, n=10_000, rho=0.5, lower=-50.0, upper=50.0)
+    assert ratio == pytest.approx(radius / math.sqrt(plan.PLAN_ORACLE_SHARES["noise"]), rel=1e-15)
+    k = plan.plan_clip_fraction(10_000, rho_threshold=0.5 / 4, lower=-50.0, upper=50.0)
+    C_P = math.sqrt(float(gchisq.isf(k, w=[2.0 / 3.0] * 64)))
+    C_t = math.sqrt(float(gchisq.isf(1e-4, w=[1 / 64] * 64)))
+    assert radius == pytest.approx(C_P * math.sqrt(64 * 6.0) / (C_t * 128.0), rel=1e-12)
+    with pytest.raises(ValueError, match="sigma must be > 0"):
+        plan.plan_last_step_noise_ratio([1.0, 0.0], n=100, rho=0.5, lower=-1.0, upper=1.0)
+
+
+def test_algorithm3_pipelines_default_shares_are_the_published_constants():
+    """Chapter 8's table reads the splits from the library's constants, which must be the
+    functions' defaults (and sum to 1)."""
+    from egmlib.peers import algorithm3
+
+    c = algorithm3.algorithm3_private_centre.__kwdefaults__
+    p = algorithm3.algorithm3_private.__kwdefaults__
+    assert dict(algorithm3.PRIVATE_CENTRE_SHARES) == {"centre": c["centre_share"], "noise": 1 - c["centre_share"]}
+    assert dict(algorithm3.PRIVATE_SHARES) == {"scale": p["scale_share"], "centre": p["centre_share"],
+                                               "noise": 1 - p["scale_share"] - p["centre_share"]}
+    for shares in (algorithm3.PRIVATE_CENTRE_SHARES, algorithm3.PRIVATE_SHARES):
+        assert math.fsum(shares.values()) == 1.0

@@ -56,7 +56,7 @@ from egmbook.privacy_audit import (
     worst_case_pair,
 )
 from egmlib import calibration
-from egmlib.mechanisms import egm_gaussian_data
+from egmlib.mechanisms import algorithm3
 
 EPS, DELTA = 1.0, 1e-6
 SIGMA = zipf_sigmas(10, alpha=1.0)
@@ -69,7 +69,7 @@ def test_worst_case_pair_attains_2C():
     np.testing.assert_array_equal(X[:-1], Xp[:-1])
     assert not np.array_equal(X[-1], Xp[-1])
     kw = dict(sigma=SIGMA, mu_hat=np.full(10, 3.0), eps=EPS, delta=DELTA, rng=None, noise=False, p_clip=1 / 50)
-    r, rp = egm_gaussian_data(X, **kw), egm_gaussian_data(Xp, **kw)
+    r, rp = algorithm3(X, **kw), algorithm3(Xp, **kw)
     gap = np.linalg.norm(r.transformed_sum - rp.transformed_sum)
     assert abs(gap / (2 * r.C) - 1) < 1e-12
 
@@ -126,10 +126,10 @@ def _noise_scaled(factor, *, report_true_scale):
     """Algorithm 3 with its noise multiplied by factor; it reports the noise scale it
     adds (report_true_scale) or the calibrated one (a lying implementation)."""
     def mech(X, *, rng, noise, **kw):
-        r = egm_gaussian_data(X, rng=rng, noise=noise, **kw)
+        r = algorithm3(X, rng=rng, noise=noise, **kw)
         if not noise:
             return r if not report_true_scale else dataclasses.replace(r, noise_std=factor * r.noise_std)
-        return dataclasses.replace(r, estimate=r.clipped_sum + factor * r.noise, noise=factor * r.noise)
+        return dataclasses.replace(r, sum=r.clipped_sum + factor * r.noise, noise=factor * r.noise)
     return mech
 
 

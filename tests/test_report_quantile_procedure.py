@@ -126,3 +126,12 @@ def test_chernoff_screened_points_have_no_ratio():
 def test_bisection_that_cannot_bracket_raises():
     with pytest.raises(RuntimeError, match="doublings"):
         rq.report_bisection(lambda c: 0.5, p=0.1, max_steps=10)
+
+
+def test_one_report_bisection_shared_with_the_library():
+    """The book's procedure is the library's (issue 19): the chi2comb backend of
+    gchisq.isf and this module run the same code, which returns the bracket's midpoint."""
+    assert rq.report_bisection is gchisq.report_bisection
+    assert rq.BisectionTrace is gchisq.BisectionTrace
+    tr = gchisq.report_bisection(lambda c: math.exp(-c), p=0.01)
+    assert (tr.last_point, tr.value) == (4.625, 4.5625)

@@ -80,7 +80,7 @@ def test_egm_error_rejects_infeasible_b():
 # --------------------------------------------------------------------------- Lemma 4.1
 @given(pos_vec)
 def test_lemma41_scaling_satisfies_eq10(s):
-    b = sc.gaussian_data_scaling(s)
+    b = sc.algorithm3_scaling(s)
     assert sc.algorithm3_constraint(b, sigma=s) == pytest.approx(1.0, rel=1e-13)
 
 
@@ -89,14 +89,14 @@ def test_lemma41_scaling_beats_random_feasible_b(sc_, C, so):
     s, c = sc_
     b_rand = c / math.sqrt(float(np.sum((c * s) ** 2)))  # random point of eq. (10)
     assert sc.algorithm3_constraint(b_rand, sigma=s) == pytest.approx(1.0, rel=1e-12)
-    best = sc.algorithm3_noise_error(sc.gaussian_data_scaling(s), C=C, sigma_opt=so)
+    best = sc.algorithm3_noise_error(sc.algorithm3_scaling(s), C=C, sigma_opt=so)
     assert best <= sc.algorithm3_noise_error(b_rand, C=C, sigma_opt=so) * (1 + 1e-12)
 
 
 @given(pos_vec, st.floats(min_value=1e-3, max_value=1e3), sigma_opt)
 def test_eq24_at_lemma41_b_is_sum_sigma_squared(s, C, so):
     """eq. (9)/(24) with Lemma 4.1's b: sum_j b_j^-2 = (sum_j sigma_j)^2 (proof of Theorem 4)."""
-    b = sc.gaussian_data_scaling(s)
+    b = sc.algorithm3_scaling(s)
     direct = (2 * C * so) ** 2 * float(np.sum(1.0 / b**2))
     assert sc.algorithm3_noise_error(b, C=C, sigma_opt=so) == pytest.approx(direct, rel=1e-12)
     assert direct == pytest.approx((2 * C * so) ** 2 * math.fsum(s) ** 2, rel=1e-12)
@@ -104,11 +104,11 @@ def test_eq24_at_lemma41_b_is_sum_sigma_squared(s, C, so):
 
 def test_zero_sigma_coordinates_drop_out():
     s = np.array([0.5, 0.0, 0.3, 0.0, 0.2])
-    b = sc.gaussian_data_scaling(s)
+    b = sc.algorithm3_scaling(s)
     assert np.isinf(b[[1, 3]]).all() and np.isfinite(b[[0, 2, 4]]).all()
     assert sc.algorithm3_constraint(b, sigma=s) == pytest.approx(1.0, rel=1e-14)
     e_full = sc.algorithm3_noise_error(b, C=1.5, sigma_opt=2.0)
-    e_drop = sc.algorithm3_noise_error(sc.gaussian_data_scaling(s[[0, 2, 4]]), C=1.5, sigma_opt=2.0)
+    e_drop = sc.algorithm3_noise_error(sc.algorithm3_scaling(s[[0, 2, 4]]), C=1.5, sigma_opt=2.0)
     assert e_full == pytest.approx(e_drop, rel=1e-14)
     with pytest.raises(ValueError, match="b must be > 0 entrywise"):
         sc.algorithm3_noise_error([1.0, 0.0], C=1.0, sigma_opt=1.0)
@@ -116,7 +116,7 @@ def test_zero_sigma_coordinates_drop_out():
 
 def test_lemma41_tiny_sigmas_do_not_underflow():
     s = zipf_sigmas(1000, alpha=50.0)  # entries down to 1e-150, squares would underflow
-    b = sc.gaussian_data_scaling(s)
+    b = sc.algorithm3_scaling(s)
     assert np.all(np.isfinite(b)) and np.all(b > 0)
     assert sc.algorithm3_constraint(b, sigma=s) == pytest.approx(1.0, rel=1e-13)
 
@@ -139,7 +139,7 @@ def test_vector_arguments_rejected(xs, bad, data):
                        ("Delta", lambda: sc.egm_improvement(ys)),
                        ("Delta", lambda: sc.gaussian_mechanism_error(ys, sigma_opt=1.0)),
                        ("Delta", lambda: sc.egm_error(ys, sigma_opt=1.0)),
-                       ("sigma", lambda: sc.gaussian_data_scaling(ys))):
+                       ("sigma", lambda: sc.algorithm3_scaling(ys))):
         with pytest.raises(ValueError, match=rf"{name} must be"):
             call()
 
@@ -154,4 +154,4 @@ def test_scalar_arguments_rejected():
     with pytest.raises(ValueError, match="b must be >= 0"):
         sc.algorithm3_noise_error([1.0, -1.0], C=1.0, sigma_opt=1.0)
     with pytest.raises(ValueError, match="at least one entry > 0"):
-        sc.gaussian_data_scaling([0.0, 0.0])
+        sc.algorithm3_scaling([0.0, 0.0])

@@ -253,3 +253,24 @@ def test_rng_must_be_generator(bad):
 def test_rng_accepts_generator():
     g = np.random.default_rng(1)
     assert v.check_rng("rng", g) is g
+
+
+def test_symbolic_checks_live_in_the_validation_module():
+    """egmlib.symbolic's argument checks are _validation's (issue 19): one rule set."""
+    import sympy as sp
+
+    from egmlib import _validation as v
+
+    x = sp.Symbol("x")
+    assert v.check_symbolic_scalar("a", 2) == 2 and v.check_symbolic_scalar("a", x) == x
+    assert v.check_symbolic_vector("a", [1, x]) == [1, x]
+    with pytest.raises(TypeError, match=r"a must be a sympy expression or a real number"):
+        v.check_symbolic_scalar("a", "x")
+    with pytest.raises(TypeError, match="a must be real"):
+        v.check_symbolic_scalar("a", sp.I)
+    with pytest.raises(ValueError, match="a must be finite"):
+        v.check_symbolic_scalar("a", sp.oo)
+    with pytest.raises(ValueError, match=r"a must be one-dimensional, got a nested sequence at a\[1\]"):
+        v.check_symbolic_vector("a", [1, [2]])
+    with pytest.raises(TypeError, match=r"a\[0\] must be a sympy expression"):
+        v.check_symbolic_vector("a", [None])

@@ -93,6 +93,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -100,6 +101,7 @@ from numpy.typing import ArrayLike, NDArray
 from egmlib import _validation as _v
 
 from . import _core, _cumulants, _extreme
+from ._chi2comb import BisectionTrace, report_bisection
 
 __all__ = [
     "WeightedChiSquare",
@@ -111,7 +113,12 @@ __all__ = [
     "mean",
     "var",
     "RTOL",
+    "BisectionTrace",
+    "report_bisection",
 ]
+
+# defined in the private module of the chi2comb backend; documented and referenced here
+BisectionTrace.__module__ = report_bisection.__module__ = __name__
 
 #: The relative accuracy promised for tail probabilities and quantiles.
 RTOL = 1e-10
@@ -162,7 +169,7 @@ class WeightedChiSquare:
         self._cum = _cumulants.Cumulants(ws)
         self.d = int(arr.size)
         self.d_positive = int(pos.size)
-        self._far = {}
+        self._far: dict[str, Any] = {}
 
     # -- moments -----------------------------------------------------------
     def mean(self) -> float:
@@ -496,8 +503,10 @@ def isf(p: ArrayLike, *, w: ArrayLike, backend: str = "native") -> float | NDArr
     backend : {"native", "chi2comb"}
         ``"native"``: contour-integral inversion (relative error <= 1e-10 or a
         RuntimeWarning). ``"chi2comb"``: the report's own procedure, Davies'
-        algorithm {cite}`davies1980` at absolute tolerance ``p`` and bisection
-        stopped at ``|F - (1 - p)| <= p / 10``; needs the optional package chi2comb.
+        algorithm {cite}`davies1980` at absolute tolerance ``p`` and
+        :func:`report_bisection` (stopped at ``|F - (1 - p)| <= p / 10``, the final
+        bracket's midpoint returned, as the report's code did); needs the optional
+        package chi2comb.
     """
     backend = _v.check_choice("backend", backend, ("native", "chi2comb"))
     if backend == "native":

@@ -20,9 +20,10 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
 - :mod:`egmlib.peers.scales`     private standard deviations from pairwise differences
 - :mod:`egmlib.peers.hadamard`   the randomised Hadamard rotation
 - :mod:`egmlib.peers.budget`     zCDP budget splits and (epsilon, delta) conversions
-- :mod:`egmbook.gaussian_benchmarks` PLAN's Gaussian benchmarks (GaussianA/B/C), and
-  :mod:`egmbook.offmodel_data` data off the model (scikit-learn's real datasets, heavy
-  tails, correlations, a mixture, misestimated scales)
+
+(The data the book compares these estimators on, PLAN's Gaussian benchmarks GaussianA/B/C
+and the off-model datasets, are the book's code, not the library's:
+``egmbook.gaussian_benchmarks`` and ``egmbook.offmodel_data``.)
 
 Every estimator takes a :class:`numpy.random.Generator` and returns a frozen result
 whose ``estimate`` is the private mean and whose ``budget`` lists the rho of each step.

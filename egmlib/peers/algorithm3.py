@@ -1,6 +1,6 @@
 r"""Algorithm 3 under rho-zCDP, alone and end to end with a private centre and scales.
 
-The report's Algorithm 3 (:func:`egmlib.mechanisms.egm_gaussian_data`) takes the
+The report's Algorithm 3 (:func:`egmlib.mechanisms.algorithm3`) takes the
 standard deviations :math:`\sigma` and the centre :math:`\hat\mu` as free public inputs
 (its Limitation 6.1) and calibrates its noise to :math:`(\varepsilon,\delta)` with the
 analytic Gaussian mechanism (Theorem 2).  Its peers account in zCDP.  This module puts
@@ -21,7 +21,7 @@ makes it :math:`\rho`-zCDP (Bun and Steinke 2016, Prop. 1.6).  The same release 
 profile, the report's eq. (2)), and the analytic calibration at that
 :math:`(\varepsilon,\delta)` returns the same :math:`s` -- the result records both
 (``noise_std`` and ``analytic_noise_std``), which agree to the root finder's precision.
-The clipped sum itself comes from :func:`egmlib.mechanisms.egm_gaussian_data` with
+The clipped sum itself comes from :func:`egmlib.mechanisms.algorithm3` with
 ``noise=False``; the radius is the report's, :math:`p_C = 1/n` by default.
 
 End to end.  Two pipelines pay for the free inputs:
@@ -48,6 +48,7 @@ CoinPress shrinks its prior ball step by step and has no such failure.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,8 @@ from egmlib.peers.scales import coinpress_log_scales
 
 __all__ = [
     "REPORT_DELTA",
+    "PRIVATE_CENTRE_SHARES",
+    "PRIVATE_SHARES",
     "Algorithm3Result",
     "algorithm3_private",
     "algorithm3_private_centre",
@@ -69,6 +72,12 @@ __all__ = [
 
 #: Default delta at which the exact (epsilon, delta) of the noise step is reported.
 REPORT_DELTA = 1e-6
+
+#: The default budget split of :func:`algorithm3_private_centre` (centre, then noise) and
+#: of :func:`algorithm3_private` (scales, centre, noise), as shares of rho; the functions'
+#: ``centre_share`` and ``scale_share`` defaults (tests check that they agree).
+PRIVATE_CENTRE_SHARES = MappingProxyType({"centre": 0.25, "noise": 0.75})
+PRIVATE_SHARES = MappingProxyType({"scale": 0.125, "centre": 0.125, "noise": 0.75})
 
 _PER_COLUMN = "one entry per column of X"
 
@@ -99,7 +108,7 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
           rng: np.random.Generator, p_clip: float | None, delta: float,
           budget: _budget.ZCDPBudget) -> Algorithm3Result:
     eps = _budget.gaussian_epsilon_exact(rho_noise, delta=delta)
-    r = mechanisms.egm_gaussian_data(X, sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta,
+    r = mechanisms.algorithm3(X, sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta,
                                      rng=None, p_clip=p_clip, noise=False)
     n = X.shape[0]
     active = sigma > 0
@@ -131,7 +140,7 @@ def algorithm3_zcdp(X: Any, *, sigma: Any, mu_hat: Any, rho: float, rng: np.rand
 
     Transformation :math:`b_j = 1/\sqrt{\sigma_j\sum_i\sigma_i}` (Lemma 4.1, eq. (7)),
     radius :math:`C` with tail probability ``p_clip`` (default :math:`1/n`), clipped
-    sum :math:`T` (sensitivity :math:`2C`) from :func:`egmlib.mechanisms.egm_gaussian_data`,
+    sum :math:`T` (sensitivity :math:`2C`) from :func:`egmlib.mechanisms.algorithm3`,
     then :math:`\mathcal N(0, (2C)^2/(2\rho)\,I)` on :math:`T` (Bun and Steinke 2016,
     Prop. 1.6) and back-transformation; returned divided by :math:`n`.
 

@@ -18,17 +18,12 @@ zCDP composes additively (Bun and Steinke 2016, Lemma 1.7), so a pipeline is
 states its split with :func:`split_budget` and returns the :class:`ZCDPBudget`, whose
 parts sum to the total (tests check this for every estimator).
 
-Two parametrisations of the same Gaussian noise
------------------------------------------------
-:mod:`egmlib.calibration` follows the lecture notes *Gaussian Noise Mechanism* supplied
-with the report, whose parameter, call it
-:math:`\rho_{\rm notes}`, gives noise :math:`\mathcal N(0, \Delta^2/\rho_{\rm notes})`.
-In zCDP the same noise is :math:`\rho`-zCDP with :math:`\rho = \rho_{\rm notes}/2`.  This
-module always speaks zCDP and converts with :math:`\rho_{\rm notes} = 2\rho` when it calls
-:func:`egmlib.calibration.sigma_from_rho` and :func:`egmlib.calibration.rho_to_eps`:
-then the notes' :math:`\varepsilon = \rho_{\rm notes}/2 + \sqrt{2\rho_{\rm notes}\ln(1/\delta)}`
-is exactly Bun and Steinke's :math:`\varepsilon = \rho + 2\sqrt{\rho\ln(1/\delta)}`
-(their Prop. 1.3).
+One meaning of rho
+------------------
+:math:`\rho` is Bun and Steinke's zCDP parameter here and in :mod:`egmlib.calibration`
+(:func:`egmlib.calibration.sigma_from_rho`, :func:`egmlib.calibration.rho_to_eps`); the
+lecture notes supplied with the report use :math:`\rho_{\rm notes} = 2\rho`, converted by
+:func:`egmlib.calibration.rho_from_lecture_notes`.
 
 (epsilon, delta) for a given rho
 --------------------------------
@@ -135,8 +130,7 @@ def gaussian_noise_std(rho: float, *, sensitivity: float) -> float:
 
     Bun and Steinke (2016, Prop. 1.6): adding :math:`\mathcal N(0,\sigma^2 I)` to a query
     of :math:`\ell_2` sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP.
-    Computed as :func:`egmlib.calibration.sigma_from_rho` at the notes' parameter
-    :math:`2\rho` (see the module docstring).  For Algorithm 3, :math:`\Delta = 2C`:
+    Computed by :func:`egmlib.calibration.sigma_from_rho`.  For Algorithm 3, :math:`\Delta = 2C`:
     :math:`\sigma = 2C/\sqrt{2\rho}`.
 
     Examples
@@ -146,7 +140,7 @@ def gaussian_noise_std(rho: float, *, sensitivity: float) -> float:
     """
     rho = check_positive_finite("rho", rho)
     sensitivity = check_positive_finite("sensitivity", sensitivity)
-    return calibration.sigma_from_rho(2.0 * rho, sensitivity=sensitivity)
+    return calibration.sigma_from_rho(rho, sensitivity=sensitivity)
 
 
 def exponential_mechanism_epsilon(rho: float) -> float:
@@ -170,8 +164,8 @@ def exponential_mechanism_epsilon(rho: float) -> float:
 def approx_dp_epsilon(rho: float, *, delta: float) -> float:
     r"""eps = rho + 2 sqrt(rho ln(1/delta)): a rho-zCDP release is (eps, delta)-DP.
 
-    Bun and Steinke (2016, Prop. 1.3), computed as
-    :func:`egmlib.calibration.rho_to_eps` at the notes' parameter :math:`2\rho`.  Holds
+    Bun and Steinke (2016, Prop. 1.3), computed by
+    :func:`egmlib.calibration.rho_to_eps`.  Holds
     for every :math:`\rho`-zCDP pipeline, not only Gaussian ones; it is not the tightest
     conversion (for a single Gaussian mechanism see :func:`gaussian_epsilon_exact`).
 
@@ -182,7 +176,7 @@ def approx_dp_epsilon(rho: float, *, delta: float) -> float:
     """
     rho = check_positive_finite("rho", rho)
     delta = check_probability("delta", delta)
-    return calibration.rho_to_eps(2.0 * rho, delta=delta)
+    return calibration.rho_to_eps(rho, delta=delta)
 
 
 def gaussian_epsilon_exact(rho: float, *, delta: float) -> float:

@@ -124,9 +124,12 @@ def chi2_radius(d: int, *, beta: float) -> float:
 
 
 def _gamma(d: int, beta: float) -> float:
+    if not beta > 0.0:  # a step's share beta / (4 n t) of a subnormal beta
+        raise ValueError("beta is too small: a step's failure probability beta / (4 n t) underflows to 0; "
+                         "beta must be at least about 1e-300 * n * t")
     L = -math.log(beta)
-    d = float(d)
-    return math.sqrt(d + 2.0 * math.sqrt(d) * math.sqrt(L) + 2.0 * L)
+    dd = float(d)
+    return math.sqrt(dd + 2.0 * math.sqrt(dd) * math.sqrt(L) + 2.0 * L)
 
 
 #: Candidate shares a of the budget for the steps before the last.
@@ -156,7 +159,10 @@ def _recursion(n: int, d: int, radius: float, rho: float, beta: float, t: int,
             R = r + _gamma(d, b / n)
         else:
             R = min(math.sqrt(r * r + 6.0 * r + g * g), r + g)
-        s = 2.0 * R / n / math.sqrt(2.0 * share * rho)  # budget.gaussian_noise_std
+        two_share_rho = 2.0 * share * rho
+        # budget.gaussian_noise_std; the product underflows for subnormal rho (5e-324)
+        root = math.sqrt(two_share_rho) if two_share_rho > 1e-300 else math.sqrt(2.0 * share) * math.sqrt(rho)
+        s = 2.0 * R / n / root
         radii.append(r)
         clips.append(R)
         stds.append(s)

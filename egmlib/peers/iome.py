@@ -46,7 +46,7 @@ from egmlib.peers.quantiles import (
     binary_search_quantiles,
 )
 
-__all__ = ["IOME_SHARES", "IOMEResult", "iome_mean"]
+__all__ = ["IOME_SHARES", "IOMEResult", "iome_clip_count", "iome_mean"]
 
 #: IOME's budget split in PLAN's experiments.
 IOME_SHARES = {"centre": 0.25, "threshold": 0.75 * 0.01, "noise": 0.75 * 0.99}
@@ -149,3 +149,33 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return IOMEResult(estimate=estimate, centre=centre, C=C, rank_target=m,
                       noise_std=s, n_clipped=int(np.count_nonzero(norms > C)), budget=budget)
+
+
+def iome_clip_count(d: int, *, rho: float, steps: int = 20) -> float:
+    r"""How many rows IOME (Huang, Liang and Yi 2021, as in PLAN's experiments) aims to clip.
+
+    Step 3 of the module docstring: the radius is the noisy-binary-search value with
+    :math:`m = n - 4\sqrt{N/(2\rho_{\rm noise})} - 2\sqrt{T/(2\rho_{\rm threshold})}` rows
+    below it, so about
+
+    .. math:: 4\sqrt{N/(2\rho_{\rm noise})} + 2\sqrt{T/(2\rho_{\rm threshold})}
+
+    rows are clipped, whatever :math:`n`; :math:`N` is the padded dimension (the power of
+    two :math:`\ge d`), :math:`T` = ``steps`` the bisection steps, and the budgets are
+    ``rho`` split by :data:`IOME_SHARES`.
+
+    Examples
+    --------
+    >>> round(iome_clip_count(1000, rho=0.125), 1)   # N = 1024
+    503.7
+    """
+    d = _v.check_count("d", d, maximum=2**52)
+    rho = _v.check_positive_finite("rho", rho)
+    steps = _v.check_count("steps", steps, maximum=MAX_BISECTION_STEPS)
+    budget = _budget.split_budget(rho, shares=IOME_SHARES)
+    if not budget["threshold"] > 0.0:
+        raise ValueError(f"rho is too small: the threshold's share of it underflows to 0, got rho={rho!r}")
+    N = 1 << (d - 1).bit_length()
+    out = 4.0 * math.sqrt(N / (2.0 * budget["noise"])) + 2.0 * math.sqrt(steps / (2.0 * budget["threshold"]))
+    _v.check_finite_result(out, what="the clip count", inputs="d or 1/rho")
+    return out

@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib import gchisq
 from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
 from egmlib.peers.clipping import clip_rows, row_norms
@@ -86,6 +87,7 @@ __all__ = [
     "PLAN_SHARES",
     "PlanResult",
     "plan_clip_fraction",
+    "plan_last_step_noise_ratio",
     "plan_mean",
     "plan_norm_bound",
     "plan_noscale_mean",
@@ -173,7 +175,8 @@ def plan_clip_fraction(n: int, *, rho_threshold: float, lower: float, upper: flo
 def _clip_fraction(n: int, rho_threshold: float, lower: float, upper: float,
                    beta: float) -> float:
     T = max(1.0, math.log(upper - lower))
-    return (math.sqrt(n) + math.sqrt(0.5 * T * math.log(T / beta) / rho_threshold)) / n
+    log_t_beta = math.log(T / beta) if beta > 1e-300 else math.log(T) - math.log(beta)  # T/beta overflows below
+    return (math.sqrt(n) + math.sqrt(0.5 * T * log_t_beta / rho_threshold)) / n
 
 
 def plan_norm_bound(sigma: Any, *, beta: float = 0.1) -> float:
@@ -200,7 +203,8 @@ def _norm_bound(s: FloatArray, beta: float) -> float:
     d = s.shape[0]
     with np.errstate(over="ignore"):
         total = float(np.sum(s))
-    return math.sqrt(max(1.0, math.log(d)) * math.log(1.0 / beta) * total)
+    log_inv_beta = math.log(1.0 / beta) if beta > 1e-300 else -math.log(beta)  # 1/beta overflows below
+    return math.sqrt(max(1.0, math.log(d)) * log_inv_beta * total)
 
 
 def _clipped_release(X: np.ndarray, *, centre: FloatArray, sigma_hat: FloatArray | None,
@@ -357,3 +361,59 @@ def plan_oracle_mean(X: Any, *, mu_hat: Any, sigma: Any, rho: float, lower: floa
     norm_upper = plan_norm_bound(sigma, beta=beta)
     return _clipped_release(X, centre=mu, sigma_hat=sigma, Delta=Delta, norm_upper=norm_upper,
                             k=k, budget=budget, rng=rng, inputs="X, mu_hat or sigma")
+
+
+def plan_last_step_noise_ratio(sigma: Any, *, n: int, rho: float, lower: float,
+                               upper: float) -> tuple[float, float]:
+    r"""The book's model (eq. (8.B), chapter 8) of PLAN's last step against Algorithm 3.
+
+    With :math:`\sigma` and :math:`\mu` given, PLAN's last step (Aumuller, Lebeda, Nelson
+    and Pagh 2024; :func:`plan_oracle_mean`) and Algorithm 3 (:mod:`egmlib.peers.algorithm3`)
+    both add Gaussian noise proportional to a clipping radius.  The ratio of their noise
+    standard deviations (in the original space, summed over coordinates) is
+
+    .. math::
+
+        \frac{C_P\sqrt{\sum_j\Delta_j}}{C_t\sum_j\sigma_j}\Big/\sqrt{s_{\rm noise}},
+
+    with :math:`C_t^2` the upper :math:`1/n` quantile of :math:`\sum_j(\sigma_j/S)Z_j^2`
+    (Algorithm 3, :math:`S=\sum_j\sigma_j`), :math:`\Delta` = :func:`plan_scaling`,
+    :math:`C_P^2` the upper :math:`k` quantile of :math:`\sum_j(\sigma_j^2/\Delta_j)Z_j^2`
+    with :math:`k` = :func:`plan_clip_fraction` at the threshold's budget, and
+    :math:`s_{\rm noise}` PLAN's noise share (:data:`PLAN_ORACLE_SHARES`; Algorithm 3 spends
+    all of :math:`\rho` on noise).
+
+    Returns
+    -------
+    (ratio, radius_part) : tuple of float
+        The model's ratio and its radius part (the ratio times :math:`\sqrt{s_{\rm noise}}`).
+
+    Examples
+    --------
+    >>> r, radius = plan_last_step_noise_ratio([1.0] * 64, n=10_000, rho=0.125, lower=-10.0, upper=10.0)
+    >>> round(r / radius, 4)   # sqrt(4/3): the threshold's quarter of the budget
+    1.1547
+    """
+    sig = _v.check_nonnegative_vector("sigma", sigma)
+    n = _v.check_count("n", n, minimum=2)
+    rho = _v.check_positive_finite("rho", rho)
+    lower, upper = _v.check_bounds(lower, upper)
+    if not np.all(sig > 0):
+        raise ValueError("sigma must be > 0 in every coordinate (PLAN's scaling and Lemma 4.1's "
+                         f"weights), got sigma with {int(np.sum(sig == 0))} zero entries")
+    sig = sig / sig.max()  # the ratio is scale-free; no underflow or overflow of sigma^2
+    S = float(sig.sum())
+    C_t = math.sqrt(float(gchisq.isf(1.0 / n, w=sig / S)))
+    Delta = plan_scaling(sig)
+    rho_threshold = rho * PLAN_ORACLE_SHARES["threshold"]
+    if not rho_threshold > 0.0:
+        raise ValueError(f"rho is too small: the threshold's share of it underflows to 0, got rho={rho!r}")
+    k = plan_clip_fraction(n, rho_threshold=rho_threshold, lower=lower, upper=upper)
+    if not 0.0 < k < 1.0:
+        raise ValueError(f"n, rho, lower and upper must give PLAN's clip fraction k in (0, 1), got k={k!r} "
+                         f"(n={n}, rho={rho!r}, lower={lower!r}, upper={upper!r}): n too small for the box")
+    C_P = math.sqrt(float(gchisq.isf(k, w=sig**2 / Delta)))
+    radius = C_P * math.sqrt(float(Delta.sum())) / (C_t * S)
+    ratio = radius / math.sqrt(PLAN_ORACLE_SHARES["noise"])
+    _v.check_finite_result(ratio, what="the noise ratio", inputs="sigma")
+    return ratio, radius

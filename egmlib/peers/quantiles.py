@@ -131,7 +131,10 @@ def sorted_columns(X: Any) -> FloatArray:
         key = id(X)
         while len(_sort_cache) >= SORT_CACHE_SIZE:
             _sort_cache.pop(next(iter(_sort_cache)))
-        _sort_cache[key] = (weakref.ref(X, lambda _, k=key: _sort_cache.pop(k, None)), S)
+        def _forget(_: object, k: int = key) -> None:
+            _sort_cache.pop(k, None)
+
+        _sort_cache[key] = (weakref.ref(X, _forget), S)
     return S
 
 

@@ -17,8 +17,8 @@ them shares a code path with the engine:
   vertical line every factor |1 - 2 w s|^(-1/2) decreases with |Im s|, so the
   integrand has no humps and its modulus bounds the truncation;
 - :func:`np_tail_vertical`: the same vertical line in double precision with
-  the trapezoidal rule, every weight summed one by one (a second contour that
-  shares nothing with the engine's planner, bins or series).
+  the trapezoidal rule, the weights summed by value with their counts (a second
+  contour that shares nothing with the engine's planner, bins or series).
 
 mpmath.quad's error control is absolute, so every integrand is scaled by its
 largest modulus first.
@@ -203,7 +203,7 @@ def _clog1m(z):
 def np_tail_vertical(w, x, c, *, h=None, chunk=4096, max_nodes=2_000_000):
     """log of the tail on the side of c (upper if c > 0: P(Q > x); lower if c < 0:
     P(Q <= x)) by the trapezoidal rule on the vertical line Re s = c in double
-    precision, every weight summed one by one: a contour with nothing in common
+    precision, equal weights grouped by value: a contour with nothing in common
     with the engine's planning. Along the line the integrand's modulus
     decreases; it is truncated where |integrand| * y drops below 1e-19 of its
     value at 0 (NaN if that takes more than max_nodes nodes: a slowly decaying
@@ -222,7 +222,8 @@ def np_tail_vertical(w, x, c, *, h=None, chunk=4096, max_nodes=2_000_000):
     h = min(hs) if h is None else h
 
     def K(s):
-        return -0.5 * np.sum(_clog1m(2.0 * np.multiply.outer(s, w)), axis=-1)
+        # equal weights grouped: sum_v count_v log(1 - 2 s v), the same sum regrouped
+        return -0.5 * (_clog1m(2.0 * np.multiply.outer(s, vals)) @ counts)
 
     k0 = float(K(np.array([c + 0j]))[0].real)
     g0 = 1.0 / abs(c)
@@ -235,19 +236,23 @@ def np_tail_vertical(w, x, c, *, h=None, chunk=4096, max_nodes=2_000_000):
             return math.nan
         y_max *= 1.5
 
-    def rule(step):
-        n = math.ceil(y_max / step) + 1
-        tot = 0.0
-        for lo in range(0, n, chunk):
-            y = step * np.arange(lo, min(n, lo + chunk))
-            s = c + 1j * y
-            terms = (np.exp(K(s) - k0 - 1j * y * x) / s).real
-            if lo == 0:
-                terms[0] *= 0.5
-            tot += float(np.sum(terms))
-        return tot * step / math.pi * (-1.0 if c < 0 else 1.0)
-
-    t1, t2 = rule(h), rule(0.5 * h)
+    # the trapezoidal rule at steps h and h/2; the nodes of the first are every second node
+    # of the second, so the integrand is evaluated once
+    n1 = math.ceil(y_max / h) + 1
+    n2 = max(math.ceil(y_max / (0.5 * h)) + 1, 2 * n1 - 1)
+    sign = -1.0 if c < 0 else 1.0
+    tot1 = tot2 = 0.0
+    for lo in range(0, n2, chunk):
+        idx = np.arange(lo, min(n2, lo + chunk))
+        y = 0.5 * h * idx
+        s = c + 1j * y
+        terms = (np.exp(K(s) - k0 - 1j * y * x) / s).real
+        if lo == 0:
+            terms[0] *= 0.5
+        tot2 += float(np.sum(terms[idx < math.ceil(y_max / (0.5 * h)) + 1]))
+        tot1 += float(np.sum(terms[(idx % 2 == 0) & (idx // 2 < n1)]))
+    t1 = tot1 * h / math.pi * sign
+    t2 = tot2 * (0.5 * h) / math.pi * sign
     if not (t2 > 0 and abs(t1 / t2 - 1.0) <= 1e-13):
         return math.nan
     return k0 - c * x + math.log(t2)
