@@ -68,9 +68,9 @@
       if (table.classList.contains("indextable") || !shown(table)) return;
       table.classList.remove("egm-compact", "egm-stacked");
       var room = table.parentElement.getBoundingClientRect().width;
-      if (table.scrollWidth <= room + 1) return;
+      if (table.scrollWidth <= room - 1) return;
       table.classList.add("egm-compact");
-      if (table.scrollWidth <= room + 1) return;
+      if (table.scrollWidth <= room - 1) return;
       labelCells(table);
       table.classList.remove("egm-compact");
       table.classList.add("egm-stacked");
@@ -92,13 +92,18 @@
       box.style.fontSize = "";
       box.classList.remove("egm-shrunk");
       var eqno = holder.querySelector(":scope > span.eqno");
-      var room = holder.clientWidth;
       var width = svg.getBoundingClientRect().width;
-      if (eqno && width + eqno.getBoundingClientRect().width + 8 > room) {
+      if (eqno && width + eqno.getBoundingClientRect().width + 8 > holder.clientWidth) {
         holder.classList.add("egm-eqno-below");
       }
-      if (width > room) {
-        var scale = Math.max(MATH_MIN_SCALE, (room - 2) / width);
+      // the font size scales the equation; measure again, as MathJax's ex-based sizes
+      // are not exactly proportional to it
+      var scale = 1;
+      for (var k = 0; k < 3; k++) {
+        var room = box.clientWidth - 2;
+        width = svg.getBoundingClientRect().width;
+        if (width <= room || scale <= MATH_MIN_SCALE) break;
+        scale = Math.max(MATH_MIN_SCALE, scale * room / width);
         box.style.fontSize = (100 * scale).toFixed(1) + "%";
         box.classList.add("egm-shrunk");
       }
