@@ -25,6 +25,7 @@ import argparse
 import base64
 import html
 import io
+import re
 import shutil
 import subprocess
 import sys
@@ -60,33 +61,31 @@ Promise.all([typeset, loaded]).then(() => window.egmLayoutDone || null).then(() 
   document.querySelectorAll(".toggle-hidden, .toggle-details__container").forEach(el => {
     el.classList.remove("toggle-hidden"); });
   if (window.egmLayout) window.egmLayout();
-  const h1 = document.querySelector("article h1");
-  done({title: h1 ? h1.textContent.replace(/[#¶]/g, "").trim() : document.title,
-        errors: document.querySelectorAll("mjx-merror, [data-mjx-error]").length});
-}, e => done({title: document.title, errors: -1, failure: String(e)}));
+  done({errors: document.querySelectorAll("mjx-merror, [data-mjx-error]").length});
+}, e => done({errors: -1, failure: String(e)}));
 """
 
 
-def toc_pages() -> list[tuple[str, str]]:
-    """(file, number) in reading order: the landing page, then every entry of every part,
-    numbered as the book numbers them ("4.2"; appendices "A", "B"; back matter "")."""
+def toc_pages() -> list[str]:
+    """The pages to print, in reading order: the landing page, then every entry of every
+    part of ``_toc.yml`` (the API reference aside)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    pages = [(toc["root"], "")]
-    chapter, appendix = 0, 0
+    pages = [toc["root"]]
     for part in toc["parts"]:
         for entry in part["chapters"]:
-            if part.get("numbered"):
-                chapter += 1
-                number = str(chapter)
-            elif Path(entry["file"]).name.startswith("appendix_"):
-                number = chr(ord("A") + appendix)
-                appendix += 1
-            else:
-                number = ""
-            pages.append((entry["file"], number))
-            for k, sub in enumerate(entry.get("sections", []), start=1):
-                pages.append((sub["file"], f"{number}.{k}" if number else ""))
-    return [(f, n) for f, n in pages if not f.startswith(SKIP_FILES)]
+            pages.append(entry["file"])
+            pages += [sub["file"] for sub in entry.get("sections", [])]
+    return [f for f in pages if not f.startswith(SKIP_FILES)]
+
+
+def page_title(html_text: str) -> str:
+    """A built page's title as its ``<h1>`` shows it, with the book's number ("4.2. Lemma
+    4.1 and ..."): the PDF's bookmark for the page."""
+    match = re.search(r"<h1[^>]*>(.*?)</h1>", html_text, re.DOTALL)
+    if not match:
+        return ""
+    text = re.sub(r"<a class=\"headerlink\".*?</a>", "", match.group(1), flags=re.DOTALL)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", text)).split())
 
 
 def _driver():
@@ -159,7 +158,7 @@ def build(out: Path) -> dict:
         title_file.write_text(_title_page(config, commit), encoding="utf-8")
         driver.get(title_file.as_uri())
         writer.append(PdfReader(io.BytesIO(_print(driver, ""))))
-        for file, number in toc_pages():
+        for file in toc_pages():
             page = HTML / (file + ".html")
             if not page.is_file():
                 problems.append(f"{file}: not built")
@@ -168,10 +167,10 @@ def build(out: Path) -> dict:
             info = driver.execute_async_script(_WAIT_JS)
             if info.get("errors"):
                 problems.append(f"{file}: {info['errors']} MathJax errors {info.get('failure', '')}")
-            heading = f"{number} {info['title']}".strip() if number else info["title"]
+            heading = page_title(page.read_text(encoding="utf-8")) or file
             first = len(writer.pages)
             writer.append(PdfReader(io.BytesIO(_print(driver, f"{config['title']} \u2014 {heading}"))))
-            writer.add_outline_item(heading, first)
+            writer.add_outline_item(title=heading, page_number=first)
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
@@ -179,6 +178,9 @@ def build(out: Path) -> dict:
                          "/Subject": "Differential privacy: releasing the sum of Gaussian vectors (Algorithm 3)",
                          "/Creator": "scripts/build_pdf.py (headless Chromium, pypdf)"})
     writer.page_mode = "/UseOutlines"
+    for page in writer.pages:
+        page.compress_content_streams(level=9)
+    writer.compress_identical_objects(remove_duplicates=True, remove_unreferenced=True)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("wb") as f:
         writer.write(f)
