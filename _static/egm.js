@@ -99,11 +99,11 @@
       // the font size scales the equation; measure again, as MathJax's ex-based sizes
       // are not exactly proportional to it
       var scale = 1;
-      for (var k = 0; k < 3; k++) {
-        var room = box.clientWidth - 2;
+      for (var k = 0; k < 6; k++) {
+        var room = box.clientWidth - 3;
         width = svg.getBoundingClientRect().width;
         if (width <= room || scale <= MATH_MIN_SCALE) break;
-        scale = Math.max(MATH_MIN_SCALE, scale * room / width);
+        scale = Math.max(MATH_MIN_SCALE, 0.99 * scale * room / width);
         box.style.fontSize = (100 * scale).toFixed(1) + "%";
         box.classList.add("egm-shrunk");
       }

@@ -81,7 +81,8 @@ def toc_pages() -> list[str]:
 def page_title(html_text: str) -> str:
     """A built page's title as its ``<h1>`` shows it, with the book's number ("4.2. Lemma
     4.1 and ..."): the PDF's bookmark for the page."""
-    match = re.search(r"<h1[^>]*>(.*?)</h1>", html_text, re.DOTALL)
+    article = html_text[html_text.find("<article"):]  # the theme's header repeats the title, unnumbered
+    match = re.search(r"<h1[^>]*>(.*?)</h1>", article, re.DOTALL)
     if not match:
         return ""
     text = re.sub(r"<a class=\"headerlink\".*?</a>", "", match.group(1), flags=re.DOTALL)
