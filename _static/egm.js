@@ -141,8 +141,12 @@
     else start();
   });
 
-  var timer = null;
+  // Fit again when the width changes (a phone turned, a window resized); a change of height
+  // alone (a full-page screenshot, a browser bar) changes nothing.
+  var timer = null, lastWidth = window.innerWidth;
   window.addEventListener("resize", function () {
+    if (window.innerWidth === lastWidth) return;
+    lastWidth = window.innerWidth;
     clearTimeout(timer);
     timer = setTimeout(layout, 150);
   });

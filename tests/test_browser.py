@@ -354,17 +354,20 @@ def _check_link(href: str, html_root: Path):
 
 
 def _screenshot(driver, page: str, size, label: int = DESKTOP) -> Path:
+    """The top ``MAX_SHOT_HEIGHT`` px of the page as laid out at ``label`` px: the viewport
+    is made as tall as the page (width unchanged, so nothing is laid out anew), captured,
+    and restored."""
     width, height = (int(v) for v in size)
+    height = min(max(height, 1), MAX_SHOT_HEIGHT)
     shot = SHOTS / (page.removesuffix(".html").replace("/", "__") + f"-{label}.png")
-    data = driver.execute_cdp_cmd(
-        "Page.captureScreenshot",
-        {
-            "format": "png",
-            "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": max(width, 1), "height": min(max(height, 1), MAX_SHOT_HEIGHT),
-                     "scale": 1},
-        },
-    )
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": max(width, 1), "height": height, "deviceScaleFactor": 1, "mobile": label < 500})
+    try:
+        data = driver.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "clip": {"x": 0, "y": 0, "width": max(width, 1), "height": height, "scale": 1}})
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     shot.write_bytes(base64.b64decode(data["data"]))
     return shot
 
