@@ -12,7 +12,10 @@ label instead, after Sphinx has assigned its own:
   they cannot be mistaken for the report's: ``book-proposition-4-a`` is Proposition 4.A,
   ``book-lemma-a-1`` Lemma A.1, ``book-eq-a-2`` equation (A.2).
 
-Everything else keeps Sphinx's numbering. ``<kind>`` must be the statement's type
+Everything else keeps Sphinx's numbering, and so do figures and tables whatever their
+label: they are numbered by the book's chapters (Fig. 5.2 is chapter 5's second figure;
+the report's Figure 2 recomputed is one of them, and its caption says so), so that a
+chapter never mixes "Fig. 1" with "Fig. 5.3". ``<kind>`` must be the statement's type
 (``eq`` for equations), and two items of one type may not share a number; either mistake
 is a build warning (an error under ``-W``).
 """
@@ -27,6 +30,9 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
+#: Numbered by the book's chapters even when their label names the report.
+BOOK_NUMBERED = frozenset({"figure", "table", "code-block"})
+
 LABEL = re.compile(r"^(?:equation-)?(report|book)-([a-z]+)-([0-9a-z]+(?:-[0-9a-z]+)*)$")
 
 
@@ -40,7 +46,7 @@ def renumber(app: Sphinx, env: BuildEnvironment) -> list[str]:
         for figtype, ids in figtypes.items():
             for node_id in list(ids):
                 match = LABEL.match(node_id)
-                if not match:
+                if not match or figtype in BOOK_NUMBERED:
                     continue
                 origin, kind, number = match.groups()
                 expected = "displaymath" if kind == "eq" else kind

@@ -39,7 +39,8 @@ import numpy as np
 
 from egmbook.display import _math
 
-__all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "collect_checks", "report_items"]
+__all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "checks_by_section", "collect_checks",
+           "errata_backing", "readable", "report_items"]
 
 Outcome = Literal["confirms", "corrects", "beyond"]
 
@@ -63,6 +64,10 @@ _COLOURS = {  # badge background, border; readable on white, distinct without co
 }
 _SYMBOLS = {"confirms": "\u2713", "corrects": "\u2717", "beyond": "+"}
 _LABEL = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+# Labels used by the checks of this run (this kernel or process): label -> (claim,
+# statement).  A label names one check; reusing it for another check is an error.
+_USED_LABELS: dict[str, tuple[str, str]] = {}
 
 
 class CheckFailed(AssertionError):
@@ -175,7 +180,10 @@ def check(
     claim, label, outcome, statement, evidence, erratum
         See :class:`Check`. ``outcome="corrects"`` requires ``erratum`` (the anchor of
         the errata entry); the other outcomes forbid it. ``label`` is lower-case
-        letters, digits and hyphens.
+        letters, digits and hyphens, and unique: a second check with the same label and
+        another claim or statement in the same run is a ValueError. The badge states the
+        claim, the verdict and the evidence in words; write numbers in ``evidence`` with
+        :func:`readable` (rounded, no ``e-03``) and with their units.
 
     Raises
     ------
@@ -199,9 +207,16 @@ def check(
         raise ValueError("erratum must name the errata entry when outcome='corrects', got ''")
     if outcome != "corrects" and erratum:
         raise ValueError(f"erratum is only for outcome='corrects', got outcome={outcome!r}")
+    used = _USED_LABELS.get(label)
+    if used is not None and used != (claim, statement):
+        raise ValueError(
+            f"label {label!r} is already used in this run by the check of {used[0]!r} "
+            f"({used[1][:60]!r}): every check needs a label of its own (re-running one cell "
+            "after changing its claim or statement needs a fresh kernel)")
     if not bool(ok):
         raise CheckFailed(f"check {label!r} failed: {claim}: {statement}"
                           + (f" ({evidence})" if evidence else ""))
+    _USED_LABELS[label] = (claim, statement)
     record = Check(claim=claim, label=label, outcome=outcome, statement=statement,
                    evidence=evidence, erratum=erratum)
     try:
@@ -283,3 +298,110 @@ def report_items(claim: str) -> list[str]:
     if re.search(r"\bAppendix A\b", claim):
         items.append("Appendix A")
     return list(dict.fromkeys(items))
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")
+
+
+def readable(value: float, digits: int = 2, unit: str = "") -> str:
+    """A number for a badge's evidence, as a reader writes it: ``digits`` significant
+    digits, no exponent between 0.001 and one million (``0.0041``, ``2100``), else
+    ``4.1 × 10⁻⁵``; a minus sign, and ``unit`` after a thin space (``"12 %"``).
+
+    >>> print(readable(-4.13e-03), readable(2.06e+03, 3), readable(3.2e-10))
+    −0.0041 2060 3.2 × 10⁻¹⁰
+    >>> readable(12.34, 2, "%") == "12\N{THIN SPACE}%"
+    True
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"value must be a real number, got value={value!r} (type {type(value).__name__})")
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits must be an int >= 1, got digits={digits!r}")
+    if not isinstance(unit, str):
+        raise TypeError(f"unit must be a str, got unit={unit!r}")
+    x = float(value)
+    if not np.isfinite(x):
+        text = "nan" if np.isnan(x) else ("\u221e" if x > 0 else "\u2212\u221e")
+    elif x == 0:
+        text = "0"
+    elif isinstance(value, (int, np.integer)) and abs(x) < 1e6:
+        text = str(int(value))
+    else:
+        rounded = float(f"{x:.{digits - 1}e}")
+        exponent = int(np.floor(np.log10(abs(rounded))))
+        if -3 <= exponent < 6:
+            text = f"{rounded:.{max(digits - 1 - exponent, 0)}f}"
+        else:
+            text = f"{rounded / 10.0 ** exponent:.{digits - 1}f} \u00d7 10" + str(exponent).translate(_SUPERSCRIPT)
+        text = text.replace("-", "\u2212")
+    return f"{text}\u2009{unit}" if unit else text
+
+
+def _section_key(section: str) -> tuple:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in section.split("."))
+
+
+def checks_by_section(records: list[dict[str, str]], items: list[dict[str, str]]) -> list[dict]:
+    """The coverage table: for each section of the report, its numbered items, how many have
+    a check, and the checks that name them, so that the checks column adds up.
+
+    ``records`` are :func:`collect_checks`' records, ``items`` the rows of
+    ``data/report_items.csv`` (``item``, ``section``). A check naming items of several
+    sections is counted once, in the first of them (report order); a check that names no
+    item of the report (a statement of the book's own) is counted in a last row with
+    section ``None``. The ``checks`` column therefore sums to ``len(records)``.
+
+    >>> items = [{"item": "Lemma 4.1", "section": "4"}, {"item": "eq. (3)", "section": "2"}]
+    >>> recs = [{"claim": "Lemma 4.1 and eq. (3)"}, {"claim": "Lemma 4.1"}, {"claim": "Proposition 4.A"}]
+    >>> [(r["section"], r["items"], r["checked"], r["checks"]) for r in checks_by_section(recs, items)]
+    [('2', 1, 1, 1), ('4', 1, 1, 1), (None, 0, 0, 1)]
+    """
+    section_of = {row["item"]: row["section"] for row in items}
+    order = sorted({row["section"] for row in items}, key=_section_key)
+    rows = {sec: {"section": sec, "items": 0, "checked": 0, "checks": 0} for sec in order}
+    own = {"section": None, "items": 0, "checked": 0, "checks": 0}
+    checked_items = set()
+    for rec in records:
+        named = [i for i in report_items(rec["claim"]) if i in section_of]
+        checked_items.update(named)
+        if named:
+            first = min((section_of[i] for i in named), key=_section_key)
+            rows[first]["checks"] += 1
+        else:
+            own["checks"] += 1
+    for row in items:
+        rows[row["section"]]["items"] += 1
+        rows[row["section"]]["checked"] += row["item"] in checked_items
+    return [*rows.values(), own]
+
+
+_ERRATUM = re.compile(r"^\((err-[a-z0-9-]+)\)=\s*$")
+
+
+def errata_backing(records: list[dict[str, str]], errata: str) -> list[dict]:
+    r"""How the errata page's entries stand against the correcting badges: for each rank
+    (a ``## `` heading of the errata page, in order), its entries (``(err-...)=`` anchors)
+    and how many of them a badge that *corrects the report* links to.
+
+    ``errata`` is the text of ``chapters/errata.md``. Some entries have no badge of their
+    own: typographical and notational slips found by reading, shown on the errata page
+    with the report's text; several badges may link to one entry, and one entry may be
+    backed by a badge of another outcome (a check that confirms the corrected form).
+
+    >>> text = "## Results\n(err-a)=\n(err-b)=\n## Cosmetic\n(err-c)=\n"
+    >>> recs = [{"outcome": "corrects", "erratum": "err-a"}, {"outcome": "corrects", "erratum": "err-a"}]
+    >>> [(r["rank"], r["entries"], r["with_badge"]) for r in errata_backing(recs, text)]
+    [('Results', 2, 1), ('Cosmetic', 1, 0)]
+    """
+    linked = {r.get("erratum") for r in records if r.get("outcome") == "corrects" and r.get("erratum")}
+    ranks: list[dict] = []
+    for line in errata.splitlines():
+        if line.startswith("## "):
+            ranks.append({"rank": line[3:].strip(), "entries": 0, "with_badge": 0, "anchors": []})
+            continue
+        match = _ERRATUM.match(line.strip())
+        if match and ranks:
+            ranks[-1]["entries"] += 1
+            ranks[-1]["with_badge"] += match.group(1) in linked
+            ranks[-1]["anchors"].append(match.group(1))
+    return [r for r in ranks if r["entries"]]

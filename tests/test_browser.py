@@ -14,16 +14,30 @@ A formula wider than the text column (display math that needs a scroll bar, inli
 that the theme cuts off) is reported as a pytest warning naming the formula.
 
 The layout is checked as a reader meets it, at 1280 px (a laptop) and at 400 px (a phone,
-by Chromium's mobile emulation):
-- no check badge or text output is cut off (no such element whose content is wider than
-  its box); wide equations and tables may scroll inside their own box, the page itself
-  never scrolls sideways on a phone;
-- visible code is at most ``MAX_CODE_SHARE`` of a notebook chapter's height (computation
-  and plotting cells are collapsed), and no page is longer than ``MAX_SCREENS`` screens;
-- every figure is shown at a scale where its smallest text (the book style's smallest
-  font, at the PNG's stored resolution) is at least ``MIN_TEXT_PX`` CSS px tall;
+by Chromium's mobile emulation), each page loaded once per width and measured once:
+- nothing is cut off: no check badge or text output wider than its box, no page that
+  scrolls sideways on a phone;
+- tables fit the column at both widths (``_static/egm.js`` sets a table that does not fit
+  tighter, then stacks its rows as cards), unless they sit in a collapsed block;
+- display equations: none is cut off at 1280 px (``egm.js`` sets a wide one in a smaller
+  font, down to 60 %); at 400 px every key equation (inside a definition, theorem, lemma,
+  proposition, corollary, algorithm, criterion or conjecture) fits the screen, the others
+  may scroll inside their own box (a warning names them); no equation number overlaps
+  its equation;
+- figures: smallest text (the book style's smallest font at the PNG's stored resolution)
+  at least ``MIN_TEXT_PX`` CSS px at 1280 px and ``MIN_PHONE_TEXT_PX`` at 400 px;
+- captions at WCAG AA contrast (at least 4.5:1);
+- no code names in running prose (inline code in paragraphs, lists, tables, captions)
+  outside the API reference and the pages listed in ``CODE_PROSE_PAGES``;
+- visible code is at most ``MAX_CODE_SHARE`` of a notebook chapter's height, counting
+  only code actually displayed (a cell inside a closed ``<details>`` never counts, on any
+  Chromium version), and no page is longer than ``MAX_SCREENS`` screens;
 - no table is printed as text (aligned columns in a text output): tables are HTML;
 - the landing page opens with the table of the report's main claims and their verdicts.
+Known content failures of pages still being rewritten are listed, page by page and check
+by check, in ``KNOWN_CONTENT_FAILURES``: such a page is an expected failure (xfail) for
+exactly those checks, and a listed check that passes fails the test, so the list only
+shrinks.
 A screenshot of each page at both widths (the top ``MAX_SHOT_HEIGHT`` CSS pixels) is saved
 to ``_build/screenshots/<page>-1280.png`` and ``<page>-400.png`` for a person to look at.
 Each notebook chapter must also offer its ``.ipynb`` through the download button, and each
@@ -65,8 +79,12 @@ DESKTOP, PHONE = 1280, 400  # CSS px
 SCREEN_HEIGHT = 800  # CSS px of one screen of a 1280 x 800 laptop
 MAX_SCREENS = 12  # longest page, in screens at 1280 px
 MAX_CODE_SHARE = 0.15  # of a notebook chapter's height
-MIN_TEXT_PX = 9.0  # smallest figure text as displayed, CSS px
+MIN_TEXT_PX = 9.0  # smallest figure text as displayed at 1280 px, CSS px
+MIN_PHONE_TEXT_PX = 7.0  # the same at 400 px
+MIN_CONTRAST = 4.5  # captions, WCAG 2 AA for body text
 VERDICTS = {"confirmed", "corrected", "refuted", "open"}
+PDF_NAME = "dp-vector-sums-for-gaussian-data.pdf"  # scripts/build_pdf.py, linked from the landing page
+PDF_REQUIRED = os.environ.get("REQUIRE_PDF_TEST") == "1"
 
 
 def _first_existing(candidates):
@@ -197,7 +215,9 @@ const imagesSettled = Promise.all(images.map(img => img.complete ? null :
                              img.addEventListener("error", resolve); })));
 const mj = window.MathJax;
 const typeset = (mj && mj.startup && mj.startup.promise) ? mj.startup.promise : Promise.resolve();
-Promise.all([typeset, imagesSettled]).then(
+// _static/egm.js fits tables, equations and figures to the screen once MathJax is done.
+const fitted = typeset.then(() => window.egmLayoutDone || null);
+Promise.all([typeset, imagesSettled, fitted]).then(
     () => done({mathjax: !!(mj && mj.version), version: mj && mj.version ? mj.version : null}),
     err => done({mathjax: !!(mj && mj.version), error: String(err)}));
 """
@@ -334,32 +354,46 @@ def _check_link(href: str, html_root: Path):
 
 
 def _screenshot(driver, page: str, size, label: int = DESKTOP) -> Path:
+    """The top ``MAX_SHOT_HEIGHT`` px of the page as laid out at ``label`` px: the viewport
+    is made as tall as the page (width unchanged, so nothing is laid out anew), captured,
+    and restored."""
     width, height = (int(v) for v in size)
+    height = min(max(height, 1), MAX_SHOT_HEIGHT)
     shot = SHOTS / (page.removesuffix(".html").replace("/", "__") + f"-{label}.png")
-    data = driver.execute_cdp_cmd(
-        "Page.captureScreenshot",
-        {
-            "format": "png",
-            "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": max(width, 1), "height": min(max(height, 1), MAX_SHOT_HEIGHT),
-                     "scale": 1},
-        },
-    )
+    driver.execute_script("window.scrollTo(0, 0)")
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": max(width, 1), "height": height, "deviceScaleFactor": 1, "mobile": label < 500})
+    try:
+        data = driver.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "clip": {"x": 0, "y": 0, "width": max(width, 1), "height": height, "scale": 1}})
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     shot.write_bytes(base64.b64decode(data["data"]))
     return shot
 
 
-def _load(driver, page: str) -> dict:
-    url = (HTML / page).resolve().as_uri()
-    driver.get_log("browser")  # drop messages of the previous page
-    driver.get(url)
-    waited = driver.execute_async_script(_WAIT_JS)
-    info = driver.execute_script(_INSPECT_JS)
-    info["wait"] = waited
-    info["console"] = [
-        entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"
-    ]
-    return info
+# One load per page and width: every test of a page at a width reads this cache.
+_MEASURED: dict[tuple[str, int], dict] = {}
+
+
+def _measure(driver, page: str, width: int) -> dict:
+    """Load ``page`` once at ``width``, wait for MathJax, the images and ``_static/egm.js``,
+    collect everything the tests check (the content at 1280 px, the layout at both
+    widths) and save the screenshot."""
+    key = (page, width)
+    if key not in _MEASURED:
+        driver.get_log("browser")  # drop messages of the previous page
+        driver.get((HTML / page).resolve().as_uri())
+        info = {"wait": driver.execute_async_script(_WAIT_JS)}
+        if width == DESKTOP:
+            info.update(driver.execute_script(_INSPECT_JS))
+        info["layout"] = driver.execute_script(_LAYOUT_JS)
+        info["console"] = [
+            entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"
+        ]
+        info["shot"] = _screenshot(driver, page, (width, info["layout"]["height"]), width)
+        _MEASURED[key] = info
+    return _MEASURED[key]
 
 
 # --------------------------------------------------------------------------------------
@@ -483,8 +517,8 @@ def test_page_renders_offline(browser, page):
         target = (HTML / page).parent / unquote(redirect.group(1).strip())
         assert target.is_file(), f"{page} redirects to missing {target}"
         return
-    info = _load(browser, page)
-    shot = _screenshot(browser, page, info["size"])
+    info = _measure(browser, page, DESKTOP)
+    shot = info["shot"]
     problems = []
 
     # math
@@ -509,6 +543,8 @@ def test_page_renders_offline(browser, page):
 
     # links and resources
     for href in sorted(set(info["links"])):
+        if href.endswith("/" + PDF_NAME) and not (HTML / PDF_NAME).is_file() and not PDF_REQUIRED:
+            continue  # the PDF edition is built by scripts/build_pdf.py (README, command 3)
         problem = _check_link(href, HTML)
         if problem:
             problems.append(f"broken internal link: {problem}")
@@ -523,7 +559,7 @@ def test_page_renders_offline(browser, page):
         # Readable but awkward, and fixed in the chapter's source (break the formula or
         # display it): reported as a warning in pytest's summary, not as a failure.
         warnings.warn(
-            f"{page}: {len(info['tooWide'])} formulas wider than the text column at 1280 px: "
+            f"{page}: {len(info['tooWide'])} formulas wider than their place at 1280 px: "
             + "; ".join(info["tooWide"][:5]),
             stacklevel=1,
         )
@@ -541,7 +577,7 @@ NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
 def test_notebook_page_offers_ipynb_download(browser, notebook):
     page = f"chapters/{notebook.stem}.html"
     assert (HTML / page).is_file(), f"{notebook.name} has no page {page}: is it in _toc.yml?"
-    info = _load(browser, page)
+    info = _measure(browser, page, DESKTOP)
     wanted = f"_sources/chapters/{notebook.name}"
     links = [href for href in info["downloads"] if unquote(urlsplit(href).path).endswith(wanted)]
     assert links, f"{page}: the download button offers {info['downloads']}, not {wanted}"
@@ -591,20 +627,38 @@ def test_report_macros_typeset(browser):
 # the layout a reader sees, at a laptop's and a phone's width
 
 _LAYOUT_JS = r"""
-const article = document.querySelector("article.bd-article") || document.querySelector("main");
-// Content of a closed <details> (collapsed code, the rest of a long table) still has layout
-// boxes in current Chromium (content-visibility: hidden), but the reader does not see it.
-const seen = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"
-    && !(el.parentElement && el.parentElement.closest("details:not([open])"));
+const article = document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
+// What the reader sees: an element with a box, not hidden, not inside a closed <details>
+// (whose content keeps layout boxes in some Chromium versions), not inside an element
+// that is display:none.  Checked on the element and every ancestor, so that collapsed
+// cells never count, whatever the Chromium version does with their boxes.
+const seen = el => {
+  if (el.getClientRects().length === 0) return false;
+  if (el.checkVisibility && !el.checkVisibility({contentVisibilityAuto: true, visibilityProperty: true}))
+    return false;
+  for (let a = el; a; a = a.parentElement) {
+    const style = getComputedStyle(a);
+    if (style.display === "none" || style.visibility === "hidden" || style.contentVisibility === "hidden")
+      return false;
+    if (a.parentElement && a.parentElement.tagName === "DETAILS" && !a.parentElement.open
+        && a.tagName !== "SUMMARY") return false;
+  }
+  return true;
+};
+const short = el => el.textContent.trim().replace(/\s+/g, " ").slice(0, 80);
+const texOf = el => {
+  try { return MathJax.startup.document.getMathItemsWithin(el)[0].math.trim().replace(/\s+/g, " ").slice(0, 80); }
+  catch (e) { return short(el); }
+};
 const cut = [];
 for (const el of document.querySelectorAll(
     "div.cell_output pre, div.egm-check, div.cell_output div.output, div.admonition")) {
   if (!seen(el)) continue;
   if (el.scrollWidth > el.clientWidth + 1) {
-    cut.push((el.className || el.tagName).toString().split(" ")[0] + ": " +
-             el.textContent.trim().replace(/\s+/g, " ").slice(0, 80));
+    cut.push((el.className || el.tagName).toString().split(" ")[0] + ": " + short(el));
   }
 }
+// Code the reader sees: visible input cells, measured by their visible lines.
 let code = 0;
 for (const el of document.querySelectorAll("div.cell_input")) {
   if (seen(el)) code += el.getBoundingClientRect().height;
@@ -613,16 +667,85 @@ const texts = [];
 for (const el of document.querySelectorAll("div.cell_output pre")) {
   if (seen(el)) texts.push(el.textContent);
 }
+const column = article.getBoundingClientRect();
+// Tables: wider than the place they are in (their parent's box, itself within the column)?
+const tables = [];
+for (const t of article.querySelectorAll("table")) {
+  if (!seen(t)) continue;
+  const room = Math.min(t.parentElement.getBoundingClientRect().width, column.width);
+  const width = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
+  tables.push({fits: width <= room + 1, width: Math.round(width), room: Math.round(room),
+               stacked: t.classList.contains("egm-stacked"),
+               text: short(t.querySelector("tr") || t)});
+}
+// Display equations: cut off (wider than their box), how much they were shrunk, whether
+// their number overlaps them, and whether they are key (inside a definition, theorem,
+// lemma, ... box of sphinx-proof, or the mechanism's algorithm).
+const KEY = /\b(definition|theorem|lemma|corollary|proposition|algorithm|conjecture|criterion)\b/;
+const equations = [];
+for (const box of article.querySelectorAll('mjx-container[display="true"]')) {
+  const svg = box.querySelector("svg");
+  if (!svg || !seen(box)) continue;
+  const holder = box.closest("div.math") || box.parentElement;
+  const s = svg.getBoundingClientRect();
+  const eqno = holder.querySelector(":scope > span.eqno");
+  let overlaps = false;
+  if (eqno) {
+    const e = eqno.getBoundingClientRect();
+    overlaps = e.left < s.right - 1 && s.left < e.right - 1 && e.top < s.bottom - 1 && s.top < e.bottom - 1;
+  }
+  const proof = box.closest("div.proof");
+  const key = !!(proof && KEY.test(proof.className));
+  equations.push({fits: s.width <= box.clientWidth + 1 && s.right <= column.right + 1,
+                  width: Math.round(s.width), room: Math.round(box.clientWidth), overlaps: overlaps,
+                  key: key, scale: parseFloat(box.style.fontSize || "100") / 100, tex: texOf(box)});
+}
+// Caption colour contrast (WCAG 2 relative luminance), against the nearest opaque background.
+const rgb = c => (c.match(/[\d.]+/g) || []).map(Number);
+const lum = ([r, g, b]) => {
+  const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+};
+const background = el => {
+  for (let a = el; a; a = a.parentElement) {
+    const c = rgb(getComputedStyle(a).backgroundColor);
+    if (c.length >= 3 && (c.length < 4 || c[3] > 0.5)) return c;
+  }
+  return [255, 255, 255];
+};
+const captions = [];
+for (const el of article.querySelectorAll(
+    "figcaption, figcaption p, figcaption span, div.egm-table-caption, table caption, " +
+    "span.caption-text, span.caption-number")) {
+  if (!seen(el) || !el.textContent.trim()) continue;
+  const fg = rgb(getComputedStyle(el).color), bg = background(el);
+  const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+  captions.push({contrast: (hi + 0.05) / (lo + 0.05), text: short(el)});
+}
+// Code names in running prose: inline literals in paragraphs, list items, table cells and
+// captions (not in code blocks, not in the book's own links to its API reference pages,
+// which the static pass reports separately).
+const literals = [];
+for (const c of article.querySelectorAll("code")) {
+  if (c.closest("pre, div.highlight, div.cell_input, dl.py, .sig")) continue;
+  if (!c.closest("p, li, td, th, figcaption, dd")) continue;
+  if (!seen(c)) continue;
+  literals.push(c.textContent.trim().slice(0, 60));
+}
 return {
   scrollWidth: document.documentElement.scrollWidth,
   clientWidth: document.documentElement.clientWidth,
   height: document.documentElement.scrollHeight,
-  article: article ? article.getBoundingClientRect().height : 0,
+  article: column.height,
   code: code,
   notebook: document.querySelectorAll("div.cell").length > 0,
   cut: cut,
   texts: texts,
-  images: Array.from(document.querySelectorAll("article img")).filter(seen).map(img => ({
+  tables: tables,
+  equations: equations,
+  captions: captions,
+  literals: literals,
+  images: Array.from(article.querySelectorAll("img")).filter(seen).map(img => ({
       src: img.currentSrc || img.src, natural: img.naturalWidth,
       shown: img.getBoundingClientRect().width, alt: img.getAttribute("alt") || ""})),
 };
@@ -645,12 +768,15 @@ def _text_tables(texts):
     return found
 
 
+MPLSTYLE = ROOT / "egmbook" / "book.mplstyle"
+
+
 def _style_min_font_pt() -> float:
     """Smallest font size (pt) of the book's matplotlib style."""
     keys = ("font.size", "axes.titlesize", "axes.labelsize", "xtick.labelsize",
             "ytick.labelsize", "legend.fontsize", "legend.title_fontsize")
     values = {}
-    for line in (ROOT / "egmlib" / "book.mplstyle").read_text(encoding="utf-8").splitlines():
+    for line in MPLSTYLE.read_text(encoding="utf-8").splitlines():
         key, _, value = line.partition("#")[0].partition(":")
         if key.strip() in keys:
             values[key.strip()] = float(value)
@@ -667,61 +793,151 @@ def _png_dpi(path: Path) -> float:
     return float(dpi[0])
 
 
-def _layout(driver, page: str) -> dict:
-    driver.get((HTML / page).resolve().as_uri())
-    driver.execute_async_script(_WAIT_JS)
-    return driver.execute_script(_LAYOUT_JS)
-
-
 def _is_redirect(page: str) -> bool:
     return bool(REDIRECT.search((HTML / page).read_text(encoding="utf-8", errors="replace")[:2000]))
 
 
-READER_PAGES = [p for p in PAGES if p.startswith("chapters/")]
+# Every page a reader can open: the chapters, the back matter, the proof index and the
+# general indices (not the root index.html, which only forwards to the landing page).
+READER_PAGES = [p for p in PAGES if not _is_redirect(p)] if PAGES else []
+
+# Generated indices: lists to look things up in, not pages to read through (no page length).
+INDEX_PAGES = ("genindex.html", "py-modindex.html", "search.html", "prf-prf.html")
+# Pages whose text is about code, where inline code names are the subject: the API
+# reference, the instructions for re-running, and the generated indices (the proof index
+# lists the statements by their labels).
+CODE_PROSE_PAGES = ("chapters/api/", "chapters/rerunning.html", *INDEX_PAGES)
+
+# Known content failures of pages that other branches are rewriting: (page, width) -> the
+# checks that fail there (the first word of each problem: cut, scroll, length, code,
+# text-table, figure, alt, table, equation, eqno, caption, code-name).  Such a page is an
+# expected failure for exactly these checks; a listed check that no longer fails is an
+# error, so the list only shrinks.  The lead empties it as the chapters land.
+KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {
+    # code names (module and function names, file paths) in the prose of chapters being rewritten
+    ("chapters/02_preliminaries.html", DESKTOP): {"code-name"},
+    ("chapters/03_algorithms.html", DESKTOP): {"code-name"},
+    ("chapters/04_problem_setup.html", DESKTOP): {"code-name"},
+    ("chapters/04a_algorithm3_clipping.html", DESKTOP): {"code-name"},
+    ("chapters/04b_lemma41_second_order.html", DESKTOP): {"code-name"},
+    ("chapters/04c_lemma42_theorem4.html", DESKTOP): {"code-name"},
+    ("chapters/04d_theorem4_without_condition.html", DESKTOP): {"code-name"},
+    ("chapters/05_empirical_evaluation.html", DESKTOP): {"code-name"},
+    ("chapters/05a_figure2_cause.html", DESKTOP): {"code-name"},
+    ("chapters/05b_improvement_range.html", DESKTOP): {"code-name"},
+    ("chapters/07a_centre_privacy.html", DESKTOP): {"code-name"},
+    ("chapters/08_peers.html", DESKTOP): {"code-name"},
+    ("chapters/08a_plan_faithfulness.html", DESKTOP): {"code-name"},
+    ("chapters/08b_zcdp_calibration.html", DESKTOP): {"code-name"},
+    ("chapters/appendix_a_bordered_hessian.html", DESKTOP): {"code-name"},
+    ("chapters/appendix_b_working_notes.html", DESKTOP): {"code-name"},
+    ("chapters/errata.html", DESKTOP): {"code-name"},
+    ("chapters/07_beyond_the_report.html", DESKTOP): {"code-name", "length"},  # 15.5 screens
+    # a key display equation that needs a line break to fit a phone even at 60 % size
+    ("chapters/05_empirical_evaluation.html", PHONE): {"equation"},  # the two quantile conditions
+    ("chapters/05b_improvement_range.html", PHONE): {"equation"},  # Delta_j
+    ("chapters/07_beyond_the_report.html", PHONE): {"equation"},  # the error decomposition
+}
+
+
+def _verdict(page: str, width: int, problems: list[tuple[str, str]]) -> None:
+    """Fail on problems (kind, message); known content failures of ``page`` xfail."""
+    known = KNOWN_CONTENT_FAILURES.get((page, width), set())
+    kinds = {kind for kind, _ in problems}
+    lines = list(dict.fromkeys(f"{kind}: {msg}" for kind, msg in problems))
+    if len(lines) > MAX_REPORTED:
+        lines = lines[:MAX_REPORTED] + [f"... and {len(lines) - MAX_REPORTED} more"]
+    message = f"{page} at {width} px:\n  " + "\n  ".join(lines)
+    if kinds - known:
+        pytest.fail(message, pytrace=False)
+    if known - kinds:
+        pytest.fail(f"{page}: KNOWN_CONTENT_FAILURES lists {sorted(known - kinds)} at {width} px, "
+                    "which no longer fail: remove them", pytrace=False)
+    if problems:
+        pytest.xfail("known content failure: " + message)
+
+
+def _figure_problems(layout: dict, limit: float, width: int) -> list[tuple[str, str]]:
+    problems = []
+    min_pt = _style_min_font_pt()
+    for img in layout["images"]:
+        path = Path(unquote(urlsplit(img["src"]).path))
+        if path.suffix.lower() != ".png" or not img["natural"] or "_static" in path.parts:
+            continue  # the theme's icons are not figures
+        text_px = min_pt * _png_dpi(path) / 72.0 * img["shown"] / img["natural"]
+        if text_px < limit - 0.05:
+            problems.append(("figure", f"{path.name}: smallest text {text_px:.1f} px as shown at {width} px "
+                                       f"(limit {limit})"))
+        if not img["alt"] or img["alt"].endswith(".png"):
+            problems.append(("alt", f"figure {path.name} has no alt text saying what it shows"))
+    return problems
+
+
+def _table_problems(layout: dict) -> list[tuple[str, str]]:
+    return [("table", f"{t['width']} px wide in {t['room']} px"
+                      f"{' (stacked)' if t['stacked'] else ''}: {t['text']}")
+            for t in layout["tables"] if not t["fits"]]
+
+
+def _eqno_problems(layout: dict) -> list[tuple[str, str]]:
+    return [("eqno", f"equation number overlaps: {e['tex']}") for e in layout["equations"] if e["overlaps"]]
 
 
 @needs_browser
 @pytest.mark.parametrize("page", READER_PAGES)
 def test_layout_at_laptop_width(browser, page):
-    """At 1280 px: nothing cut off, code collapsed, page length, legible figures, HTML tables."""
-    info = _layout(browser, page)
-    _screenshot(browser, page, (DESKTOP, info["height"]), DESKTOP)
-    problems = [f"cut off: {c}" for c in info["cut"]]
-    if info["height"] > MAX_SCREENS * SCREEN_HEIGHT:
-        problems.append(f"page is {info['height'] / SCREEN_HEIGHT:.1f} screens long "
-                        f"(limit {MAX_SCREENS} at {SCREEN_HEIGHT} px): split it")
+    """At 1280 px: nothing cut off, tables and equations fit, code collapsed, page length,
+    legible figures, captions' contrast, no code names in prose, HTML tables."""
+    info = _measure(browser, page, DESKTOP)["layout"]
+    problems = [("cut", c) for c in info["cut"]]
+    if info["height"] > MAX_SCREENS * SCREEN_HEIGHT and page not in INDEX_PAGES:
+        problems.append(("length", f"page is {info['height'] / SCREEN_HEIGHT:.1f} screens long "
+                                   f"(limit {MAX_SCREENS} at {SCREEN_HEIGHT} px): split it"))
     if info["notebook"] and info["article"]:
         share = info["code"] / info["article"]
         if share > MAX_CODE_SHARE:
-            problems.append(f"visible code is {share:.0%} of the page (limit {MAX_CODE_SHARE:.0%}): "
-                            "collapse computation and plotting cells (hide-input)")
-    problems += [f"table printed as text, starting {t!r}: use egmbook.display.table"
+            problems.append(("code", f"visible code is {share:.0%} of the page (limit {MAX_CODE_SHARE:.0%}): "
+                                     "collapse computation and plotting cells (hide-input)"))
+    problems += [("text-table", f"table printed as text, starting {t!r}: use egmbook.display.table")
                  for t in _text_tables(info["texts"])]
-    min_pt = _style_min_font_pt()
-    for img in info["images"]:
-        path = Path(unquote(urlsplit(img["src"]).path))
-        if path.suffix.lower() != ".png" or not img["natural"]:
-            continue
-        text_px = min_pt * _png_dpi(path) / 72.0 * img["shown"] / img["natural"]
-        if text_px < MIN_TEXT_PX - 0.05:
-            problems.append(f"figure {path.name}: smallest text {text_px:.1f} px as shown "
-                            f"(limit {MIN_TEXT_PX}): draw it at the column's width")
-        if not img["alt"] or img["alt"].endswith(".png"):
-            problems.append(f"figure {path.name} has no alt text saying what it shows")
-    assert not problems, f"{page} at {DESKTOP} px:\n  " + "\n  ".join(problems[:MAX_REPORTED])
+    problems += _figure_problems(info, MIN_TEXT_PX, DESKTOP)
+    problems += _table_problems(info)
+    problems += [("equation", f"display equation cut off, {e['width']} px in {e['room']} px "
+                              f"(at {e['scale']:.0%} size): {e['tex']}")
+                 for e in info["equations"] if not e["fits"]]
+    problems += _eqno_problems(info)
+    problems += [("caption", f"contrast {c['contrast']:.2f} (limit {MIN_CONTRAST}): {c['text']}")
+                 for c in info["captions"] if c["contrast"] < MIN_CONTRAST]
+    if not page.startswith(CODE_PROSE_PAGES):
+        names = sorted(set(info["literals"]))
+        if names:
+            problems.append(("code-name", f"{len(info['literals'])} code names in running prose: "
+                                          + ", ".join(names[:12])))
+    _verdict(page, DESKTOP, problems)
 
 
 @needs_browser
 @pytest.mark.parametrize("page", READER_PAGES)
 def test_layout_at_phone_width(phone, page):
-    """At 400 px: the page never scrolls sideways and nothing is cut off."""
-    info = _layout(phone, page)
-    _screenshot(phone, page, (PHONE, info["height"]), PHONE)
-    problems = [f"cut off: {c}" for c in info["cut"]]
+    """At 400 px: the page never scrolls sideways, nothing is cut off, tables fit (stacked
+    if need be), figures' text is legible, the key equations fit and no equation number
+    overlaps its equation."""
+    info = _measure(phone, page, PHONE)["layout"]
+    problems = [("cut", c) for c in info["cut"]]
     if info["scrollWidth"] > info["clientWidth"] + 1:
-        problems.append(f"the page scrolls sideways: {info['scrollWidth']} px wide in a "
-                        f"{info['clientWidth']} px screen")
-    assert not problems, f"{page} at {PHONE} px:\n  " + "\n  ".join(problems[:MAX_REPORTED])
+        problems.append(("scroll", f"the page scrolls sideways: {info['scrollWidth']} px wide in a "
+                                   f"{info['clientWidth']} px screen"))
+    problems += _table_problems(info)
+    problems += [p for p in _figure_problems(info, MIN_PHONE_TEXT_PX, PHONE) if p[0] == "figure"]
+    problems += [("equation", f"key equation does not fit the screen, {e['width']} px in {e['room']} px "
+                              f"(at {e['scale']:.0%} size): {e['tex']}")
+                 for e in info["equations"] if e["key"] and not e["fits"]]
+    problems += _eqno_problems(info)
+    scrolling = [e for e in info["equations"] if not e["key"] and not e["fits"]]
+    if scrolling:
+        warnings.warn(f"{page}: {len(scrolling)} display equations scroll in their box at {PHONE} px: "
+                      + "; ".join(e["tex"] for e in scrolling[:3]), stacklevel=1)
+    _verdict(page, PHONE, problems)
 
 
 class _Tables(HTMLParser):
@@ -777,9 +993,10 @@ MAX_BOOK_BYTES = 15_000_000  # the whole of _build/html
 @needs_build
 def test_built_book_is_at_most_15_mb():
     """The book ships only what its pages load (MathJax's one component, no source maps,
-    no theme translations): at most 15 MB in all, and no absolute path of the machine
+    no theme translations): at most 15 MB in all (the PDF edition aside), and no absolute path of the machine
     that built it in any page."""
-    files = [p for p in HTML.rglob("*") if p.is_file()]
+    # the PDF edition is a download beside the book, with its own limit (tests/test_pdf.py)
+    files = [p for p in HTML.rglob("*") if p.is_file() and p.name != PDF_NAME]
     total = sum(p.stat().st_size for p in files)
     biggest = sorted(files, key=lambda p: p.stat().st_size)[-5:]
     assert total <= MAX_BOOK_BYTES, (

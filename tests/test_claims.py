@@ -87,3 +87,26 @@ def test_the_report_items_file_lists_46_checkable_items():
     items = [row["item"] for row in csv.DictReader(path.open())]
     assert len(items) == len(set(items)) == 46
     assert [f"eq. ({k})" for k in range(1, 28)] == [i for i in items if i.startswith("eq.")]
+
+
+def test_a_label_names_one_check_in_a_run():
+    check(True, claim="Lemma 2.3", label="t-unique-label", outcome="confirms", statement="first")
+    # the same check again (a cell re-run) is fine
+    check(True, claim="Lemma 2.3", label="t-unique-label", outcome="confirms", statement="first")
+    with pytest.raises(ValueError, match="already used in this run"):
+        check(True, claim="Lemma 2.4", label="t-unique-label", outcome="confirms", statement="another")
+
+
+def test_readable_numbers_have_no_exponent_notation():
+    from egmbook.claims import readable
+
+    assert readable(-4.13e-03) == "\u22120.0041"
+    assert readable(2.06e03, 3) == "2060"
+    assert readable(99.96) == "100"
+    assert readable(7.3e-16) == "7.3 \u00d7 10\u207b\u00b9\u2076"
+    assert readable(0) == "0" and readable(12, unit="%") == "12\u2009%"
+    assert "e" not in readable(1.23e-7) and "e" not in readable(4.5e8)
+    with pytest.raises(TypeError, match="value must be a real number"):
+        readable("1.0")
+    with pytest.raises(ValueError, match="digits must be"):
+        readable(1.0, 0)
