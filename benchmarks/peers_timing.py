@@ -34,9 +34,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peers_sweep import ALGORITHMS, estimate, keep_freed_memory  # noqa: E402
+from egmbook.peer_sweep import all_cases, arms_registry, estimate, keep_freed_memory  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"
 TARGET_S = 1.0
@@ -46,11 +44,14 @@ RHOS = (1 / 16, 1 / 8, 1.0)
 WALL_RHO = 1 / 8
 
 
-def methods(s, X):
-    """name -> f(rng, rho): one release of each private method of the sweep on the data X of
-    setting s (IOME draws its rotation from rng, so a run pays for it)."""
-    return {name: (lambda rng, rho, name=name: estimate(name, X, s, rho, rng))
-            for name in ALGORITHMS if name != "empirical"}
+def methods(case, X):
+    """name -> f(rng, rho): one release of each arm of the registry (egmlib.peers.arms.ARMS),
+    called as the sweep calls it, on the data X of the sweep's case (IOME draws its rotation
+    from rng, so a run pays for it)."""
+    data = case.draw([0])
+    data = type(data)(X, data.mean, data.sigma, data.lower, data.upper)
+    return {name: (lambda rng, rho, name=name: estimate(name, data, rho, rng))
+            for name in arms_registry()}
 
 
 def main(argv=None):
@@ -61,6 +62,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     keep_freed_memory()
     s = [x for x in gb.settings("GaussianC") if x.d == 2048][0]
+    case = next(c for c in all_cases("gaussian") if c.dataset == "GaussianC" and c.d == 2048)
     X = np.array(gb.sample(s, rng=np.random.default_rng(0)))  # writable: no caching
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     rho_names = ("1/16", "1/8", "1")
@@ -74,7 +76,7 @@ def main(argv=None):
         + f" {'wall s 1/8':>11s}  target (largest CPU time)",
     ]
     print("\n".join(lines), flush=True)
-    for name, f in methods(s, X).items():
+    for name, f in methods(case, X).items():
         cpu_by_rho, wall_mid = [], float("nan")
         for rho in RHOS:
             wall, cpu = [], []

@@ -105,8 +105,20 @@ def name_id(name: str) -> int:
 
 # ------------------------------------------------------------------ cases
 @dataclass(frozen=True)
+class Drawn:
+    """The data of one run and what the arms may be given: the public box, the standard
+    deviations of the arms "given sigma", and the reference mean (the error's target)."""
+
+    X: np.ndarray
+    mean: np.ndarray
+    sigma: np.ndarray
+    lower: float
+    upper: float
+
+
+@dataclass(frozen=True)
 class Case:
-    """One point of a sweep: how to draw its data, its public box and its true inputs."""
+    """One point of a sweep: how to draw its data from a seed."""
 
     sweep: str  #: "gaussian" or "offmodel"
     dataset: str  #: the name in the results files
@@ -114,10 +126,7 @@ class Case:
     n: int
     d: int
     alpha: float  #: the skew of PLAN's benchmarks; 0 off the model
-    draw: Callable[[np.random.Generator], np.ndarray]  #: the data of one run (read-only)
-    box: Callable[[np.ndarray], tuple[float, float]]  #: the public box, a function of the draw only where public
-    sigma: Callable[[np.ndarray], np.ndarray]  #: the standard deviations the "given" arms get
-    mean: Callable[[np.ndarray], np.ndarray]  #: the population mean (the error's target)
+    draw: Callable[[list[int]], Drawn]  #: the data of one run, from its seed
 
     @property
     def key(self) -> tuple[str, int]:
@@ -128,29 +137,27 @@ class Case:
         return self.n * self.d
 
 
+def _gaussian_draw(s: gb.GaussianSetting, seed: list[int]) -> Drawn:
+    lo, hi = s.universe
+    return Drawn(gb.sample(s, rng=np.random.default_rng(seed)), s.mean, s.sigma, lo, hi)
+
+
 def _gaussian_cases() -> list[Case]:
-    out = []
-    for dataset in ("GaussianA", "GaussianB", "GaussianC"):
-        for i, s in enumerate(gb.settings(dataset)):
-            out.append(Case("gaussian", dataset, i, s.n, s.d, s.alpha,
-                            draw=functools.partial(_gaussian_draw, s),
-                            box=lambda X, s=s: s.universe,
-                            sigma=lambda X, s=s: s.sigma, mean=lambda X, s=s: s.mean))
-    return out
+    return [Case("gaussian", dataset, i, s.n, s.d, s.alpha, draw=functools.partial(_gaussian_draw, s))
+            for dataset in ("GaussianA", "GaussianB", "GaussianC") for i, s in enumerate(gb.settings(dataset))]
 
 
-def _gaussian_draw(s, rng):
-    return gb.sample(s, rng=rng)
+def _offmodel_draw(name: str, seed: list[int]) -> Drawn:
+    from egmbook import offmodel_data as od
+    smp = od.load(name, seed=seed)
+    return Drawn(smp.X, smp.mean, smp.sigma, smp.lower, smp.upper)
 
 
 def _offmodel_cases() -> list[Case]:
-    """The cases of egmbook.offmodel_data (real datasets and synthetic families)."""
-    try:
-        from egmbook import offmodel_data as od
-    except ImportError:
-        return []
-    return [Case("offmodel", c.name, 0, c.n, c.d, 0.0, draw=c.draw, box=c.box, sigma=c.sigma, mean=c.mean)
-            for c in od.cases()]
+    """The datasets and families of egmbook.offmodel_data, in its order."""
+    from egmbook import offmodel_data as od
+    return [Case("offmodel", name, 0, spec.n, spec.d, 0.0, draw=functools.partial(_offmodel_draw, name))
+            for name, spec in od.DATASETS.items()]
 
 
 @functools.cache
@@ -208,25 +215,25 @@ def default_arms(sweep: str) -> tuple[str, ...]:
     return (*arms_registry(), "empirical")
 
 
-def estimate(name: str, X: np.ndarray, case: Case, rho: float, rng: np.random.Generator) -> np.ndarray:
-    """The private mean of arm ``name`` on the data X of ``case`` at budget rho.
+def estimate(name: str, data: Drawn, rho: float, rng: np.random.Generator) -> np.ndarray:
+    """The private mean of arm ``name`` on ``data`` at budget rho.
 
-    Arms that are given inputs (``arm.inputs``, some of "sigma", "mu") get the case's
-    true standard deviations and population mean; every arm gets the case's public box.
+    Arms that are given inputs (``arm.inputs``, some of "sigma", "mu_hat") get the case's
+    standard deviations and reference mean; every arm gets the case's public box.
     """
+    X = data.X
     if name == "empirical":
         return X.mean(axis=0)
     arm = arms_registry()[name]
-    lo, hi = case.box(X)
     given = {}
     for inp in getattr(arm, "inputs", ()):
         if inp == "sigma":
-            given["sigma"] = case.sigma(X)
+            given["sigma"] = data.sigma
         elif inp in ("mu", "mu_hat"):
-            given[inp] = case.mean(X)
+            given[inp] = data.mean
         else:
             raise ValueError(f"arm {name!r} asks for the input {inp!r}, which the sweep does not know")
-    return arm(X, rho=rho, lower=lo, upper=hi, rng=rng, **given).estimate
+    return arm(X, rho=rho, lower=data.lower, upper=data.upper, rng=rng, **given).estimate
 
 
 # ------------------------------------------------------------------ tasks
@@ -247,15 +254,15 @@ def run_task(task: Task) -> tuple[Task, list[tuple]]:
     keep_freed_memory()
     case = find_case(task.sweep, task.dataset, task.index)
     ds = name_id(case.dataset)
-    X = case.draw(np.random.default_rng([SEED, ds, case.index, task.run]))
-    xbar = X.mean(axis=0)
-    mu = case.mean(X)
+    data = case.draw([SEED, ds, case.index, task.run])
+    xbar = data.X.mean(axis=0)
+    mu = data.mean
     rows = []
     for name in task.arms:
         a = name_id(name)
         for r_i, rho in enumerate(task.rhos):
             rng = np.random.default_rng([SEED, ds, case.index, task.run, r_i, a])
-            est = estimate(name, X, case, rho, rng)
+            est = estimate(name, data, rho, rng)
             rows.append((case.dataset, case.index, name, case.n, case.d, case.alpha, task.run, rho,
                          float(np.linalg.norm(est - mu)), float(np.linalg.norm(est - xbar))))
     return task, rows
