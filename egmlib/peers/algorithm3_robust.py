@@ -1,0 +1,417 @@
+r"""Algorithm 3 with private inputs that survives data off its model (rho-zCDP in total).
+
+:func:`egmlib.peers.algorithm3.algorithm3_private` (chapter 8's pipeline) trusts its
+private inputs: the clipping radius :math:`C` is the model quantile of
+:math:`\|(x-\hat\mu)\odot b\|` computed from :math:`\hat\sigma` as if the rows were
+:math:`\mathcal N(\hat\mu, \mathrm{diag}(\hat\sigma^2))`.  On real data every step of that
+chain can go wrong (the book's chapter "Algorithm 3 off its model" measures it): ties in
+small-integer data make many paired differences exactly 0, so the log-scale estimate
+collapses towards its floor; zero-variance columns give :math:`\hat\sigma_j \to 0` and
+:math:`b_j\to\infty`; a whitened prior ball built from a tiny :math:`\hat\sigma` is too
+large for CoinPress's centre to converge on a few hundred rows; and then the model radius
+clips every row.
+
+:func:`algorithm3_robust` keeps Algorithm 3's release (transform by
+:math:`b_j = 1/\sqrt{\hat\sigma_j\sum_i\hat\sigma_i}`, clip at :math:`C`, Gaussian noise
+for sensitivity :math:`2C`, transform back) and changes how its inputs are obtained:
+
+=========  ======================================================================  ===================
+step       what                                                                    budget
+=========  ======================================================================  ===================
+``scale``  :math:`\hat\sigma` from logs of grouped pairwise squared differences      ``SHARES["scale"]``
+           (CoinPress), then the free floor :math:`\hat\sigma_j \ge f\,\overline{\hat\sigma}`
+``centre`` CoinPress whitened by the floored :math:`\hat\sigma`, projected on the box  ``SHARES["centre"]``
+``radius`` exponential mechanism over the grid :math:`C_k = C_0 g^k \ge C_0` of the     ``SHARES["radius"]``
+           model radius: the smallest :math:`C_k` that clips at most :math:`t` rows
+``noise``  Gaussian mechanism on the clipped transformed sum, sensitivity :math:`2C`  ``SHARES["noise"]``
+=========  ======================================================================  ===================
+
+Sensitivities under substitution neighbours (one row replaced; the report's Definition
+2.1), each proved in the book (chapter "Algorithm 3 off its model: privacy"):
+
+* scale: the rows are split into groups of ``GROUP`` pairs by a data-independent random
+  permutation; one substituted row changes one pair and hence one group mean
+  :math:`\bar v_g`, i.e. one row of the matrix CoinPress sees, which is all CoinPress's
+  analysis needs (Biswas et al. 2020); the floor is post-processing;
+* centre: CoinPress (Biswas et al. 2020), one row of the whitened data changes;
+* radius: the utility :math:`u(k) = -(c_k - t)_+ - (t - c_{k-1})_+`, :math:`c_k` the
+  number of rows with norm above :math:`C_k` (:math:`c_{-1} = +\infty`), has
+  sensitivity 1 (Lemma in the book: :math:`c_k` and :math:`c_{k-1}` never move in
+  opposite directions under one substitution), so the exponential mechanism at
+  :math:`\varepsilon = \sqrt{8\rho_{\rm radius}}` is :math:`\rho_{\rm radius}`-zCDP
+  (Cesar and Rogers 2021);
+* noise: every clipped row has norm at most :math:`C`, so the clipped sum moves by at
+  most :math:`2C`; noise :math:`2C/\sqrt{2\rho_{\rm noise}}` (Bun and Steinke 2016,
+  Prop. 1.6).
+
+The steps compose (Bun and Steinke 2016, Lemma 1.7) and the shares sum to 1.
+
+On the model the radius step picks :math:`k = 0` (the model radius, about one row
+clipped) except with probability at most ``RADIUS_BETA``: the target
+:math:`t = 1 + 2\ln((K+1)/\beta)/\varepsilon` is where any :math:`k > 0` has utility at
+most :math:`-(t - c_0) \le -(t-1)`.  Off the model, when :math:`C_0` clips more than
+:math:`t` rows, it enlarges :math:`C` until about :math:`t` rows are clipped, as PLAN's
+threshold does from the start.
+
+:func:`plan_last_step_private_inputs` is the arm that isolates the radius: PLAN's last
+step (Aumuller et al. 2024; private quantile threshold and noise) with exactly the same
+private :math:`\hat\sigma` and :math:`\hat\mu` as :func:`algorithm3_robust`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from egmlib import _validation as _v
+from egmlib import gchisq
+from egmlib._validation import FloatArray
+from egmlib.peers import budget as _budget
+from egmlib.peers import plan as _plan
+from egmlib.peers.clipping import clip_rows, row_norms
+from egmlib.peers.coinpress import coinpress_known_scales, coinpress_mean
+
+__all__ = [
+    "GROUP",
+    "RADIUS_BETA",
+    "RADIUS_GRID",
+    "SHARES",
+    "SIGMA_FLOOR_SHARE",
+    "RadiusChoice",
+    "RobustResult",
+    "algorithm3_robust",
+    "grouped_log_scales",
+    "plan_last_step_private_inputs",
+    "radius_utility",
+    "robust_inputs",
+    "select_radius",
+]
+
+#: Budget shares of :func:`algorithm3_robust`; they sum to 1.
+SHARES = MappingProxyType({"scale": 1 / 8, "centre": 1 / 8, "radius": 1 / 32, "noise": 23 / 32})
+#: Pairs averaged per group in :func:`grouped_log_scales`.
+GROUP = 4
+#: The floor: sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
+SIGMA_FLOOR_SHARE = 0.05
+#: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
+RADIUS_GRID = 2.0 ** 0.25
+#: Probability that the radius step leaves C_0 although at most one row is beyond it.
+RADIUS_BETA = 0.01
+#: Largest number of grid points above C_0.
+_MAX_GRID = 400
+
+
+@dataclass(frozen=True)
+class RadiusChoice:
+    """Output of :func:`select_radius`: the grid, the target and the chosen radius."""
+
+    C: float  #: the chosen radius C_k
+    k: int  #: its index on the grid
+    C0: float  #: the model radius (k = 0)
+    grid_size: int  #: K + 1
+    target: float  #: t, the number of clipped rows tolerated
+    eps: float  #: epsilon of the exponential mechanism, sqrt(8 rho_radius)
+
+
+@dataclass(frozen=True)
+class RobustResult:
+    """Output of :func:`algorithm3_robust` and :func:`plan_last_step_private_inputs`.
+
+    ``estimate`` is the release; ``sigma``, ``centre`` and ``C`` are private
+    intermediate releases covered by the budget.  ``n_clipped`` is a diagnostic of
+    the data, not private.
+    """
+
+    estimate: FloatArray  #: (d,) private estimate of the mean
+    centre: FloatArray  #: (d,) mu_hat used
+    sigma: FloatArray  #: (d,) floored sigma_hat used
+    C: float  #: clipping radius in the transformed space
+    radius: RadiusChoice | None  #: the radius step (None for PLAN's last step)
+    noise_std: FloatArray  #: (d,) std of the noise on the mean in the original coordinates
+    n_clipped: int
+    budget: _budget.ZCDPBudget
+
+
+# ---------------------------------------------------------------------------------------
+# scale
+# ---------------------------------------------------------------------------------------
+def _log_mean_sd(k: int) -> tuple[float, float]:
+    """Mean and sd of ln(chi^2_k / k): psi(k/2) + ln(2/k) and sqrt(psi'(k/2))."""
+    return (float(special.digamma(0.5 * k) + math.log(2.0 / k)),
+            float(math.sqrt(special.polygamma(1, 0.5 * k))))
+
+
+def grouped_log_scales(X: Any, *, rho: float, lower: float, upper: float,
+                       rng: np.random.Generator, group: int = GROUP,
+                       floor: float = 1e-12, beta: float = 0.01) -> FloatArray:
+    r"""Private standard deviations from logs of grouped pairwise squared differences.
+
+    Pair the rows by a random permutation drawn from ``rng`` (independent of the data),
+    :math:`v_{ij} = \tfrac12(x_{\pi(2i-1),j}-x_{\pi(2i),j})^2`, average ``group``
+    consecutive pairs, :math:`\bar v_{gj}`, and estimate the mean of
+    :math:`z_{gj} = (\ln\bar v_{gj} - m_k)/s_k` with CoinPress
+    (:func:`~egmlib.peers.coinpress.coinpress_mean`; Biswas et al. 2020), where
+    :math:`m_k = \psi(k/2) + \ln(2/k)` and :math:`s_k = \sqrt{\psi'(k/2)}` are the mean and
+    sd of :math:`\ln(\chi^2_k/k)`, :math:`k` = ``group``: for Gaussian data
+    :math:`\mathbb E z_{gj} = \ln\sigma_j^2/s_k`.  Averaging before the logarithm keeps a
+    tie (:math:`v_{ij} = 0`, common in small-integer data) from sending
+    :math:`\ln v_{ij}` to the floor, and shortens the left tail of :math:`\ln\chi^2_1`.
+
+    Sensitivity: one substituted row changes one pair, so one :math:`\bar v_g` and one
+    row of :math:`z` (the permutation does not depend on the data); CoinPress is
+    :math:`\rho`-zCDP for any data.  The values are clipped to
+    :math:`[\ln(\text{floor}^2 w^2), \ln(w^2/2)]`, :math:`w` = upper - lower, before the
+    logarithm and the result to :math:`[\text{floor}\,w, w/2]` (post-processing).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), finite, n >= 2 group
+    rho : float, finite and > 0
+    lower, upper : float, finite, lower < upper
+        Public universe of every coordinate.
+    rng : numpy.random.Generator
+    group : int >= 1, default ``GROUP``
+    floor : float in (0, 1), default 1e-12
+    beta : float in (0, 1), default 0.01
+        CoinPress's failure probability.
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,), entries > 0
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> X = rng.normal(scale=[1.0, 10.0], size=(20000, 2))
+    >>> s = grouped_log_scales(X, rho=1.0, lower=-100.0, upper=100.0, rng=rng)
+    >>> bool(np.all(np.abs(s / [1.0, 10.0] - 1) < 0.05))
+    True
+    """
+    group = _v.check_count("group", group)
+    X = _v.check_finite_data("X", X, min_rows=2 * group)
+    lower, upper = _v.check_bounds(lower, upper)
+    rho = _v.check_positive_finite("rho", rho)
+    rng = _v.check_rng("rng", rng)
+    floor = _v.check_probability("floor", floor)
+    beta = _v.check_probability("beta", beta)
+    n, d = X.shape
+    width = upper - lower
+    lo = 2.0 * math.log(floor * width)
+    hi = 2.0 * math.log(width) - math.log(2.0)
+    perm = rng.permutation(n)
+    m = n // (2 * group)
+    a, b = perm[0:2 * m * group:2], perm[1:2 * m * group:2]
+    with np.errstate(over="ignore"):
+        D = X[a] - X[b]
+        D *= D
+    D *= 0.5
+    V = D.reshape(m, group, d).mean(axis=1)
+    np.clip(V, math.exp(lo), math.exp(hi), out=V)
+    mk, sk = _log_mean_sd(group)
+    Z = (np.log(V) - mk) / sk
+    centre = np.full(d, 0.5 * (lo + hi) / sk)
+    radius = math.sqrt(d) * 0.5 * (hi - lo) / sk
+    r = coinpress_mean(Z, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta)
+    return np.exp(np.clip(0.5 * sk * r.estimate, 0.5 * lo, 0.5 * hi))
+
+
+def _floored(sigma_hat: FloatArray) -> FloatArray:
+    return np.maximum(sigma_hat, SIGMA_FLOOR_SHARE * float(np.mean(sigma_hat)))
+
+
+def robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower: float,
+                  upper: float, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
+    r"""The private inputs :math:`(\hat\sigma, \hat\mu)` of :func:`algorithm3_robust`.
+
+    :math:`\hat\sigma` = :func:`grouped_log_scales` at ``rho_scale``, floored at
+    ``SIGMA_FLOOR_SHARE`` times its mean (post-processing); :math:`\hat\mu` = CoinPress
+    whitened by it (:func:`~egmlib.peers.coinpress.coinpress_known_scales`, Biswas et al.
+    2020) at ``rho_centre``, projected on the box (post-processing).  Together
+    (``rho_scale`` + ``rho_centre``)-zCDP (Bun and Steinke 2016, Lemma 1.7).
+    ``X`` is checked by the caller.
+    """
+    sigma_hat = _floored(grouped_log_scales(X, rho=rho_scale, lower=lower, upper=upper, rng=rng))
+    centre = coinpress_known_scales(X, sigma=sigma_hat, rho=rho_centre, lower=lower, upper=upper,
+                                    rng=rng).estimate
+    return sigma_hat, np.clip(centre, lower, upper)
+
+
+# ---------------------------------------------------------------------------------------
+# radius
+# ---------------------------------------------------------------------------------------
+def radius_utility(norms: Any, *, radii: Any, target: float) -> FloatArray:
+    r"""The utility :math:`u(k) = -(c_k - t)_+ - (t - c_{k-1})_+` of every radius on the grid.
+
+    :math:`c_k = \#\{i: \|y_i\| > C_k\}` for increasing radii :math:`C_0 < C_1 < \dots`,
+    :math:`c_{-1} = +\infty`, :math:`t` = ``target``.  It is largest (0) at the smallest
+    radius that clips at most :math:`t` rows.  Sensitivity 1 under substitution of one
+    row (proved in the book: the counts :math:`c_k, c_{k-1}` never move in opposite
+    directions).
+
+    Examples
+    --------
+    >>> radius_utility([0.5, 1.5, 2.5, 3.5], radii=[1.0, 2.0, 3.0, 4.0], target=1.0).tolist()
+    [-2.0, -1.0, 0.0, 0.0]
+    """
+    norms = _v.check_finite_vector("norms", norms)
+    radii = _v.check_finite_vector("radii", radii)
+    if radii.shape[0] > 1 and not np.all(np.diff(radii) > 0):
+        raise ValueError("radii must be strictly increasing, got radii that are not")
+    target = _v.check_nonnegative_finite("target", target)
+    return _utility(np.sort(norms), radii, target)
+
+
+def _utility(sorted_norms: FloatArray, radii: FloatArray, target: float) -> FloatArray:
+    n = sorted_norms.shape[0]
+    c = n - np.searchsorted(sorted_norms, radii, side="right")  # rows strictly beyond C_k
+    over = np.maximum(c - target, 0.0)
+    under = np.zeros_like(over)
+    under[1:] = np.maximum(target - c[:-1], 0.0)
+    return 0.0 - (over + under)  # 0.0 - x: no negative zeros
+
+
+def select_radius(norms: FloatArray, *, C0: float, C_max: float, rho: float,
+                  rng: np.random.Generator, grid: float = RADIUS_GRID,
+                  beta: float = RADIUS_BETA) -> RadiusChoice:
+    r"""The private radius: exponential mechanism over :math:`C_k = C_0 g^k`, :math:`k = 0..K`.
+
+    :math:`K = \lceil \ln(C_{\max}/C_0)/\ln g\rceil` (at most 400), :math:`\varepsilon =
+    \sqrt{8\rho}`, target :math:`t = 1 + 2\ln((K+1)/\beta)/\varepsilon`, utility
+    :func:`radius_utility` (sensitivity 1); :math:`P(k) \propto e^{\varepsilon u(k)/2}`
+    (McSherry and Talwar 2007), :math:`\varepsilon`-DP and hence
+    :math:`\varepsilon^2/8 = \rho`-zCDP (Cesar and Rogers 2021).  The grid depends only on
+    public or already released quantities (:math:`C_0, C_{\max}`).
+    """
+    if not C0 > 0.0:
+        raise ValueError(f"C0 must be > 0, got C0={C0!r}")
+    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(math.log(C_max / C0) / math.log(grid)))
+    radii = C0 * grid ** np.arange(K + 1, dtype=float)
+    eps = _budget.exponential_mechanism_epsilon(rho)
+    target = 1.0 + 2.0 * math.log((K + 1) / beta) / eps
+    u = _utility(np.sort(norms), radii, target)
+    logits = 0.5 * eps * u
+    k = int(np.argmax(logits + rng.gumbel(size=K + 1)))  # Gumbel-max: P(k) prop. to e^logit
+    return RadiusChoice(C=float(radii[k]), k=k, C0=float(C0), grid_size=K + 1, target=target,
+                        eps=eps)
+
+
+def _model_radius(sigma: FloatArray, p: float) -> float:
+    w = sigma / float(np.sum(sigma))
+    return math.sqrt(float(gchisq.isf(p, w=w)))
+
+
+# ---------------------------------------------------------------------------------------
+# the pipelines
+# ---------------------------------------------------------------------------------------
+def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float, float,
+                                                                np.random.Generator]:
+    X = _v.check_finite_data("X", X, min_rows=2 * GROUP)
+    lower, upper = _v.check_bounds(lower, upper)
+    rng = _v.check_rng("rng", rng)
+    return X, lower, upper, rng
+
+
+def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
+                      rng: np.random.Generator, p_clip: float | None = None) -> RobustResult:
+    r"""Algorithm 3 with private inputs, robust off its model; :math:`\rho`-zCDP in total.
+
+    Steps and budget ``SHARES`` as in the module docstring: :func:`robust_inputs`
+    (:math:`\hat\sigma` floored, :math:`\hat\mu`), the model radius :math:`C_0` of
+    Algorithm 3 at tail probability ``p_clip`` (default :math:`1/n`; the report's
+    Section 4) from :math:`\hat\sigma`, :func:`select_radius` on the grid from
+    :math:`C_0` to :math:`C_{\max} = \|(\text{upper}-\text{lower})\,b\|` (no row of the box
+    is farther from :math:`\hat\mu`), the clipped transformed sum and Gaussian noise
+    :math:`2C/\sqrt{2\rho_{\rm noise}}` (sensitivity :math:`2C`; Bun and Steinke 2016).
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), finite, n >= 8
+    rho : float, finite and > 0
+    lower, upper : float, finite, lower < upper
+        Public universe of every coordinate.
+    rng : numpy.random.Generator
+    p_clip : float in (0, 1), optional
+        Tail probability of the model radius; default 1/n.
+
+    Returns
+    -------
+    RobustResult
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(11)
+    >>> X = 5.0 + np.array([4.0, 2.0, 1.0]) * rng.standard_normal((20000, 3))
+    >>> r = algorithm3_robust(X, rho=1.0, lower=-100.0, upper=100.0, rng=rng)
+    >>> bool(np.linalg.norm(r.estimate - 5.0) < 0.15), round(sum(r.budget.parts.values()), 12)
+    (True, 1.0)
+    """
+    X, lower, upper, rng = _check(X, lower, upper, rng)
+    n = X.shape[0]
+    p = 1.0 / n if p_clip is None else _v.check_probability("p_clip", p_clip)
+    budget = _budget.split_budget(rho, shares=SHARES)
+    sigma, centre = robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
+                                  lower=lower, upper=upper, rng=rng)
+    b = 1.0 / np.sqrt(sigma * float(np.sum(sigma)))
+    norms = row_norms(X, centre, b, inputs="X, lower or upper")
+    C0 = _model_radius(sigma, p)
+    C_max = (upper - lower) * float(np.linalg.norm(b))
+    choice = select_radius(norms, C0=C0, C_max=C_max, rho=budget["radius"], rng=rng)
+    C = choice.C
+    total = clip_rows(X, C, centre, b, norms, inputs="X, lower or upper")
+    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C)
+    noisy = (total + s * rng.standard_normal(X.shape[1])) / n
+    estimate = centre + noisy / b
+    _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
+    return RobustResult(estimate=estimate, centre=centre, sigma=sigma, C=C, radius=choice,
+                        noise_std=s / (n * b), n_clipped=int(np.count_nonzero(norms > C)),
+                        budget=budget)
+
+
+#: Budget of :func:`plan_last_step_private_inputs`: Algorithm 3's inputs, then PLAN's split
+#: of its last step (threshold 1/4, noise 3/4 of the rest).
+PLAN_LAST_STEP_SHARES = MappingProxyType({
+    "scale": SHARES["scale"], "centre": SHARES["centre"],
+    "threshold": 0.25 * (1.0 - SHARES["scale"] - SHARES["centre"]),
+    "noise": 0.75 * (1.0 - SHARES["scale"] - SHARES["centre"])})
+__all__.append("PLAN_LAST_STEP_SHARES")
+
+
+def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: float,
+                                  rng: np.random.Generator, beta: float = 0.1) -> RobustResult:
+    r"""PLAN's last step with the private inputs of :func:`algorithm3_robust`, rho-zCDP.
+
+    The same :func:`robust_inputs` (same shares), then PLAN's threshold and noise
+    (Aumuller et al. 2024; :func:`egmlib.peers.plan.plan_oracle_mean` with the private
+    :math:`\hat\mu, \hat\sigma` in place of the oracle's): scaling
+    :math:`\Delta = ` :func:`~egmlib.peers.plan.plan_scaling` of :math:`\hat\sigma`,
+    exponential-mechanism quantile at :math:`1-k` of the scaled norms (sensitivity 1),
+    Gaussian noise for sensitivity :math:`2C`.  Against :func:`algorithm3_robust` only the
+    radius (and the scaling's regularisation) differs.
+
+    Parameters
+    ----------
+    X, rho, lower, upper, rng : as in :func:`algorithm3_robust`
+    beta : float in (0, 1), default 0.1 (PLAN's)
+
+    Returns
+    -------
+    RobustResult
+        ``radius`` is None; ``sigma`` is :math:`\hat\sigma`.
+    """
+    X, lower, upper, rng = _check(X, lower, upper, rng)
+    beta = _v.check_probability("beta", beta)
+    budget = _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
+    sigma, centre = robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
+                                  lower=lower, upper=upper, rng=rng)
+    # PLAN_ORACLE_SHARES splits the rest 1/4 : 3/4, as PLAN_LAST_STEP_SHARES states
+    r = _plan.plan_oracle_mean(X, mu_hat=centre, sigma=sigma,
+                               rho=budget["threshold"] + budget["noise"], lower=lower,
+                               upper=upper, rng=rng, beta=beta)
+    std = r.noise_std * np.sqrt(r.Delta) / X.shape[0]
+    return RobustResult(estimate=r.estimate, centre=centre, sigma=sigma, C=r.C, radius=None,
+                        noise_std=std, n_clipped=r.n_clipped, budget=budget)

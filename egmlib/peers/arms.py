@@ -1,0 +1,188 @@
+r"""The arms of the book's comparisons: one registry, display name -> estimator.
+
+:data:`ARMS` maps an arm's display name (the key in the sweeps' files) to an
+:class:`Arm`: the estimator, the inputs it is given, its label for tables and figures
+and its plot style.  Every arm is called the same way,
+
+.. code-block:: python
+
+    ARMS[name](X, rho=rho, lower=lower, upper=upper, rng=rng, **given)
+
+where ``given`` holds exactly the inputs named in ``ARMS[name].given`` (``"sigma"``: the
+coordinate standard deviations, ``"mu"``: the mean; oracle arms only), plus optional
+keywords listed in ``ARMS[name].accepts`` (IOME's public ``rotation``, shared across
+budgets by a sweep).  The call returns an object whose ``estimate`` is the private
+mean (the empirical mean for the non-private reference ``"empirical"``).
+
+=============================  =========  ==========================================================
+name                           given      estimator
+=============================  =========  ==========================================================
+``Alg3``                       --         the book's recommended nothing-known pipeline:
+                                          :func:`egmlib.peers.algorithm3_robust.algorithm3_robust`
+``Alg3-private``               --         chapter 8's pipeline,
+                                          :func:`egmlib.peers.algorithm3.algorithm3_private`
+``PLAN-last-step``             --         PLAN's last step with the same private inputs as ``Alg3``
+``PLAN``                       --         :func:`egmlib.peers.plan.plan_mean`
+``PLAN-noscale``               --         :func:`egmlib.peers.plan.plan_noscale_mean`
+``IOME``                       --         PLAN's adaptation of IOME, :func:`egmlib.peers.iome.iome_mean`
+``CoinPress``                  sigma      :func:`egmlib.peers.coinpress.coinpress_known_scales`, the
+                                          paper's clipping radius
+``CoinPress-authors``          sigma      the same with the authors' code's radius
+``Alg3-private-centre``        sigma      :func:`egmlib.peers.algorithm3.algorithm3_private_centre`
+``Alg3-oracle``                sigma, mu  :func:`egmlib.peers.algorithm3.algorithm3_zcdp`
+``PLAN-oracle``                sigma, mu  :func:`egmlib.peers.plan.plan_oracle_mean`
+``empirical``                  --         the mean, not private (the sampling error's reference)
+=============================  =========  ==========================================================
+
+Every private arm is :math:`\rho`-zCDP (Bun and Steinke 2016) under substitution
+neighbours for any data; the oracle arms treat their given inputs as public.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from egmlib import _validation as _v
+from egmlib._validation import FloatArray
+from egmlib.peers import algorithm3, algorithm3_robust, coinpress, iome, plan
+
+__all__ = ["ARMS", "GIVEN", "Arm", "EmpiricalMean", "nothing_known"]
+
+#: The inputs an oracle arm may be given.
+GIVEN = ("sigma", "mu")
+
+
+@dataclass(frozen=True)
+class EmpiricalMean:
+    """Result of the non-private reference arm ``"empirical"``."""
+
+    estimate: FloatArray  #: (d,) the empirical mean (not private)
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm: an estimator called as ``arm(X, rho=, lower=, upper=, rng=, **given)``.
+
+    ``given`` names the inputs the arm must be given (a subset of :data:`GIVEN`);
+    ``accepts`` the optional keywords it passes on.  ``label`` may hold MathJax (for
+    tables and figures); ``style`` holds matplotlib keywords (``color``, ``ls``,
+    ``marker``).
+    """
+
+    name: str
+    label: str
+    estimator: Callable[..., Any]
+    given: tuple[str, ...] = ()
+    accepts: tuple[str, ...] = ()
+    style: Mapping[str, Any] = field(default_factory=dict)
+    private: bool = True
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "style", MappingProxyType(dict(self.style)))
+
+    def __call__(self, X: Any, *, rho: float, lower: float, upper: float,
+                 rng: np.random.Generator, **inputs: Any) -> Any:
+        """Run the arm; ``inputs`` must hold every name in ``given`` and nothing outside
+        ``given`` and ``accepts``."""
+        missing = [g for g in self.given if g not in inputs]
+        if missing:
+            raise TypeError(f"arm {self.name!r} must be given {list(self.given)}, got no {missing}")
+        extra = [k for k in inputs if k not in self.given and k not in self.accepts]
+        if extra:
+            raise TypeError(f"arm {self.name!r} takes the inputs {list(self.given + self.accepts)}, "
+                            f"got {extra}")
+        return self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
+
+
+# ---------------------------------------------------------------------------------------
+# adapters to the common call
+# ---------------------------------------------------------------------------------------
+def _alg3_oracle(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
+                 sigma: Any, mu: Any) -> Any:
+    return algorithm3.algorithm3_zcdp(X, sigma=sigma, mu_hat=mu, rho=rho, rng=rng)
+
+
+def _plan_oracle(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
+                 sigma: Any, mu: Any) -> Any:
+    return plan.plan_oracle_mean(X, mu_hat=mu, sigma=sigma, rho=rho, lower=lower, upper=upper,
+                                 rng=rng)
+
+
+def _coinpress(rule: str) -> Callable[..., Any]:
+    def run(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
+            sigma: Any) -> Any:
+        return coinpress.coinpress_known_scales(X, sigma=sigma, rho=rho, lower=lower, upper=upper,
+                                                rng=rng, clip_rule=rule)
+    run.__name__ = f"coinpress_{rule}"
+    return run
+
+
+def _alg3_private_centre(X: Any, *, rho: float, lower: float, upper: float,
+                         rng: np.random.Generator, sigma: Any) -> Any:
+    return algorithm3.algorithm3_private_centre(X, sigma=sigma, rho=rho, lower=lower,
+                                                upper=upper, rng=rng)
+
+
+def _empirical(X: Any, *, rho: float, lower: float, upper: float,
+               rng: np.random.Generator) -> EmpiricalMean:
+    X = _v.check_finite_data("X", X)
+    return EmpiricalMean(estimate=X.mean(axis=0))
+
+
+_BLUE, _VERMILLION, _PINK, _GREEN, _ORANGE, _GREY = ("#0072B2", "#D55E00", "#CC79A7", "#009E73",
+                                                     "#E69F00", "#999999")
+
+_ARMS = (
+    Arm("Alg3", r"Algorithm 3, nothing known", algorithm3_robust.algorithm3_robust,
+        style={"color": _BLUE, "ls": "-", "marker": "o"},
+        description="private scales and centre, model radius with a private check (the book's "
+                    "recommended pipeline)"),
+    Arm("Alg3-private", r"Algorithm 3, nothing known (chapter 8)", algorithm3.algorithm3_private,
+        style={"color": _BLUE, "ls": "-.", "marker": "P"},
+        description="chapter 8's pipeline: log scales, CoinPress centre, model radius"),
+    Arm("PLAN-last-step", r"PLAN's last step, Algorithm 3's private inputs",
+        algorithm3_robust.plan_last_step_private_inputs,
+        style={"color": _VERMILLION, "ls": "--", "marker": "v"},
+        description="the inputs of Alg3, PLAN's private threshold: isolates the radius"),
+    Arm("PLAN", "PLAN", plan.plan_mean, style={"color": _VERMILLION, "ls": "-", "marker": "^"},
+        description="Aumuller, Lebeda, Nelson and Pagh 2024"),
+    Arm("PLAN-noscale", "PLAN without scaling", plan.plan_noscale_mean,
+        style={"color": _PINK, "ls": "-", "marker": "v"}),
+    Arm("IOME", "IOME (PLAN's adaptation)", iome.iome_mean, accepts=("rotation",),
+        style={"color": _GREEN, "ls": "-", "marker": "D"},
+        description="Huang, Liang and Yi 2021, as PLAN's experiments run it"),
+    Arm("CoinPress", r"CoinPress, $\sigma$ given", _coinpress("paper"), given=("sigma",),
+        style={"color": _ORANGE, "ls": "--", "marker": "X"},
+        description="Biswas, Dong, Kamath and Ullman 2020, the paper's radius r + gamma(d, beta/n)"),
+    Arm("CoinPress-authors", r"CoinPress, $\sigma$ given (authors' radius)", _coinpress("authors"),
+        given=("sigma",), style={"color": _ORANGE, "ls": ":", "marker": "x"},
+        description="the authors' code's radius min(sqrt(r^2 + 6r + gamma^2), r + gamma)"),
+    Arm("Alg3-private-centre", r"Algorithm 3, $\sigma$ given", _alg3_private_centre,
+        given=("sigma",), style={"color": _BLUE, "ls": "--", "marker": "s"}),
+    Arm("Alg3-oracle", r"Algorithm 3, $\sigma$ and $\mu$ given", _alg3_oracle,
+        given=("sigma", "mu"), style={"color": _BLUE, "ls": ":", "marker": "o"}),
+    Arm("PLAN-oracle", r"PLAN's last step, $\sigma$ and $\mu$ given", _plan_oracle,
+        given=("sigma", "mu"), style={"color": _VERMILLION, "ls": ":", "marker": "^"}),
+    Arm("empirical", "empirical mean (not private)", _empirical, private=False,
+        style={"color": _GREY, "ls": "-", "marker": ""}),
+)
+
+#: Display name -> arm, in the order of the tables.
+ARMS: Mapping[str, Arm] = MappingProxyType({a.name: a for a in _ARMS})
+
+
+def nothing_known() -> tuple[str, ...]:
+    """Names of the private arms that are given no inputs.
+
+    Examples
+    --------
+    >>> nothing_known()[:3]
+    ('Alg3', 'Alg3-private', 'PLAN-last-step')
+    """
+    return tuple(a.name for a in _ARMS if a.private and not a.given)
