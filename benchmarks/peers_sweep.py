@@ -45,7 +45,8 @@ def main(argv=None):
     p.add_argument("--scheduler", default=None,
                    help="address of a dask scheduler (e.g. tcp://host:8786): run on its workers")
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets (names in the results)")
-    p.add_argument("--arms", nargs="+", default=None, help="only these arms (names of ARMS, or empirical)")
+    p.add_argument("--arms", nargs="+", default=None, help="only these arms (names in egmlib.peers.arms.ARMS)")
+    p.add_argument("--redo", nargs="+", default=(), help="drop these arms' rows from the log first, to run again")
     p.add_argument("--max-d", type=int, default=None, help="skip cases with larger d")
     p.add_argument("--results", type=Path, default=RESULTS)
     p.add_argument("--no-progress", action="store_true")
@@ -57,12 +58,12 @@ def main(argv=None):
     keep_freed_memory()
     for sweep in args.sweep:
         arms = tuple(args.arms) if args.arms else default_arms(sweep)
-        unknown = [a for a in arms if a != "empirical" and a not in arms_registry()]
+        unknown = [a for a in arms if a not in arms_registry()]
         if unknown:
             p.error(f"unknown arms {unknown}; ARMS has {list(arms_registry())}")
         run_sweep(sweep, arms=arms, runs=args.runs, jobs=args.jobs, results=args.results,
                   datasets=args.datasets, max_d=args.max_d, scheduler=args.scheduler,
-                  progress=not args.no_progress)
+                  progress=not args.no_progress, redo=args.redo)
     return 0
 
 

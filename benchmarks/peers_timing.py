@@ -51,7 +51,7 @@ def methods(case, X):
     data = case.draw([0])
     data = type(data)(X, data.mean, data.sigma, data.lower, data.upper)
     return {name: (lambda rng, rho, name=name: estimate(name, data, rho, rng))
-            for name in arms_registry()}
+            for name, arm in arms_registry().items() if arm.private}
 
 
 def main(argv=None):

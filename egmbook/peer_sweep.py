@@ -22,7 +22,8 @@ and two errors are recorded: ``error`` = ||mu_tilde - mu||_2 against the populat
 that privacy adds, without the sampling error that every arm shares).
 
 Outputs (benchmarks/results/), for SWEEP in {peers, offmodel}:
-  SWEEP_runs.csv     one row per (case, run, arm, rho), floats in full precision; the
+  SWEEP_runs.csv     one row per (case, run, arm, rho), floats in full precision, with the
+                     CPU time of the call (cpu_s: the regeneration time is estimated from it); the
                      resume log (git-ignored): an (case, run, arm) is appended when its five
                      budgets are in, so an interrupted sweep restarts where it stopped, and
                      a new arm runs alone on the old data
@@ -76,7 +77,7 @@ SEED = 20240613
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 RHOS = gb.RHOS
 SWEEPS = {"gaussian": "peers", "offmodel": "offmodel"}  # sweep -> file stem
-RUN_FIELDS = ("dataset", "case", "algorithm", "n", "d", "alpha", "run", "rho", "error", "excess")
+RUN_FIELDS = ("dataset", "case", "algorithm", "n", "d", "alpha", "run", "rho", "error", "excess", "cpu_s")
 SUMMARY_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs")
 PRIVACY_DELTAS = (1e-5, 1e-6, 1e-8)
 
@@ -178,62 +179,31 @@ def find_case(sweep: str, dataset: str, index: int) -> Case:
 
 
 # ------------------------------------------------------------------ arms
-@functools.cache
 def arms_registry():
     """egmlib.peers.arms.ARMS: display name -> arm (see that module)."""
-    try:
-        from egmlib.peers.arms import ARMS
-    except ImportError:  # until the registry lands: the arms of chapter 8, called as before
-        return _legacy_arms()
+    from egmlib.peers.arms import ARMS
     return ARMS
 
 
-class _Arm:
-    def __init__(self, f, inputs=()):
-        self.f, self.inputs = f, inputs
-
-    def __call__(self, X, **kw):
-        return self.f(X, **kw)
-
-
-def _legacy_arms():
-    from egmlib.peers import algorithm3, coinpress, iome, plan
-    return {
-        "PLAN": _Arm(plan.plan_mean),
-        "PLAN-noscale": _Arm(plan.plan_noscale_mean),
-        "IOME": _Arm(iome.iome_mean),
-        "CoinPress": _Arm(coinpress.coinpress_known_scales, ("sigma",)),
-        "Alg3-oracle": _Arm(lambda X, lower, upper, **k: algorithm3.algorithm3_zcdp(X, **k), ("sigma", "mu_hat")),
-        "PLAN-oracle": _Arm(plan.plan_oracle_mean, ("sigma", "mu_hat")),
-        "Alg3-private-centre": _Arm(algorithm3.algorithm3_private_centre, ("sigma",)),
-        "Alg3-private": _Arm(algorithm3.algorithm3_private),
-    }
-
-
 def default_arms(sweep: str) -> tuple[str, ...]:
-    """Every arm of the registry, and the non-private mean as a reference."""
-    return (*arms_registry(), "empirical")
+    """Every arm of the registry (with the non-private mean, the reference "empirical")."""
+    return tuple(arms_registry())
 
 
 def estimate(name: str, data: Drawn, rho: float, rng: np.random.Generator) -> np.ndarray:
     """The private mean of arm ``name`` on ``data`` at budget rho.
 
-    Arms that are given inputs (``arm.inputs``, some of "sigma", "mu_hat") get the case's
-    standard deviations and reference mean; every arm gets the case's public box.
+    Arms that are given inputs (``arm.given``: "sigma", "mu") get the case's standard
+    deviations and reference mean; every arm gets the case's public box.
     """
-    X = data.X
-    if name == "empirical":
-        return X.mean(axis=0)
     arm = arms_registry()[name]
+    known = {"sigma": data.sigma, "mu": data.mean}
     given = {}
-    for inp in getattr(arm, "inputs", ()):
-        if inp == "sigma":
-            given["sigma"] = data.sigma
-        elif inp in ("mu", "mu_hat"):
-            given[inp] = data.mean
-        else:
+    for inp in arm.given:
+        if inp not in known:
             raise ValueError(f"arm {name!r} asks for the input {inp!r}, which the sweep does not know")
-    return arm(X, rho=rho, lower=data.lower, upper=data.upper, rng=rng, **given).estimate
+        given[inp] = known[inp]
+    return arm(data.X, rho=rho, lower=data.lower, upper=data.upper, rng=rng, **given).estimate
 
 
 # ------------------------------------------------------------------ tasks
@@ -262,9 +232,11 @@ def run_task(task: Task) -> tuple[Task, list[tuple]]:
         a = name_id(name)
         for r_i, rho in enumerate(task.rhos):
             rng = np.random.default_rng([SEED, ds, case.index, task.run, r_i, a])
+            c0 = time.process_time()
             est = estimate(name, data, rho, rng)
+            cpu = time.process_time() - c0
             rows.append((case.dataset, case.index, name, case.n, case.d, case.alpha, task.run, rho,
-                         float(np.linalg.norm(est - mu)), float(np.linalg.norm(est - xbar))))
+                         float(np.linalg.norm(est - mu)), float(np.linalg.norm(est - xbar)), round(cpu, 4)))
     return task, rows
 
 
@@ -293,13 +265,14 @@ def plan_tasks(sweep: str, cases: Sequence[Case], arms: Sequence[str], runs: int
     return tasks
 
 
-def summaries(done: dict, cases: Sequence[Case], arms: Sequence[str], runs: int, rhos: Sequence[float],
-              field: str) -> list[tuple]:
-    """Mean, sd and median of ``field`` over the runs of every complete (case, arm, rho)."""
+def summaries(done: dict, cases: Sequence[Case], runs: int, rhos: Sequence[float], field: str) -> list[tuple]:
+    """Mean, sd and median of ``field`` over the runs of every complete (case, arm, rho) in the log."""
+    present = {k[3] for k in done}
+    order = [a for a in arms_registry() if a in present] + sorted(present - set(arms_registry()))
     out = []
     for c in cases:
         for rho in rhos:
-            for a in arms:
+            for a in order:
                 entries = [done.get((c.dataset, c.index, r, a)) for r in range(runs)]
                 if any(e is None for e in entries):
                     continue
@@ -310,13 +283,49 @@ def summaries(done: dict, cases: Sequence[Case], arms: Sequence[str], runs: int,
     return out
 
 
-def write_summary(path: Path, rows: list[tuple], field: str) -> None:
+def _summary_key(row: Sequence) -> tuple[str, str, int, float, float]:
+    return str(row[0]), str(row[1]), int(row[3]), float(row[4]), float(row[5])
+
+
+def write_summary(path: Path, rows: list[tuple], field: str, cases: Sequence[Case]) -> int:
+    """Write the summary file: the new rows, and the rows of the file already there that they
+    do not replace (other arms or cases, or an earlier sweep's; a row without a median, from
+    the sweep before medians were kept, keeps its median empty).  Returns the number of rows."""
+    header = SUMMARY_FIELDS + (f"{field}_mean", f"{field}_sd", f"{field}_median")
+    merged = {_summary_key(r): tuple(r) for r in rows}
+    if path.exists():
+        with path.open(newline="") as f:
+            for old in csv.DictReader(f):
+                vals = tuple(old.get(h, "") or "" for h in header)
+                merged.setdefault(_summary_key(vals), vals)
+    case_rank = {(c.dataset, c.d, float(c.alpha)): i for i, c in enumerate(cases)}
+    arm_rank = {a: i for i, a in enumerate(arms_registry())}
+    ordered = sorted(merged.values(), key=lambda r: (case_rank.get((r[0], int(r[3]), float(r[5])), 10**6), r[0],
+                                                     int(r[3]), float(r[5]), float(r[4]),
+                                                     arm_rank.get(r[1], 10**6), r[1]))
     tmp = path.with_suffix(".tmp")
     with tmp.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(SUMMARY_FIELDS + (f"{field}_mean", f"{field}_sd", f"{field}_median"))
-        w.writerows(rows)
+        w.writerow(header)
+        w.writerows(ordered)
     tmp.replace(path)
+    return len(ordered)
+
+
+def drop_from_log(path: Path, arms: Sequence[str], datasets: Sequence[str] | None) -> int:
+    """Remove the rows of ``arms`` (on ``datasets``, or all) from a run log, so that they run again."""
+    if not path.exists():
+        return 0
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    keep = [r for r in rows if not (r["algorithm"] in arms and (datasets is None or r["dataset"] in datasets))]
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=RUN_FIELDS)
+        w.writeheader()
+        w.writerows(keep)
+    tmp.replace(path)
+    return len(rows) - len(keep)
 
 
 def write_privacy(path: Path, rhos: Sequence[float]) -> None:
@@ -360,13 +369,19 @@ def parallel_results(tasks: Sequence[Task], *, jobs: int, scheduler: str | None,
 
 def run_sweep(sweep: str, *, arms: Sequence[str], runs: int, jobs: int = 2, results: Path = RESULTS,
               datasets: Sequence[str] | None = None, max_d: int | None = None, rhos: Sequence[float] = RHOS,
-              scheduler: str | None = None, progress: bool = True) -> dict:
-    """Run (or resume) one sweep and write its files; returns counts and the wall time."""
+              scheduler: str | None = None, progress: bool = True, redo: Sequence[str] = ()) -> dict:
+    """Run (or resume) one sweep and write its files; returns counts and the wall time.
+
+    ``redo`` names arms whose rows (on ``datasets``) are dropped from the log first, to be
+    run again (after a change to their code).
+    """
     stem = SWEEPS[sweep]
     results.mkdir(parents=True, exist_ok=True)
     cases = [c for c in all_cases(sweep) if (datasets is None or c.dataset in datasets)
              and (max_d is None or c.d <= max_d)]
     log_path = results / f"{stem}_runs.csv"
+    if redo:
+        print(f"{sweep}: dropped {drop_from_log(log_path, redo, datasets)} rows of {list(redo)} to run again")
     done = load_log(log_path, rhos)
     tasks = plan_tasks(sweep, cases, arms, runs, done)
     tasks = [Task(t.sweep, t.dataset, t.index, t.run, t.arms, tuple(rhos)) for t in tasks]
@@ -389,9 +404,9 @@ def run_sweep(sweep: str, *, arms: Sequence[str], runs: int, jobs: int = 2, resu
                     dict(zip(RUN_FIELDS, map(str, r), strict=True)) for r in rows if r[2] == a]
     wall = time.perf_counter() - t0
     for field, suffix in (("error", ""), ("excess", "_excess")):
-        rows = summaries(done, cases, arms, runs, rhos, field)
-        write_summary(results / f"{stem}{suffix}.csv", rows, field)
+        n_rows = write_summary(results / f"{stem}{suffix}.csv", summaries(done, all_cases(sweep), runs, rhos, field),
+                               field, all_cases(sweep))
     write_privacy(results / "peers_privacy.csv", RHOS)
-    print(f"{sweep}: wrote {len(rows)} rows to {stem}.csv and {stem}_excess.csv; "
+    print(f"{sweep}: {n_rows} rows in {stem}.csv and {stem}_excess.csv; "
           f"{len(tasks)} tasks in {wall / 60:.1f} min wall", flush=True)
-    return {"tasks": len(tasks), "arm_runs": n_arm_runs, "wall_s": wall, "rows": len(rows)}
+    return {"tasks": len(tasks), "arm_runs": n_arm_runs, "wall_s": wall, "rows": n_rows}
