@@ -46,7 +46,7 @@ from egmlib.peers.quantiles import (
     binary_search_quantiles,
 )
 
-__all__ = ["IOME_SHARES", "IOMEResult", "iome_mean"]
+__all__ = ["IOME_SHARES", "IOMEResult", "iome_mean", "iome_rows_clipped"]
 
 #: IOME's budget split in PLAN's experiments.
 IOME_SHARES = {"centre": 0.25, "threshold": 0.75 * 0.01, "noise": 0.75 * 0.99}
@@ -78,6 +78,27 @@ class IOMEResult:
     noise_std: float  #: per-coordinate noise std on the clipped mean
     n_clipped: int
     budget: _budget.ZCDPBudget
+
+
+def iome_rows_clipped(d: int, *, rho: float, steps: int = 20) -> float:
+    r"""How many rows IOME's radius leaves outside: :math:`n - m` before rounding.
+
+    :math:`4\sqrt{N/(2\rho_{\rm noise})} + 2\sqrt{T/(2\rho_{\rm threshold})}`, with
+    :math:`N` the padded dimension (the next power of two :math:`\ge d`), :math:`T` =
+    ``steps`` bisection steps and the budgets of ``IOME_SHARES`` (step 3 of the module
+    docstring; PLAN's experiments).  It does not depend on n.
+
+    Examples
+    --------
+    >>> round(iome_rows_clipped(2048, rho=1.0), 1)
+    221.6
+    """
+    d = _v.check_count("d", d)
+    steps = _v.check_count("steps", steps, maximum=MAX_BISECTION_STEPS)
+    budget = _budget.split_budget(rho, shares=IOME_SHARES)
+    N = 1 << (d - 1).bit_length()
+    return (4.0 * math.sqrt(N / (2.0 * budget["noise"]))
+            + 2.0 * math.sqrt(steps / (2.0 * budget["threshold"])))
 
 
 def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
@@ -138,8 +159,7 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     centre = binary_search_quantiles(Y, rank=0.5 * n, rho=budget["centre"], lower=lower / root,
                                      upper=upper / root, rng=rng, steps=steps)
     norms = row_norms(Y, centre, None, inputs="X, lower or upper")
-    m = int(n - 4.0 * math.sqrt(N / (2.0 * budget["noise"]))
-            - 2.0 * math.sqrt(steps / (2.0 * budget["threshold"])))
+    m = int(n - iome_rows_clipped(d, rho=rho, steps=steps))
     C = binary_search_quantile(norms, rank=m, rho=budget["threshold"], lower=0.0,
                                upper=0.5 * (upper - lower), rng=rng, steps=steps)
     total = clip_rows(Y, C, centre, None, norms, inputs="X, lower or upper")

@@ -90,6 +90,7 @@ __all__ = [
     "plan_norm_bound",
     "plan_noscale_mean",
     "plan_oracle_mean",
+    "plan_oracle_noise_ratio",
     "plan_scaling",
 ]
 
@@ -357,3 +358,47 @@ def plan_oracle_mean(X: Any, *, mu_hat: Any, sigma: Any, rho: float, lower: floa
     norm_upper = plan_norm_bound(sigma, beta=beta)
     return _clipped_release(X, centre=mu, sigma_hat=sigma, Delta=Delta, norm_upper=norm_upper,
                             k=k, budget=budget, rng=rng, inputs="X, mu_hat or sigma")
+
+
+def plan_oracle_noise_ratio(sigma: Any, *, n: int, rho: float, lower: float, upper: float,
+                            beta: float = 0.1) -> tuple[float, float]:
+    r"""The noise of PLAN's last step over Algorithm 3's, both given sigma and mu: eq. (8.B).
+
+    With :math:`S = \|\sigma\|_1`, :math:`C_t^2` the upper :math:`1/n` quantile of
+    :math:`\sum_j (\sigma_j/S) Z_j^2` (Algorithm 3's model radius, :math:`p_C = 1/n`) and
+    :math:`C_P^2` the upper :math:`k` quantile of :math:`\sum_j (\sigma_j^2/\Delta_j) Z_j^2`
+    (PLAN's radius: its scaling :math:`\Delta` = :func:`plan_scaling`, its clip fraction
+    :math:`k` = :func:`plan_clip_fraction` at the threshold's budget
+    ``PLAN_ORACLE_SHARES["threshold"]`` :math:`\cdot\rho`),
+
+    .. math::
+
+        \frac{\text{PLAN's noise}}{\text{Algorithm 3's noise}}
+        = \frac{1}{\sqrt{s_{\rm noise}}}\cdot\frac{C_P\sqrt{\sum_j\Delta_j}}{C_t\,S},
+
+    :math:`s_{\rm noise}` = ``PLAN_ORACLE_SHARES["noise"]`` (3/4).  Returns the ratio and its
+    radius part (the second factor).  The quantiles are those of :mod:`egmlib.gchisq`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r, part = plan_oracle_noise_ratio(np.ones(64), n=4000, rho=0.5, lower=-200.0, upper=200.0)
+    >>> bool(abs(r / part - (4 / 3) ** 0.5) < 1e-12)
+    True
+    """
+    from egmlib import gchisq  # the generalized chi-square quantiles (not needed by the estimators)
+
+    s = _v.check_nonnegative_vector("sigma", sigma)
+    n = _v.check_count("n", n)
+    lower, upper = _v.check_bounds(lower, upper)
+    rho = _v.check_positive_finite("rho", rho)
+    S = float(s.sum())
+    if S == 0.0:
+        raise ValueError("sigma must have a positive entry, got all zeros")
+    C_t = math.sqrt(float(gchisq.isf(1.0 / n, w=s / S)))
+    Delta = plan_scaling(s)
+    k = plan_clip_fraction(n, rho_threshold=rho * PLAN_ORACLE_SHARES["threshold"], lower=lower, upper=upper,
+                           beta=beta)
+    C_P = math.sqrt(float(gchisq.isf(k, w=s**2 / Delta)))
+    radius = C_P * math.sqrt(float(Delta.sum())) / (C_t * S)
+    return radius / math.sqrt(PLAN_ORACLE_SHARES["noise"]), radius
