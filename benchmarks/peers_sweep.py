@@ -29,6 +29,7 @@ from pathlib import Path  # noqa: E402
 
 from egmbook.peer_sweep import (  # noqa: E402
     RESULTS,
+    RHOS,
     SWEEPS,
     arms_registry,
     default_arms,
@@ -47,6 +48,8 @@ def main(argv=None):
     p.add_argument("--datasets", nargs="+", default=None, help="only these datasets (names in the results)")
     p.add_argument("--arms", nargs="+", default=None, help="only these arms (names in egmlib.peers.arms.ARMS)")
     p.add_argument("--redo", nargs="+", default=(), help="drop these arms' rows from the log first, to run again")
+    p.add_argument("--rhos", nargs="+", type=float, default=None,
+                   help="only these of the five budgets (the summaries keep the other budgets' rows)")
     p.add_argument("--max-d", type=int, default=None, help="skip cases with larger d")
     p.add_argument("--results", type=Path, default=RESULTS)
     p.add_argument("--no-progress", action="store_true")
@@ -63,7 +66,8 @@ def main(argv=None):
             p.error(f"unknown arms {unknown}; ARMS has {list(arms_registry())}")
         run_sweep(sweep, arms=arms, runs=args.runs, jobs=args.jobs, results=args.results,
                   datasets=args.datasets, max_d=args.max_d, scheduler=args.scheduler,
-                  progress=not args.no_progress, redo=args.redo)
+                  progress=not args.no_progress, redo=args.redo,
+                  rhos=tuple(args.rhos) if args.rhos else RHOS)
     return 0
 
 

@@ -34,7 +34,8 @@ Outputs (benchmarks/results/), for SWEEP in {peers, offmodel}:
 
 Seeding, by coordinates only: the data of (dataset, case index, run) come from
 default_rng([SEED, id(dataset), case, run]); arm a at budget index r from
-default_rng([SEED, id(dataset), case, run, r, id(a)]), where id is the CRC-32 of the name.
+default_rng([SEED, id(dataset), case, run, r, id(a)]), where id is the CRC-32 of the name and r
+the budget's index among the five.
 A task is one (case, run) with the arms it still lacks; its results do not depend on
 which other arms it runs, on the number of workers or on the order in which they finish
 (tests/test_peers_sweep.py compares 1 and 2 workers bit for bit).
@@ -230,7 +231,8 @@ def run_task(task: Task) -> tuple[Task, list[tuple]]:
     rows = []
     for name in task.arms:
         a = name_id(name)
-        for r_i, rho in enumerate(task.rhos):
+        for rho in task.rhos:
+            r_i = RHOS.index(rho)  # the budget's place among all five, whichever a task runs
             rng = np.random.default_rng([SEED, ds, case.index, task.run, r_i, a])
             c0 = time.process_time()
             est = estimate(name, data, rho, rng)
@@ -241,14 +243,15 @@ def run_task(task: Task) -> tuple[Task, list[tuple]]:
 
 
 def load_log(path: Path, rhos: Sequence[float]) -> dict[tuple[str, int, int, str], list[dict]]:
-    """Complete (dataset, case, run, arm) entries of a run log: those with all budgets."""
-    per = defaultdict(list)
+    """Complete (dataset, case, run, arm) entries of a run log: those with all the budgets ``rhos``
+    (one row per budget; a budget run twice, by sweeps over different budgets, gives the same row)."""
+    per = defaultdict(dict)
     if path.exists():
         with path.open(newline="") as f:
             for row in csv.DictReader(f):
-                per[(row["dataset"], int(row["case"]), int(row["run"]), row["algorithm"])].append(row)
+                per[(row["dataset"], int(row["case"]), int(row["run"]), row["algorithm"])][float(row["rho"])] = row
     need = {float(r) for r in rhos}
-    return {k: rows for k, rows in per.items() if {float(r["rho"]) for r in rows} >= need}
+    return {k: list(rows.values()) for k, rows in per.items() if set(rows) >= need}
 
 
 def plan_tasks(sweep: str, cases: Sequence[Case], arms: Sequence[str], runs: int,

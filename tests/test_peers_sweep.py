@@ -82,3 +82,15 @@ def test_summary_statistics(tmp_path):
     assert float(row["excess_mean"]) == pytest.approx(e.mean(), rel=1e-5)
     assert float(row["excess_sd"]) == pytest.approx(e.std(ddof=1), rel=1e-5)
     assert float(row["excess_median"]) == pytest.approx(np.median(e), rel=1e-5)
+
+
+@pytest.mark.slow
+def test_one_budget_first_then_all_equals_all_at_once(tmp_path):
+    """A sweep over one budget seeds it as the full sweep does, and is not counted twice."""
+    once, split = tmp_path / "once", tmp_path / "split"
+    kw = dict(arms=("PLAN",), runs=2, jobs=1, datasets=["GaussianA"], max_d=16, progress=False)
+    ps.run_sweep("gaussian", results=once, **kw)
+    ps.run_sweep("gaussian", results=split, rhos=(0.125,), **kw)
+    ps.run_sweep("gaussian", results=split, **kw)
+    for name in ("peers.csv", "peers_excess.csv"):
+        assert (once / name).read_bytes() == (split / name).read_bytes()
