@@ -1,4 +1,4 @@
-"""Time per run of every peer estimator at n = 10^4, d = 2048 (target: at most 1 s each).
+"""Time per run of every private arm of egmlib.peers.arms.ARMS at n = 10^4, d = 2048 (target: at most 1 s each).
 
 The data are one GaussianC dataset of PLAN's benchmarks (sigma_j = d/j, mean 10,
 universe +-50 d^1.5).  Each method runs ``--reps`` times at each of the budgets
@@ -34,7 +34,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
-from egmbook.peer_sweep import all_cases, arms_registry, estimate, keep_freed_memory  # noqa: E402
+from egmbook.peer_sweep import keep_freed_memory  # noqa: E402
+from egmlib.peers.arms import ARMS  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"
 TARGET_S = 1.0
@@ -44,14 +45,17 @@ RHOS = (1 / 16, 1 / 8, 1.0)
 WALL_RHO = 1 / 8
 
 
-def methods(case, X):
-    """name -> f(rng, rho): one release of each arm of the registry (egmlib.peers.arms.ARMS),
-    called as the sweep calls it, on the data X of the sweep's case (IOME draws its rotation
-    from rng, so a run pays for it)."""
-    data = case.draw([0])
-    data = type(data)(X, data.mean, data.sigma, data.lower, data.upper)
-    return {name: (lambda rng, rho, name=name: estimate(name, data, rho, rng))
-            for name, arm in arms_registry().items() if arm.private}
+def methods(s, X):
+    """name -> f(rng, rho): one release of each private arm of egmlib.peers.arms.ARMS on the
+    data X of setting s, called as the sweeps call it (oracle arms given the setting's sigma
+    and mean; IOME draws its rotation from rng, so a run pays for it)."""
+    lo, hi = s.universe
+    given = {"sigma": s.sigma, "mu": s.mean}
+
+    def call(arm):
+        inputs = {g: given[g] for g in arm.given}
+        return lambda rng, rho: arm(X, rho=rho, lower=lo, upper=hi, rng=rng, **inputs)
+    return {name: call(arm) for name, arm in ARMS.items() if arm.private}
 
 
 def main(argv=None):
@@ -62,7 +66,6 @@ def main(argv=None):
     args = p.parse_args(argv)
     keep_freed_memory()
     s = [x for x in gb.settings("GaussianC") if x.d == 2048][0]
-    case = next(c for c in all_cases("gaussian") if c.dataset == "GaussianC" and c.d == 2048)
     X = np.array(gb.sample(s, rng=np.random.default_rng(0)))  # writable: no caching
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     rho_names = ("1/16", "1/8", "1")
@@ -76,7 +79,7 @@ def main(argv=None):
         + f" {'wall s 1/8':>11s}  target (largest CPU time)",
     ]
     print("\n".join(lines), flush=True)
-    for name, f in methods(case, X).items():
+    for name, f in methods(s, X).items():
         cpu_by_rho, wall_mid = [], float("nan")
         for rho in RHOS:
             wall, cpu = [], []

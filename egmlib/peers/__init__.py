@@ -7,14 +7,22 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
 - :mod:`egmlib.peers.plan`       PLAN (Aumuller, Lebeda, Nelson and Pagh, PETS 2024), without
   scaling, and its last step with oracle inputs
 - :mod:`egmlib.peers.iome`       IOME (Huang, Liang and Yi, NeurIPS 2021), as in PLAN's experiments
-- :mod:`egmlib.peers.coinpress`  CoinPress (Biswas, Dong, Kamath and Ullman, NeurIPS 2020)
+- :mod:`egmlib.peers.coinpress`  CoinPress (Biswas, Dong, Kamath and Ullman, NeurIPS 2020),
+  with the paper's clipping radius or its authors' code's
 - :mod:`egmlib.peers.algorithm3` the report's Algorithm 3 with rho-zCDP noise, and end to end
   with a private centre and private scales
+- :mod:`egmlib.peers.algorithm3_robust` Algorithm 3 with private inputs that survives data
+  off its model: a free floor on the scales and a private check of the radius (the book's
+  recommended nothing-known pipeline), and PLAN's last step with the same inputs
+- :mod:`egmlib.peers.arms`       the registry ``ARMS``: display name -> estimator, the inputs
+  it is given, label and plot style, used by the sweeps, the timing benchmark and the chapters
 - :mod:`egmlib.peers.quantiles`  private quantiles: exponential mechanism, noisy binary search
 - :mod:`egmlib.peers.scales`     private standard deviations from pairwise differences
 - :mod:`egmlib.peers.hadamard`   the randomised Hadamard rotation
 - :mod:`egmlib.peers.budget`     zCDP budget splits and (epsilon, delta) conversions
-- :mod:`egmbook.gaussian_benchmarks` PLAN's Gaussian benchmarks (GaussianA/B/C)
+- :mod:`egmbook.gaussian_benchmarks` PLAN's Gaussian benchmarks (GaussianA/B/C), and
+  :mod:`egmbook.offmodel_data` data off the model (scikit-learn's real datasets, heavy
+  tails, correlations, a mixture, misestimated scales)
 
 Every estimator takes a :class:`numpy.random.Generator` and returns a frozen result
 whose ``estimate`` is the private mean and whose ``budget`` lists the rho of each step.

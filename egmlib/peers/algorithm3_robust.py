@@ -3,55 +3,63 @@ r"""Algorithm 3 with private inputs that survives data off its model (rho-zCDP i
 :func:`egmlib.peers.algorithm3.algorithm3_private` (chapter 8's pipeline) trusts its
 private inputs: the clipping radius :math:`C` is the model quantile of
 :math:`\|(x-\hat\mu)\odot b\|` computed from :math:`\hat\sigma` as if the rows were
-:math:`\mathcal N(\hat\mu, \mathrm{diag}(\hat\sigma^2))`.  On real data every step of that
-chain can go wrong (the book's chapter "Algorithm 3 off its model" measures it): ties in
-small-integer data make many paired differences exactly 0, so the log-scale estimate
-collapses towards its floor; zero-variance columns give :math:`\hat\sigma_j \to 0` and
-:math:`b_j\to\infty`; a whitened prior ball built from a tiny :math:`\hat\sigma` is too
-large for CoinPress's centre to converge on a few hundred rows; and then the model radius
-clips every row.
+:math:`\mathcal N(\hat\mu, \mathrm{diag}(\hat\sigma^2))`.  On real data that chain breaks
+(``benchmarks/offmodel_diagnosis.py`` measures it step by step): ties in small-integer
+data make many paired differences exactly 0 and zero-variance columns make all of them 0,
+so the log-scale estimate of those columns falls to its floor (:math:`10^{-12}` of the
+box); :math:`b_j = (\hat\sigma_j\sum_l\hat\sigma_l)^{-1/2}` then puts almost all weight on
+them, the whitened prior ball of the centre is too large for CoinPress to converge, the
+centre lands far from the data, and the model radius clips every row.
 
-:func:`algorithm3_robust` keeps Algorithm 3's release (transform by
-:math:`b_j = 1/\sqrt{\hat\sigma_j\sum_i\hat\sigma_i}`, clip at :math:`C`, Gaussian noise
-for sensitivity :math:`2C`, transform back) and changes how its inputs are obtained:
+:func:`algorithm3_robust` keeps Algorithm 3's release (transform by :math:`b`, clip at
+:math:`C`, Gaussian noise for sensitivity :math:`2C`, transform back) and changes two
+things, one free and one cheap:
 
-=========  ======================================================================  ===================
-step       what                                                                    budget
-=========  ======================================================================  ===================
-``scale``  :math:`\hat\sigma` from logs of grouped pairwise squared differences      ``SHARES["scale"]``
-           (CoinPress), then the free floor :math:`\hat\sigma_j \ge f\,\overline{\hat\sigma}`
-``centre`` CoinPress whitened by the floored :math:`\hat\sigma`, projected on the box  ``SHARES["centre"]``
-``radius`` exponential mechanism over the grid :math:`C_k = C_0 g^k \ge C_0` of the     ``SHARES["radius"]``
-           model radius: the smallest :math:`C_k` that clips at most :math:`t` rows
-``noise``  Gaussian mechanism on the clipped transformed sum, sensitivity :math:`2C`  ``SHARES["noise"]``
-=========  ======================================================================  ===================
+===========  =====================================================================  ================
+step         what                                                                   budget
+===========  =====================================================================  ================
+``scale``    :math:`\hat\sigma` from chapter 8's log scales                         :math:`\rho/8`
+             (:func:`egmlib.peers.scales.coinpress_log_scales`), then the floor
+             :math:`\hat\sigma_j \ge f\,\overline{\hat\sigma}`, :math:`f` =
+             ``SIGMA_FLOOR_SHARE`` (post-processing: free)
+``centre``   CoinPress whitened by the floored :math:`\hat\sigma`, projected on     :math:`3\rho/32`
+             the box
+``radius``   exponential mechanism over :math:`C_k = C_0 g^k \ge C_0`, :math:`C_0`  :math:`\rho/32`
+             the model radius: the smallest radius that clips at most
+             :math:`t` rows (:func:`select_radius`)
+``noise``    Gaussian noise on the clipped transformed sum, sensitivity             :math:`3\rho/4`
+             :math:`2C`
+===========  =====================================================================  ================
+
+(``SHARES``; chapter 8's pipeline spends :math:`\rho/8` on the centre, so the noise, which
+dominates on the model, keeps its budget.)  The floor raises :math:`\sum_j\hat\sigma_j`,
+to which Algorithm 3's noise error is proportional, by at most the factor :math:`1+f`; it
+keeps an underestimated column from taking the weight of the others.  The radius step
+tolerates :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\ \tau n)` clipped rows,
+:math:`\tau` = ``TARGET_SHARE``: on the model :math:`C_0` clips about one row and is kept
+except with probability ``RADIUS_BETA``; symmetric heavy tails, whose clipping bias
+cancels, are clipped as the model radius clips them up to a share :math:`\tau` of the
+rows; when the model radius clips more (an asymmetric tail, a bad centre or bad scales)
+the radius grows until about :math:`t` rows are clipped, as PLAN's threshold does from
+the start.
 
 Sensitivities under substitution neighbours (one row replaced; the report's Definition
-2.1), each proved in the book (chapter "Algorithm 3 off its model: privacy"):
+2.1), proved in the book (chapter "The robust pipeline is rho-zCDP"):
 
-* scale: the rows are split into groups of ``GROUP`` pairs by a data-independent random
-  permutation; one substituted row changes one pair and hence one group mean
-  :math:`\bar v_g`, i.e. one row of the matrix CoinPress sees, which is all CoinPress's
-  analysis needs (Biswas et al. 2020); the floor is post-processing;
-* centre: CoinPress (Biswas et al. 2020), one row of the whitened data changes;
+* scale: the pairing is a data-independent permutation, so one substituted row changes
+  one pair, one row of the matrix CoinPress sees (Biswas et al. 2020); the floor is
+  post-processing;
+* centre: CoinPress, one row of the whitened data changes;
 * radius: the utility :math:`u(k) = -(c_k - t)_+ - (t - c_{k-1})_+`, :math:`c_k` the
-  number of rows with norm above :math:`C_k` (:math:`c_{-1} = +\infty`), has
-  sensitivity 1 (Lemma in the book: :math:`c_k` and :math:`c_{k-1}` never move in
-  opposite directions under one substitution), so the exponential mechanism at
-  :math:`\varepsilon = \sqrt{8\rho_{\rm radius}}` is :math:`\rho_{\rm radius}`-zCDP
-  (Cesar and Rogers 2021);
+  number of rows with norm above :math:`C_k` (:math:`c_{-1} = +\infty`), has sensitivity 1
+  (:math:`c_k` and :math:`c_{k-1}` never move in opposite directions), so the exponential
+  mechanism at :math:`\varepsilon = \sqrt{8\rho_{\rm radius}}` has :math:`\varepsilon`-bounded
+  range and is :math:`\rho_{\rm radius}`-zCDP (Cesar and Rogers 2021);
 * noise: every clipped row has norm at most :math:`C`, so the clipped sum moves by at
   most :math:`2C`; noise :math:`2C/\sqrt{2\rho_{\rm noise}}` (Bun and Steinke 2016,
   Prop. 1.6).
 
-The steps compose (Bun and Steinke 2016, Lemma 1.7) and the shares sum to 1.
-
-On the model the radius step picks :math:`k = 0` (the model radius, about one row
-clipped) except with probability at most ``RADIUS_BETA``: the target
-:math:`t = 1 + 2\ln((K+1)/\beta)/\varepsilon` is where any :math:`k > 0` has utility at
-most :math:`-(t - c_0) \le -(t-1)`.  Off the model, when :math:`C_0` clips more than
-:math:`t` rows, it enlarges :math:`C` until about :math:`t` rows are clipped, as PLAN's
-threshold does from the start.
+The steps compose (Bun and Steinke 2016, Lemma 2.3) and the shares sum to 1.
 
 :func:`plan_last_step_private_inputs` is the arm that isolates the radius: PLAN's last
 step (Aumuller et al. 2024; private quantile threshold and noise) with exactly the same
@@ -66,7 +74,6 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-from scipy import special
 
 from egmlib import _validation as _v
 from egmlib import gchisq
@@ -74,10 +81,10 @@ from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
 from egmlib.peers import plan as _plan
 from egmlib.peers.clipping import clip_rows, row_norms
-from egmlib.peers.coinpress import coinpress_known_scales, coinpress_mean
+from egmlib.peers.coinpress import coinpress_known_scales
+from egmlib.peers.scales import coinpress_log_scales
 
 __all__ = [
-    "GROUP",
     "RADIUS_BETA",
     "RADIUS_GRID",
     "SHARES",
@@ -85,23 +92,23 @@ __all__ = [
     "RadiusChoice",
     "RobustResult",
     "algorithm3_robust",
-    "grouped_log_scales",
     "plan_last_step_private_inputs",
+    "radius_probabilities",
     "radius_utility",
     "robust_inputs",
     "select_radius",
 ]
 
 #: Budget shares of :func:`algorithm3_robust`; they sum to 1.
-SHARES = MappingProxyType({"scale": 1 / 8, "centre": 1 / 8, "radius": 1 / 32, "noise": 23 / 32})
-#: Pairs averaged per group in :func:`grouped_log_scales`.
-GROUP = 4
+SHARES = MappingProxyType({"scale": 1 / 8, "centre": 3 / 32, "radius": 1 / 32, "noise": 3 / 4})
 #: The floor: sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
-SIGMA_FLOOR_SHARE = 0.05
+SIGMA_FLOOR_SHARE = 0.2
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
-RADIUS_GRID = 2.0 ** 0.25
+RADIUS_GRID = 2.0 ** 0.125
 #: Probability that the radius step leaves C_0 although at most one row is beyond it.
 RADIUS_BETA = 0.01
+#: The radius step tolerates at least this share of the rows clipped.
+TARGET_SHARE = 0.1
 #: Largest number of grid points above C_0.
 _MAX_GRID = 400
 
@@ -138,88 +145,8 @@ class RobustResult:
 
 
 # ---------------------------------------------------------------------------------------
-# scale
+# scale and centre
 # ---------------------------------------------------------------------------------------
-def _log_mean_sd(k: int) -> tuple[float, float]:
-    """Mean and sd of ln(chi^2_k / k): psi(k/2) + ln(2/k) and sqrt(psi'(k/2))."""
-    return (float(special.digamma(0.5 * k) + math.log(2.0 / k)),
-            float(math.sqrt(special.polygamma(1, 0.5 * k))))
-
-
-def grouped_log_scales(X: Any, *, rho: float, lower: float, upper: float,
-                       rng: np.random.Generator, group: int = GROUP,
-                       floor: float = 1e-12, beta: float = 0.01) -> FloatArray:
-    r"""Private standard deviations from logs of grouped pairwise squared differences.
-
-    Pair the rows by a random permutation drawn from ``rng`` (independent of the data),
-    :math:`v_{ij} = \tfrac12(x_{\pi(2i-1),j}-x_{\pi(2i),j})^2`, average ``group``
-    consecutive pairs, :math:`\bar v_{gj}`, and estimate the mean of
-    :math:`z_{gj} = (\ln\bar v_{gj} - m_k)/s_k` with CoinPress
-    (:func:`~egmlib.peers.coinpress.coinpress_mean`; Biswas et al. 2020), where
-    :math:`m_k = \psi(k/2) + \ln(2/k)` and :math:`s_k = \sqrt{\psi'(k/2)}` are the mean and
-    sd of :math:`\ln(\chi^2_k/k)`, :math:`k` = ``group``: for Gaussian data
-    :math:`\mathbb E z_{gj} = \ln\sigma_j^2/s_k`.  Averaging before the logarithm keeps a
-    tie (:math:`v_{ij} = 0`, common in small-integer data) from sending
-    :math:`\ln v_{ij}` to the floor, and shortens the left tail of :math:`\ln\chi^2_1`.
-
-    Sensitivity: one substituted row changes one pair, so one :math:`\bar v_g` and one
-    row of :math:`z` (the permutation does not depend on the data); CoinPress is
-    :math:`\rho`-zCDP for any data.  The values are clipped to
-    :math:`[\ln(\text{floor}^2 w^2), \ln(w^2/2)]`, :math:`w` = upper - lower, before the
-    logarithm and the result to :math:`[\text{floor}\,w, w/2]` (post-processing).
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d), finite, n >= 2 group
-    rho : float, finite and > 0
-    lower, upper : float, finite, lower < upper
-        Public universe of every coordinate.
-    rng : numpy.random.Generator
-    group : int >= 1, default ``GROUP``
-    floor : float in (0, 1), default 1e-12
-    beta : float in (0, 1), default 0.01
-        CoinPress's failure probability.
-
-    Returns
-    -------
-    numpy.ndarray, shape (d,), entries > 0
-
-    Examples
-    --------
-    >>> rng = np.random.default_rng(3)
-    >>> X = rng.normal(scale=[1.0, 10.0], size=(20000, 2))
-    >>> s = grouped_log_scales(X, rho=1.0, lower=-100.0, upper=100.0, rng=rng)
-    >>> bool(np.all(np.abs(s / [1.0, 10.0] - 1) < 0.05))
-    True
-    """
-    group = _v.check_count("group", group)
-    X = _v.check_finite_data("X", X, min_rows=2 * group)
-    lower, upper = _v.check_bounds(lower, upper)
-    rho = _v.check_positive_finite("rho", rho)
-    rng = _v.check_rng("rng", rng)
-    floor = _v.check_probability("floor", floor)
-    beta = _v.check_probability("beta", beta)
-    n, d = X.shape
-    width = upper - lower
-    lo = 2.0 * math.log(floor * width)
-    hi = 2.0 * math.log(width) - math.log(2.0)
-    perm = rng.permutation(n)
-    m = n // (2 * group)
-    a, b = perm[0:2 * m * group:2], perm[1:2 * m * group:2]
-    with np.errstate(over="ignore"):
-        D = X[a] - X[b]
-        D *= D
-    D *= 0.5
-    V = D.reshape(m, group, d).mean(axis=1)
-    np.clip(V, math.exp(lo), math.exp(hi), out=V)
-    mk, sk = _log_mean_sd(group)
-    Z = (np.log(V) - mk) / sk
-    centre = np.full(d, 0.5 * (lo + hi) / sk)
-    radius = math.sqrt(d) * 0.5 * (hi - lo) / sk
-    r = coinpress_mean(Z, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta)
-    return np.exp(np.clip(0.5 * sk * r.estimate, 0.5 * lo, 0.5 * hi))
-
-
 def _floored(sigma_hat: FloatArray) -> FloatArray:
     return np.maximum(sigma_hat, SIGMA_FLOOR_SHARE * float(np.mean(sigma_hat)))
 
@@ -228,14 +155,15 @@ def robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower: 
                   upper: float, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
     r"""The private inputs :math:`(\hat\sigma, \hat\mu)` of :func:`algorithm3_robust`.
 
-    :math:`\hat\sigma` = :func:`grouped_log_scales` at ``rho_scale``, floored at
+    :math:`\hat\sigma` = :func:`~egmlib.peers.scales.coinpress_log_scales` at ``rho_scale``, floored at
     ``SIGMA_FLOOR_SHARE`` times its mean (post-processing); :math:`\hat\mu` = CoinPress
     whitened by it (:func:`~egmlib.peers.coinpress.coinpress_known_scales`, Biswas et al.
     2020) at ``rho_centre``, projected on the box (post-processing).  Together
     (``rho_scale`` + ``rho_centre``)-zCDP (Bun and Steinke 2016, Lemma 1.7).
     ``X`` is checked by the caller.
     """
-    sigma_hat = _floored(grouped_log_scales(X, rho=rho_scale, lower=lower, upper=upper, rng=rng))
+    sigma_hat = _floored(coinpress_log_scales(X, rho=rho_scale, lower=lower, upper=upper,
+                                              rng=rng).sigma_hat)
     centre = coinpress_known_scales(X, sigma=sigma_hat, rho=rho_centre, lower=lower, upper=upper,
                                     rng=rng).estimate
     return sigma_hat, np.clip(centre, lower, upper)
@@ -275,29 +203,71 @@ def _utility(sorted_norms: FloatArray, radii: FloatArray, target: float) -> Floa
     return 0.0 - (over + under)  # 0.0 - x: no negative zeros
 
 
+def _grid(C0: float, C_max: float, grid: float) -> FloatArray:
+    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(math.log(C_max / C0) / math.log(grid)))
+    return C0 * grid ** np.arange(K + 1, dtype=float)
+
+
+def _target(K1: int, n: int, eps: float, beta: float) -> float:
+    return max(1.0 + 2.0 * math.log(K1 / beta) / eps, TARGET_SHARE * n)
+
+
+def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
+                         grid: float = RADIUS_GRID, beta: float = RADIUS_BETA) -> FloatArray:
+    r"""The exact output distribution of :func:`select_radius` over the grid.
+
+    :math:`P(k) = e^{\varepsilon u(k)/2}/\sum_l e^{\varepsilon u(l)/2}` with
+    :math:`\varepsilon = \sqrt{8\rho}` and :math:`u` = :func:`radius_utility` at the target
+    :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\ \text{TARGET\_SHARE}\cdot n)`
+    (exponential mechanism, McSherry and Talwar 2007).
+
+    Examples
+    --------
+    >>> p = radius_probabilities(np.full(1000, 0.5), C0=1.0, C_max=16.0, rho=1.0)
+    >>> bool(p[0] > 0.99), round(float(p.sum()), 12)
+    (True, 1.0)
+    """
+    norms = _v.check_finite_vector("norms", norms)
+    C0 = _v.check_positive_finite("C0", C0)
+    C_max = _v.check_positive_finite("C_max", C_max)
+    rho = _v.check_positive_finite("rho", rho)
+    grid = _v.check_positive_finite("grid", grid)
+    if not grid > 1.0:
+        raise ValueError(f"grid must be > 1, got grid={grid!r}")
+    beta = _v.check_probability("beta", beta)
+    return _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)[1]
+
+
+def _probabilities(sorted_norms: FloatArray, C0: float, C_max: float, rho: float, grid: float,
+                   beta: float) -> tuple[FloatArray, FloatArray, float, float]:
+    radii = _grid(C0, C_max, grid)
+    eps = _budget.exponential_mechanism_epsilon(rho)
+    target = _target(radii.shape[0], sorted_norms.shape[0], eps, beta)
+    logits = 0.5 * eps * _utility(sorted_norms, radii, target)
+    logits -= logits.max()
+    p = np.exp(logits)
+    p /= p.sum()
+    return radii, p, target, eps
+
+
 def select_radius(norms: FloatArray, *, C0: float, C_max: float, rho: float,
                   rng: np.random.Generator, grid: float = RADIUS_GRID,
                   beta: float = RADIUS_BETA) -> RadiusChoice:
     r"""The private radius: exponential mechanism over :math:`C_k = C_0 g^k`, :math:`k = 0..K`.
 
     :math:`K = \lceil \ln(C_{\max}/C_0)/\ln g\rceil` (at most 400), :math:`\varepsilon =
-    \sqrt{8\rho}`, target :math:`t = 1 + 2\ln((K+1)/\beta)/\varepsilon`, utility
-    :func:`radius_utility` (sensitivity 1); :math:`P(k) \propto e^{\varepsilon u(k)/2}`
-    (McSherry and Talwar 2007), :math:`\varepsilon`-DP and hence
-    :math:`\varepsilon^2/8 = \rho`-zCDP (Cesar and Rogers 2021).  The grid depends only on
-    public or already released quantities (:math:`C_0, C_{\max}`).
+    \sqrt{8\rho}`, target :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\
+    \text{TARGET\_SHARE}\cdot n)`, utility :func:`radius_utility` (sensitivity 1);
+    :math:`P(k) \propto e^{\varepsilon u(k)/2}` (:func:`radius_probabilities`; McSherry and
+    Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP
+    (Cesar and Rogers 2021).  The grid depends only on public or already released
+    quantities (:math:`C_0, C_{\max}`, :math:`n`).  ``norms`` are the rows' transformed
+    norms (checked by the caller).
     """
-    if not C0 > 0.0:
-        raise ValueError(f"C0 must be > 0, got C0={C0!r}")
-    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(math.log(C_max / C0) / math.log(grid)))
-    radii = C0 * grid ** np.arange(K + 1, dtype=float)
-    eps = _budget.exponential_mechanism_epsilon(rho)
-    target = 1.0 + 2.0 * math.log((K + 1) / beta) / eps
-    u = _utility(np.sort(norms), radii, target)
-    logits = 0.5 * eps * u
-    k = int(np.argmax(logits + rng.gumbel(size=K + 1)))  # Gumbel-max: P(k) prop. to e^logit
-    return RadiusChoice(C=float(radii[k]), k=k, C0=float(C0), grid_size=K + 1, target=target,
-                        eps=eps)
+    radii, p, target, eps = _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)
+    k = int(rng.choice(radii.shape[0], p=p))
+    return RadiusChoice(C=float(radii[k]), k=k, C0=float(C0), grid_size=radii.shape[0],
+                        target=target, eps=eps)
 
 
 def _model_radius(sigma: FloatArray, p: float) -> float:
@@ -310,7 +280,7 @@ def _model_radius(sigma: FloatArray, p: float) -> float:
 # ---------------------------------------------------------------------------------------
 def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float, float,
                                                                 np.random.Generator]:
-    X = _v.check_finite_data("X", X, min_rows=2 * GROUP)
+    X = _v.check_finite_data("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
     rng = _v.check_rng("rng", rng)
     return X, lower, upper, rng
@@ -330,7 +300,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
 
     Parameters
     ----------
-    X : array_like, shape (n, d), finite, n >= 8
+    X : array_like, shape (n, d), finite, n >= 2
     rho : float, finite and > 0
     lower, upper : float, finite, lower < upper
         Public universe of every coordinate.
