@@ -15,7 +15,8 @@ egmlib.peers.algorithm3_robust.algorithm3_robust ("Alg3") -- it prints, as media
   error     ||estimate - x_bar||_2, the error privacy adds
 
 and, for reference, the errors of Algorithm 3 with sigma given (sigma floored as
-egmbook.offmodel_data does) and a private centre, and with sigma and mu given.
+egmbook.offmodel_data does) and a private centre, with sigma and mu given, of PLAN and
+IOME, and the ratio of each pipeline's error to the better of PLAN and IOME.
 
 Run:  python benchmarks/offmodel_diagnosis.py [--runs 6] [--rho 0.25] [--datasets digits ...]
 """
@@ -101,13 +102,15 @@ def main(argv=None):
             print(f"{name:14s} {label:13s} {r['sig_med']:10.3g} {r['sig_min']:8.2g} "
                   f"{r['sig_max']:8.3g} {r['centre']:9.3g} {r['centre_t']:9.3g} {r['C']:7.3g} "
                   f"{r['norm_med']:9.3g} {r['clipped']:8.1%} {r['error']:9.3g}", flush=True)
-        refs.append((name, s.X.shape, ties, zero_cols, ref))
+        refs.append((name, s.X.shape, ties, zero_cols, ref, rows))
     print("\ndata           n x d        ties  zero-var cols  sigma given + private centre  "
-          "sigma, mu given     PLAN      IOME")
-    for name, shape, ties, zero_cols, ref in refs:
+          "sigma, mu given     PLAN      IOME  Alg3/best  Alg3-private/best")
+    for name, shape, ties, zero_cols, ref, rows in refs:
+        best = min(ref["PLAN"], ref["IOME"])
         print(f"{name:14s} {shape[0]:5d} x {shape[1]:<4d} {ties:5.1%} {zero_cols:14d} "
               f"{ref['Alg3-private-centre']:29.3g} {ref['Alg3-oracle']:16.3g} "
-              f"{ref['PLAN']:8.3g} {ref['IOME']:9.3g}")
+              f"{ref['PLAN']:8.3g} {ref['IOME']:9.3g} {rows['Alg3']['error'] / best:10.3g} "
+              f"{rows['Alg3-private']['error'] / best:18.3g}")
     return 0
 
 

@@ -103,7 +103,7 @@ class OffModelSample:
 
     name: str
     X: np.ndarray  #: (n, d) read-only float64 data
-    mean: FloatArray  #: (d,) reference mean: population (synthetic) or empirical (real)
+    mean: FloatArray  #: (d,) reference mean, population (synthetic) or empirical (real)
     sd: FloatArray  #: (d,) reference standard deviations, same convention
     sigma: FloatArray  #: (d,) what an arm "given sigma" receives (floored, misestimated)
     lower: float  #: public box of every coordinate

@@ -129,11 +129,14 @@ def test_radius_mechanism_privacy_loss_at_most_eps_on_adversarial_neighbours(rho
     p = ar.radius_probabilities(norms, C0=C0, C_max=C_max, rho=rho)
     radii = C0 * ar.RADIUS_GRID ** np.arange(p.shape[0])
     eps = math.sqrt(8.0 * rho)
-    worst = 0.0
+    worst = worst_range = 0.0
     for m in _all_neighbour_norms(norms, radii[::7]):
         q = ar.radius_probabilities(m, C0=C0, C_max=C_max, rho=rho)
-        worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(q)))))
+        loss = np.log(p) - np.log(q)
+        worst = max(worst, float(np.max(np.abs(loss))))
+        worst_range = max(worst_range, float(loss.max() - loss.min()))  # bounded range
     assert worst <= eps * (1 + 1e-12)
+    assert worst_range <= eps * (1 + 1e-12)  # eps-bounded range: rho-zCDP (Cesar and Rogers)
     assert worst > 0.3 * eps  # the neighbours do move the distribution
 
 

@@ -101,14 +101,14 @@ __all__ = [
 
 #: Budget shares of :func:`algorithm3_robust`; they sum to 1.
 SHARES = MappingProxyType({"scale": 1 / 8, "centre": 3 / 32, "radius": 1 / 32, "noise": 3 / 4})
-#: The floor: sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
+#: The floor sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
 SIGMA_FLOOR_SHARE = 0.2
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
 #: Probability that the radius step leaves C_0 although at most one row is beyond it.
 RADIUS_BETA = 0.01
 #: The radius step tolerates at least this share of the rows clipped.
-TARGET_SHARE = 0.1
+TARGET_SHARE = 0.05
 #: Largest number of grid points above C_0.
 _MAX_GRID = 400
 

@@ -81,7 +81,7 @@ __all__ = [
 
 #: Largest number of steps considered when the number of steps is chosen automatically.
 MAX_STEPS = 60
-#: The clipping rules: the paper's r + gamma(d, beta_s/n), the authors' code's
+#: The clipping rules, the paper's r + gamma(d, beta_s/n) and the authors' code's
 #: min(sqrt(r^2 + 6r + gamma^2), r + gamma) with gamma = gamma(d, beta) (module docstring).
 CLIP_RULES = ("paper", "authors")
 
