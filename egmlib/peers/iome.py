@@ -86,7 +86,8 @@ def iome_rows_clipped(d: int, *, rho: float, steps: int = 20) -> float:
     :math:`4\sqrt{N/(2\rho_{\rm noise})} + 2\sqrt{T/(2\rho_{\rm threshold})}`, with
     :math:`N` the padded dimension (the next power of two :math:`\ge d`), :math:`T` =
     ``steps`` bisection steps and the budgets of ``IOME_SHARES`` (step 3 of the module
-    docstring; PLAN's experiments).  It does not depend on n.
+    docstring; Huang, Liang and Yi 2021, as Aumuller et al. 2024 run it).  It does not
+    depend on n.
 
     Examples
     --------
