@@ -53,7 +53,7 @@ __all__ = [
 #: Where the benchmark scripts write their results (``benchmarks/results`` in the repository).
 PEERS_RESULTS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
-#: The arms of the sweeps, as named in their files: the keys of egmlib.peers.arms.ARMS.
+#: The arms of the sweeps as named in their files, the keys of egmlib.peers.arms.ARMS.
 ALGORITHMS = tuple(ARMS)
 
 Key = tuple[str, str, int, float, float]  # dataset, algorithm, d, alpha, rho
