@@ -22,6 +22,8 @@ egmlib and never the reverse.
   - :mod:`egmlib.peers.iome`                IOME (Huang, Liang and Yi 2021), as in PLAN's experiments
   - :mod:`egmlib.peers.coinpress`           CoinPress (Biswas, Dong, Kamath and Ullman 2020)
   - :mod:`egmlib.peers.algorithm3`          Algorithm 3 with rho-zCDP noise, alone and end to end
+  - :mod:`egmlib.peers.algorithm3_robust`   Algorithm 3 with private inputs that survives data off its model
+  - :mod:`egmlib.peers.arms`                the registry of arms: display name -> estimator, label, style
   - :mod:`egmlib.peers.quantiles`           private quantiles: exponential mechanism, noisy bisection
   - :mod:`egmlib.peers.scales`              private standard deviations from pairwise differences
   - :mod:`egmlib.peers.clipping`            the clipped sum shared by the estimators

@@ -147,6 +147,9 @@ VALID: dict[str, Any] = {
     "rho_threshold": 0.1, "values": [0.3, -1.2, 0.5, 2.0, 0.1], "dataset": "GaussianA",
     "setting": lambda: importlib.import_module("egmbook.gaussian_benchmarks").settings("GaussianA")[0],
     "Y": np.random.default_rng(3).normal(size=(5, 4)),
+    # the robust Algorithm 3 pipeline's radius step and CoinPress's clipping rule
+    "norms": [0.5, 1.5, 2.5], "radii": [1.0, 2.0, 3.0], "target": 1.0, "C0": 1.0, "C_max": 8.0,
+    "grid": 1.5, "clip_rule": "paper",
 }
 
 #: Per-function valid values where the vocabulary's example does not fit.

@@ -22,17 +22,20 @@ step         what                                                               
              (:func:`egmlib.peers.scales.coinpress_log_scales`), then the floor
              :math:`\hat\sigma_j \ge f\,\overline{\hat\sigma}`, :math:`f` =
              ``SIGMA_FLOOR_SHARE`` (post-processing: free)
-``centre``   CoinPress whitened by the floored :math:`\hat\sigma`, projected on     :math:`3\rho/32`
+``centre``   CoinPress whitened by the floored :math:`\hat\sigma`, projected on     :math:`\rho/8`
              the box
-``radius``   exponential mechanism over :math:`C_k = C_0 g^k \ge C_0`, :math:`C_0`  :math:`\rho/32`
+``radius``   exponential mechanism over :math:`C_k = C_0 g^k \ge C_0`, :math:`C_0`  :math:`\rho/64`
              the model radius: the smallest radius that clips at most
              :math:`t` rows (:func:`select_radius`)
-``noise``    Gaussian noise on the clipped transformed sum, sensitivity             :math:`3\rho/4`
+``noise``    Gaussian noise on the clipped transformed sum, sensitivity             :math:`47\rho/64`
              :math:`2C`
 ===========  =====================================================================  ================
 
-(``SHARES``; chapter 8's pipeline spends :math:`\rho/8` on the centre, so the noise, which
-dominates on the model, keeps its budget.)  The floor raises :math:`\sum_j\hat\sigma_j`,
+(``SHARES``; chapter 8's pipeline spends the same on the scales and the centre and
+:math:`3\rho/4` on the noise: the radius check costs the noise 2 % of its budget, 1 % of
+its standard deviation.  Taking it from the centre instead costs more: at
+:math:`d = 2048`, :math:`\rho = 1/16` a poorer centre puts hundreds of rows beyond
+:math:`C_0` and the check then doubles the radius.)  The floor raises :math:`\sum_j\hat\sigma_j`,
 to which Algorithm 3's noise error is proportional, by at most the factor :math:`1+f`; it
 keeps an underestimated column from taking the weight of the others.  The radius step
 tolerates :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\ \tau n)` clipped rows,
@@ -95,12 +98,11 @@ __all__ = [
     "plan_last_step_private_inputs",
     "radius_probabilities",
     "radius_utility",
-    "robust_inputs",
     "select_radius",
 ]
 
 #: Budget shares of :func:`algorithm3_robust`; they sum to 1.
-SHARES = MappingProxyType({"scale": 1 / 8, "centre": 3 / 32, "radius": 1 / 32, "noise": 3 / 4})
+SHARES = MappingProxyType({"scale": 1 / 8, "centre": 1 / 8, "radius": 1 / 64, "noise": 47 / 64})
 #: The floor sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
 SIGMA_FLOOR_SHARE = 0.2
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
@@ -151,7 +153,7 @@ def _floored(sigma_hat: FloatArray) -> FloatArray:
     return np.maximum(sigma_hat, SIGMA_FLOOR_SHARE * float(np.mean(sigma_hat)))
 
 
-def robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower: float,
+def _robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower: float,
                   upper: float, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
     r"""The private inputs :math:`(\hat\sigma, \hat\mu)` of :func:`algorithm3_robust`.
 
@@ -178,7 +180,8 @@ def radius_utility(norms: Any, *, radii: Any, target: float) -> FloatArray:
     :math:`c_k = \#\{i: \|y_i\| > C_k\}` for increasing radii :math:`C_0 < C_1 < \dots`,
     :math:`c_{-1} = +\infty`, :math:`t` = ``target``.  It is largest (0) at the smallest
     radius that clips at most :math:`t` rows.  Sensitivity 1 under substitution of one
-    row (proved in the book: the counts :math:`c_k, c_{k-1}` never move in opposite
+    row (the Lemma "The utility of a radius has sensitivity 1" of the book's chapter on
+    this pipeline's privacy: the counts :math:`c_k, c_{k-1}` never move in opposite
     directions).
 
     Examples
@@ -219,7 +222,8 @@ def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
     :math:`P(k) = e^{\varepsilon u(k)/2}/\sum_l e^{\varepsilon u(l)/2}` with
     :math:`\varepsilon = \sqrt{8\rho}` and :math:`u` = :func:`radius_utility` at the target
     :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\ \text{TARGET\_SHARE}\cdot n)`
-    (exponential mechanism, McSherry and Talwar 2007).
+    (exponential mechanism, McSherry and Talwar 2007; :math:`\rho`-zCDP by its bounded range,
+    Cesar and Rogers 2021).
 
     Examples
     --------
@@ -227,7 +231,15 @@ def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
     >>> bool(p[0] > 0.99), round(float(p.sum()), 12)
     (True, 1.0)
     """
+    norms, C0, C_max, rho, grid, beta = _check_radius_args(norms, C0, C_max, rho, grid, beta)
+    return _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)[1]
+
+
+def _check_radius_args(norms: Any, C0: Any, C_max: Any, rho: Any, grid: Any,
+                       beta: Any) -> tuple[FloatArray, float, float, float, float, float]:
     norms = _v.check_finite_vector("norms", norms)
+    if np.any(norms < 0):
+        raise ValueError("norms must be >= 0, got a negative entry")
     C0 = _v.check_positive_finite("C0", C0)
     C_max = _v.check_positive_finite("C_max", C_max)
     rho = _v.check_positive_finite("rho", rho)
@@ -235,7 +247,8 @@ def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
     if not grid > 1.0:
         raise ValueError(f"grid must be > 1, got grid={grid!r}")
     beta = _v.check_probability("beta", beta)
-    return _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)[1]
+    _budget.exponential_mechanism_epsilon(rho)  # a rho too large for a finite eps names rho
+    return norms, C0, C_max, rho, grid, beta
 
 
 def _probabilities(sorted_norms: FloatArray, C0: float, C_max: float, rho: float, grid: float,
@@ -250,7 +263,7 @@ def _probabilities(sorted_norms: FloatArray, C0: float, C_max: float, rho: float
     return radii, p, target, eps
 
 
-def select_radius(norms: FloatArray, *, C0: float, C_max: float, rho: float,
+def select_radius(norms: Any, *, C0: float, C_max: float, rho: float,
                   rng: np.random.Generator, grid: float = RADIUS_GRID,
                   beta: float = RADIUS_BETA) -> RadiusChoice:
     r"""The private radius: exponential mechanism over :math:`C_k = C_0 g^k`, :math:`k = 0..K`.
@@ -262,8 +275,21 @@ def select_radius(norms: FloatArray, *, C0: float, C_max: float, rho: float,
     Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP
     (Cesar and Rogers 2021).  The grid depends only on public or already released
     quantities (:math:`C_0, C_{\max}`, :math:`n`).  ``norms`` are the rows' transformed
-    norms (checked by the caller).
+    norms :math:`\|(x_i - \hat\mu)\odot b\|`.
+
+    Examples
+    --------
+    >>> select_radius(np.full(100, 0.5), C0=1.0, C_max=8.0, rho=1.0,
+    ...               rng=np.random.default_rng(0)).k
+    0
     """
+    norms, C0, C_max, rho, grid, beta = _check_radius_args(norms, C0, C_max, rho, grid, beta)
+    rng = _v.check_rng("rng", rng)
+    return _select_radius(norms, C0, C_max, rho, rng, grid, beta)
+
+
+def _select_radius(norms: FloatArray, C0: float, C_max: float, rho: float,
+                   rng: np.random.Generator, grid: float, beta: float) -> RadiusChoice:
     radii, p, target, eps = _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)
     k = int(rng.choice(radii.shape[0], p=p))
     return RadiusChoice(C=float(radii[k]), k=k, C0=float(C0), grid_size=radii.shape[0],
@@ -290,7 +316,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
                       rng: np.random.Generator, p_clip: float | None = None) -> RobustResult:
     r"""Algorithm 3 with private inputs, robust off its model; :math:`\rho`-zCDP in total.
 
-    Steps and budget ``SHARES`` as in the module docstring: :func:`robust_inputs`
+    Steps and budget ``SHARES`` as in the module docstring: ``_robust_inputs``
     (:math:`\hat\sigma` floored, :math:`\hat\mu`), the model radius :math:`C_0` of
     Algorithm 3 at tail probability ``p_clip`` (default :math:`1/n`; the report's
     Section 4) from :math:`\hat\sigma`, :func:`select_radius` on the grid from
@@ -324,13 +350,13 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
     n = X.shape[0]
     p = 1.0 / n if p_clip is None else _v.check_probability("p_clip", p_clip)
     budget = _budget.split_budget(rho, shares=SHARES)
-    sigma, centre = robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
+    sigma, centre = _robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
                                   lower=lower, upper=upper, rng=rng)
     b = 1.0 / np.sqrt(sigma * float(np.sum(sigma)))
     norms = row_norms(X, centre, b, inputs="X, lower or upper")
     C0 = _model_radius(sigma, p)
     C_max = (upper - lower) * float(np.linalg.norm(b))
-    choice = select_radius(norms, C0=C0, C_max=C_max, rho=budget["radius"], rng=rng)
+    choice = _select_radius(norms, C0, C_max, budget["radius"], rng, RADIUS_GRID, RADIUS_BETA)
     C = choice.C
     total = clip_rows(X, C, centre, b, norms, inputs="X, lower or upper")
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C)
@@ -355,7 +381,7 @@ def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: fl
                                   rng: np.random.Generator, beta: float = 0.1) -> RobustResult:
     r"""PLAN's last step with the private inputs of :func:`algorithm3_robust`, rho-zCDP.
 
-    The same :func:`robust_inputs` (same shares), then PLAN's threshold and noise
+    The same ``_robust_inputs`` (same shares), then PLAN's threshold and noise
     (Aumuller et al. 2024; :func:`egmlib.peers.plan.plan_oracle_mean` with the private
     :math:`\hat\mu, \hat\sigma` in place of the oracle's): scaling
     :math:`\Delta = ` :func:`~egmlib.peers.plan.plan_scaling` of :math:`\hat\sigma`,
@@ -376,7 +402,7 @@ def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: fl
     X, lower, upper, rng = _check(X, lower, upper, rng)
     beta = _v.check_probability("beta", beta)
     budget = _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
-    sigma, centre = robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
+    sigma, centre = _robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
                                   lower=lower, upper=upper, rng=rng)
     # PLAN_ORACLE_SHARES splits the rest 1/4 : 3/4, as PLAN_LAST_STEP_SHARES states
     r = _plan.plan_oracle_mean(X, mu_hat=centre, sigma=sigma,

@@ -178,7 +178,10 @@ ARMS: Mapping[str, Arm] = MappingProxyType({a.name: a for a in _ARMS})
 
 
 def nothing_known() -> tuple[str, ...]:
-    """Names of the private arms that are given no inputs.
+    """Names of the private arms that are given no inputs (Algorithm 3 end to end, PLAN, IOME ...).
+
+    The arms a sweep runs on data whose scales and mean it does not know (the peers of
+    Aumuller et al. 2024 and Huang, Liang and Yi 2021 among them).
 
     Examples
     --------
