@@ -5,7 +5,7 @@ in its `source` column) are compared with this project's estimators on the same
 settings: the per-run errors of the main arms are read from the sweep's log
 (benchmarks/results/peers_runs.csv, so run benchmarks/peers_sweep.py first), and two
 extra arms that explain the differences are run here on the sweep's datasets (same
-seeds, 50 runs):
+seeds as egmbook.peer_sweep, 50 runs):
 
   PLAN@published-accounting   plan_mean with the budgets PLAN's code actually spent under
                               substitution: its exponential-mechanism medians use utility
@@ -44,10 +44,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import peers_sweep as sweep  # noqa: E402
-
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
+from egmbook import peer_sweep as sweep  # noqa: E402
 from egmlib.peers import plan  # noqa: E402
 from egmlib.peers.quantiles import coordinatewise_quantiles  # noqa: E402
 
@@ -89,7 +87,7 @@ def main(argv=None):
                 errors[key + (r["algorithm"],)].append(float(r["error"]))
     t0 = time.perf_counter()
     for (dataset, d, alpha, rho), algs in sorted(wanted.items()):
-        ds_i = sweep.DATASETS.index(dataset)
+        ds_i = sweep.name_id(dataset)
         set_i, s = next((i, x) for i, x in enumerate(gb.settings(dataset))
                         if x.d == d and x.alpha == alpha)
         r_i = list(gb.RHOS).index(rho)
@@ -103,7 +101,7 @@ def main(argv=None):
         for run in range(args.runs):
             X = gb.sample(s, rng=np.random.default_rng([sweep.SEED, ds_i, set_i, run]))
             for name in arms:
-                a_i = 100 + EXTRA.index(name)
+                a_i = sweep.name_id(name)
                 rng = np.random.default_rng([sweep.SEED, ds_i, set_i, run, r_i, a_i])
                 est = _extra(name, X, s, rho, rng)
                 errors[(dataset, d, alpha, rho, name)].append(float(np.linalg.norm(est - s.mean)))

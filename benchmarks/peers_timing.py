@@ -34,10 +34,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
+from egmbook.peer_sweep import keep_freed_memory  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from peers_sweep import keep_freed_memory  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"
 TARGET_S = 1.0

@@ -4,9 +4,10 @@ r"""Typed access to the results of the peers benchmarks (chapter 8 of the book).
 Nelson and Pagh 2024; IOME, Huang, Liang and Yi 2021; CoinPress, Biswas et al. 2020) on
 PLAN's Gaussian benchmarks and writes, to ``benchmarks/results/``:
 
-* ``peers.csv`` -- for each (dataset, algorithm, d, alpha, rho), the mean and standard
-  deviation over the runs of the error :math:`\|\tilde\mu - \mu\|_2` against the
-  population mean;
+* ``peers.csv`` -- for each (dataset, algorithm, d, alpha, rho), the mean, standard
+  deviation and median over the runs of the error :math:`\|\tilde\mu - \mu\|_2` against the
+  population mean (the median is empty in rows kept from the sweep before medians were
+  recorded);
 * ``peers_excess.csv`` -- the same for :math:`\|\tilde\mu - \bar x\|_2`, the distance to
   the empirical mean of the same data (the error that privacy adds);
 * ``peers_privacy.csv`` -- the :math:`(\varepsilon, \delta)` that each :math:`\rho`
@@ -16,6 +17,12 @@ and ``benchmarks/peers_faithfulness.py`` writes ``peers_faithfulness.csv``, the
 comparison with PLAN's published errors.  :func:`load_peers_results` reads all four,
 checks every column and every number, and returns them keyed by the setting, so that a
 reader writes ``res.excess_of("GaussianC", "PLAN", d=1024, alpha=2.0, rho=0.125).mean``.
+
+The same sweep, off Algorithm 3's model (chapter 9: real datasets and synthetic families of
+:mod:`egmbook.offmodel_data`), writes ``offmodel.csv`` and ``offmodel_excess.csv`` in the
+same format; :func:`load_offmodel_results` reads them, keyed by (dataset, algorithm, rho):
+``off.excess_of("digits", "Alg3", rho=0.25).median``.  The arms' names are those of
+:data:`egmlib.peers.arms.ARMS`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from types import MappingProxyType
 from typing import Any
 
 from egmlib import _validation as _v
+from egmlib.peers.arms import ARMS
 
 __all__ = [
     "PEERS_RESULTS_DIR",
@@ -37,15 +45,16 @@ __all__ = [
     "PrivacyRow",
     "FaithfulnessRow",
     "PeersResults",
+    "OffModelResults",
     "load_peers_results",
+    "load_offmodel_results",
 ]
 
 #: Where the benchmark scripts write their results (``benchmarks/results`` in the repository).
 PEERS_RESULTS_DIR = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 
-#: The arms of the sweep, as labelled in its files.
-ALGORITHMS = ("PLAN", "PLAN-noscale", "IOME", "CoinPress", "Alg3-oracle", "PLAN-oracle",
-              "Alg3-private-centre", "Alg3-private", "empirical")
+#: The arms of the sweeps as named in their files, the keys of egmlib.peers.arms.ARMS.
+ALGORITHMS = tuple(ARMS)
 
 Key = tuple[str, str, int, float, float]  # dataset, algorithm, d, alpha, rho
 
@@ -63,6 +72,7 @@ class Summary:
     runs: int
     mean: float
     sd: float  #: with ddof = 1
+    median: float | None  #: None in rows kept from before medians were recorded
 
 
 @dataclass(frozen=True)
@@ -177,14 +187,16 @@ def _setting(row: Mapping[str, str], where: str) -> dict[str, Any]:
 
 
 def _summaries(path: Path, field: str) -> Mapping[Key, Summary]:
-    columns = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs", f"{field}_mean", f"{field}_sd")
+    columns = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs", f"{field}_mean", f"{field}_sd",
+               f"{field}_median")
     out: dict[Key, Summary] = {}
     for i, row in enumerate(_read(path, columns), start=2):
         where = f"{path.name} line {i}"
         if row["algorithm"] not in ALGORITHMS:
             raise ValueError(f"{where}: algorithm must be one of {list(ALGORITHMS)}, got {row['algorithm']!r}")
         s = Summary(**_setting(row, where), mean=_number(row, f"{field}_mean", where),
-                    sd=_number(row, f"{field}_sd", where))
+                    sd=_number(row, f"{field}_sd", where),
+                    median=_number(row, f"{field}_median", where, optional=True))
         key = (s.dataset, s.algorithm, s.d, s.alpha, s.rho)
         if key in out:
             raise ValueError(f"{where}: a second row for {key}")
@@ -243,3 +255,70 @@ def load_peers_results(path: str | Path | None = None) -> PeersResults:
             extra_sd=_number(row, "published_accounting_sd", where, optional=True),
             extra_z=_number(row, "z_published_accounting", where, optional=True)))
     return PeersResults(error=error, excess=excess, privacy=tuple(privacy), faithfulness=tuple(faith))
+
+
+OffKey = tuple[str, str, float]  # dataset, algorithm, rho
+
+
+@dataclass(frozen=True)
+class OffModelResults:
+    """The off-model sweep's two summary files (chapter 9; see the module docstring)."""
+
+    error: Mapping[OffKey, Summary]
+    excess: Mapping[OffKey, Summary]
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """The datasets and families present, in the order of the files."""
+        return tuple(dict.fromkeys(k[0] for k in self.excess))
+
+    @property
+    def algorithms(self) -> tuple[str, ...]:
+        """The arms present, in the order of egmlib.peers.arms.ARMS."""
+        have = {k[1] for k in self.excess}
+        return tuple(a for a in ALGORITHMS if a in have)
+
+    def error_of(self, dataset: str, algorithm: str, *, rho: float) -> Summary:
+        """Error :math:`\\|\tilde\\mu - \\mu\\|_2` to the reference mean (population, or empirical for real data)."""
+        return _off_lookup(self.error, "error", dataset, algorithm, rho)
+
+    def excess_of(self, dataset: str, algorithm: str, *, rho: float) -> Summary:
+        """Error added by privacy, :math:`\\|\tilde\\mu - \bar x\\|_2`, over the runs of one arm on one dataset."""
+        return _off_lookup(self.excess, "excess", dataset, algorithm, rho)
+
+
+def _off_lookup(table: Mapping[OffKey, Summary], what: str, dataset: Any, algorithm: Any, rho: Any) -> Summary:
+    dataset = _v.check_choice("dataset", dataset, sorted({k[0] for k in table}))
+    algorithm = _v.check_choice("algorithm", algorithm, ALGORITHMS)
+    key = (dataset, algorithm, _v.check_positive_finite("rho", rho))
+    if key not in table:
+        raise ValueError(f"algorithm and rho must name a row of the off-model {what} table, got "
+                         f"{algorithm!r} and rho={key[2]!r} for {dataset}")
+    return table[key]
+
+
+def load_offmodel_results(path: str | Path | None = None) -> OffModelResults:
+    """Load the off-model sweep's results (chapter 9), ``offmodel.csv`` and ``offmodel_excess.csv``.
+
+    Same checks as :func:`load_peers_results`; keyed by (dataset, algorithm, rho).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a file is missing.
+    ValueError
+        If a file has other columns, a value is not a number, a row appears twice, or the
+        two files cover different rows.
+    """
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
+    folder = Path(path) if path is not None else PEERS_RESULTS_DIR
+    tables = []
+    for name, field in (("offmodel.csv", "error"), ("offmodel_excess.csv", "excess")):
+        out: dict[OffKey, Summary] = {}
+        for key, s in _summaries(folder / name, field).items():
+            out[(key[0], key[1], key[4])] = s
+        tables.append(MappingProxyType(out))
+    if set(tables[0]) != set(tables[1]):
+        raise ValueError("offmodel.csv and offmodel_excess.csv must hold the same rows")
+    return OffModelResults(error=tables[0], excess=tables[1])

@@ -91,3 +91,27 @@ def test_conversion_validation():
     with pytest.raises(ValueError, match="rho"):
         budget.exponential_mechanism_epsilon(1e308)  # eps = sqrt(8 rho) overflows
     assert np.isfinite(budget.gaussian_epsilon_exact(1e-4, delta=0.5))
+
+
+def test_library_constants_behind_chapter_8_table():
+    """The shares and clip counts chapter 8 reads from the library, checked independently."""
+    import math
+
+    from egmlib.peers import algorithm3, iome, plan
+
+    for shares in (algorithm3.PRIVATE_SHARES, algorithm3.PRIVATE_CENTRE_SHARES):
+        assert math.isclose(sum(shares.values()), 1.0)
+    assert algorithm3.algorithm3_private.__kwdefaults__["scale_share"] == algorithm3.PRIVATE_SHARES["scale"]
+    # IOME's clip count: 4 sqrt(N / (2 rho_noise)) + 2 sqrt(T / (2 rho_threshold)), N = 128 for d = 100
+    rho = 0.5
+    expect = 4 * math.sqrt(128 / (2 * rho * 0.75 * 0.99)) + 2 * math.sqrt(20 / (2 * rho * 0.75 * 0.01))
+    assert math.isclose(iome.iome_clip_count(100, rho=rho), expect, rel_tol=1e-12)
+    assert iome.iome_clip_count(100, rho=rho) == iome.iome_clip_count(128, rho=rho)
+    assert iome.iome_clip_count(129, rho=rho) > iome.iome_clip_count(128, rho=rho)
+    # eq. (8.B): equal sigma, the radius part is C_P sqrt(d * 4) / (C_t d); the ratio is that over sqrt(3/4)
+    sigma = np.ones(32)
+    ratio, part = plan.plan_last_step_noise_ratio(sigma, n=4000, rho=0.25, lower=-100.0, upper=100.0)
+    assert math.isclose(ratio, part / math.sqrt(0.75), rel_tol=1e-12)
+    assert 0.5 < part < 1.5
+    with pytest.raises(ValueError, match="sigma"):
+        plan.plan_last_step_noise_ratio(np.zeros(4), n=100, rho=1.0, lower=-1.0, upper=1.0)

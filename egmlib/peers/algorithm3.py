@@ -61,6 +61,8 @@ from egmlib.peers.coinpress import coinpress_known_scales
 from egmlib.peers.scales import coinpress_log_scales
 
 __all__ = [
+    "PRIVATE_CENTRE_SHARES",
+    "PRIVATE_SHARES",
     "REPORT_DELTA",
     "PRIVATE_CENTRE_SHARES",
     "PRIVATE_SHARES",
@@ -81,6 +83,11 @@ PRIVATE_SHARES = MappingProxyType({"scale": 0.125, "centre": 0.125, "noise": 0.7
 
 _PER_COLUMN = "one entry per column of X"
 
+
+#: The split of :func:`algorithm3_private_centre`: a quarter of rho for the centre.
+PRIVATE_CENTRE_SHARES = {"centre": 0.25, "noise": 0.75}
+#: The split of :func:`algorithm3_private`: an eighth each for the scales and the centre.
+PRIVATE_SHARES = {"scale": 0.125, "centre": 0.125, "noise": 0.75}
 
 @dataclass(frozen=True)
 class Algorithm3Result:
@@ -185,7 +192,7 @@ def algorithm3_zcdp(X: Any, *, sigma: Any, mu_hat: Any, rho: float, rng: np.rand
 
 
 def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, upper: float,
-                              rng: np.random.Generator, centre_share: float = 0.25,
+                              rng: np.random.Generator, centre_share: float = PRIVATE_CENTRE_SHARES["centre"],
                               p_clip: float | None = None,
                               delta: float = REPORT_DELTA) -> Algorithm3Result:
     r"""Algorithm 3 with :math:`\sigma` known and a private centre, :math:`\rho`-zCDP in total.
@@ -223,8 +230,8 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
 
 
 def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
-                       rng: np.random.Generator, scale_share: float = 0.125,
-                       centre_share: float = 0.125, p_clip: float | None = None,
+                       rng: np.random.Generator, scale_share: float = PRIVATE_SHARES["scale"],
+                       centre_share: float = PRIVATE_SHARES["centre"], p_clip: float | None = None,
                        floor: float = 1e-12, delta: float = REPORT_DELTA) -> Algorithm3Result:
     r"""Algorithm 3 end to end: private scales and centre, then Algorithm 3 (rho-zCDP in total).
 

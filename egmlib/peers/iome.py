@@ -138,8 +138,7 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     centre = binary_search_quantiles(Y, rank=0.5 * n, rho=budget["centre"], lower=lower / root,
                                      upper=upper / root, rng=rng, steps=steps)
     norms = row_norms(Y, centre, None, inputs="X, lower or upper")
-    m = int(n - 4.0 * math.sqrt(N / (2.0 * budget["noise"]))
-            - 2.0 * math.sqrt(steps / (2.0 * budget["threshold"])))
+    m = int(n - iome_clip_count(d, rho=rho, steps=steps))
     C = binary_search_quantile(norms, rank=m, rho=budget["threshold"], lower=0.0,
                                upper=0.5 * (upper - lower), rng=rng, steps=steps)
     total = clip_rows(Y, C, centre, None, norms, inputs="X, lower or upper")
