@@ -207,12 +207,15 @@ def _utility(sorted_norms: FloatArray, radii: FloatArray, target: float) -> Floa
 
 
 def _grid(C0: float, C_max: float, grid: float) -> FloatArray:
-    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(math.log(C_max / C0) / math.log(grid)))
+    # log(C_max) - log(C0), not log(C_max / C0): the ratio overflows for a subnormal C0,
+    # the difference of logarithms is at most about 1454 for any positive finite pair
+    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil((math.log(C_max) - math.log(C0)) / math.log(grid)))
     return C0 * grid ** np.arange(K + 1, dtype=float)
 
 
 def _target(K1: int, n: int, eps: float, beta: float) -> float:
-    return max(1.0 + 2.0 * math.log(K1 / beta) / eps, TARGET_SHARE * n)
+    # log(K1) - log(beta): K1 / beta overflows for a subnormal beta, the difference does not
+    return max(1.0 + 2.0 * (math.log(K1) - math.log(beta)) / eps, TARGET_SHARE * n)
 
 
 def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
