@@ -100,6 +100,20 @@ _DRAWS_MAX = 10**9
 #: the arithmetic of the Beta quantiles.
 _COUNT_MAX = 2**53
 
+#: Smallest level alpha of the audit's bounds.  scipy's Beta quantiles (Boost's root finder)
+#: give up and return a wrong value below about 1e-100; the bounds use alpha / 2, and no
+#: audit states a confidence beyond 1 - 1e-40.
+_ALPHA_MIN = 1e-40
+
+
+def _check_alpha(alpha: Any) -> float:
+    """The level of a bound: ``_ALPHA_MIN <= alpha < 1``."""
+    a = _v.check_probability("alpha", alpha)
+    if a < _ALPHA_MIN:
+        raise ValueError(f"alpha must be >= {_ALPHA_MIN:g} (the Beta quantiles lose their accuracy "
+                         f"below), got alpha={a!r}")
+    return a
+
 
 class NeighbourPair(NamedTuple):
     """Two neighbouring datasets (Definition 2.1: they differ in one row)."""
@@ -201,7 +215,7 @@ def privacy_loss(
     y = _v.check_finite_array("y", y)
     if y.ndim == 0 or y.shape[-1] != d:
         raise ValueError(f"y must have a last axis of length d={d} (one release per row), got y of shape {y.shape}")
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked just below
         out = np.sum(((y - mp) ** 2 - (y - m) ** 2) / (2.0 * s * s), axis=-1)
     _v.check_finite_result(out, what="the privacy loss", inputs="y, mean, mean_prime or 1/std")
     return float(out) if out.ndim == 0 else out
@@ -522,7 +536,8 @@ def clopper_pearson(k: int, n: int, *, alpha: float) -> tuple[float, float]:
 
     ``P(p < lo) <= alpha`` and ``P(p > hi) <= alpha`` for k ~ Bin(n, p) (Clopper and
     Pearson 1934): lo is the alpha-quantile of Beta(k, n - k + 1) (0 if k = 0), hi the
-    (1 - alpha)-quantile of Beta(k + 1, n - k) (1 if k = n).
+    (1 - alpha)-quantile of Beta(k + 1, n - k) (1 if k = n).  ``alpha`` must be at least
+    1e-40 (below about 1e-100 scipy's Beta quantiles are wrong), ``n`` at most 2^53.
 
     Examples
     --------
@@ -532,7 +547,11 @@ def clopper_pearson(k: int, n: int, *, alpha: float) -> tuple[float, float]:
     """
     n = _v.check_count("n", n, minimum=1, maximum=_COUNT_MAX)
     k = _v.check_count("k", k, minimum=0, maximum=n)
-    alpha = _v.check_probability("alpha", alpha)
+    return _clopper_pearson(k, n, _check_alpha(alpha))
+
+
+def _clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """:func:`clopper_pearson` without its checks (alpha down to _ALPHA_MIN / 2)."""
     lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1.0 - alpha, k + 1, n - k))
     return lo, hi
@@ -566,10 +585,10 @@ def eps_lower_bound(tp: int, fp: int, *, n_pos: int, n_neg: int, delta: float,
     tp = _v.check_count("tp", tp, minimum=0, maximum=n_pos)
     fp = _v.check_count("fp", fp, minimum=0, maximum=n_neg)
     delta = _v.check_closed_interval("delta", delta, low=0.0, high=1.0)
-    alpha = _v.check_probability("alpha", alpha)
+    alpha = _check_alpha(alpha)
     both_directions = _v.check_bool("both_directions", both_directions)
-    tpr_lo = clopper_pearson(tp, n_pos, alpha=alpha / 2)[0]
-    fpr_hi = clopper_pearson(fp, n_neg, alpha=alpha / 2)[1]
+    tpr_lo = _clopper_pearson(tp, n_pos, alpha / 2)[0]
+    fpr_hi = _clopper_pearson(fp, n_neg, alpha / 2)[1]
     best = 0.0
     if tpr_lo - delta > 0.0 and fpr_hi > 0.0:
         best = max(best, math.log((tpr_lo - delta) / fpr_hi))
@@ -629,14 +648,14 @@ def distinguishing_attack(Y: ArrayLike, Y_prime: ArrayLike, *, deltas: Iterable[
     if Y.shape != Yp.shape or Y.shape[0] < 4:
         raise ValueError(f"Y and Y_prime must have the same shape with at least 4 rows, got {Y.shape} "
                          f"and {Yp.shape}")
-    alpha = _v.check_probability("alpha", alpha)
+    alpha = _check_alpha(alpha)
     n_thresholds = _v.check_count("n_thresholds", n_thresholds, minimum=2, maximum=10**5)
     deltas = _check_deltas(deltas)
     # T(y) = w . y is invariant under a common rescaling of Y and Y_prime (w scales inversely):
-    # dividing by the largest magnitude keeps the variances finite for entries near 1e308
-    # and non-zero for subnormal entries.
+    # where the largest magnitude is extreme, dividing by it keeps the variances finite for
+    # entries near 1e308 and non-zero for subnormal ones (ordinary data are left untouched).
     scale = float(max(np.max(np.abs(Y)), np.max(np.abs(Yp))))
-    if scale > 0.0:
+    if scale > 0.0 and not 1e-100 < scale < 1e100:
         Y, Yp = Y / scale, Yp / scale
     h = Y.shape[0] // 2
     tr, trp, te, tep = Y[:h], Yp[:h], Y[h:], Yp[h:]
@@ -812,7 +831,7 @@ def expected_eps_lower_bound(mu: float, *, trials: int, delta: float,
     mu = _v.check_positive_finite("mu", mu)
     trials = _v.check_count("trials", trials, minimum=1, maximum=10**12)
     delta = _v.check_closed_interval("delta", delta, low=0.0, high=1.0)
-    alpha = _v.check_probability("alpha", alpha)
+    alpha = _check_alpha(alpha)
     t = np.linspace(-4.0, mu + 8.0, 600)
     tp = np.rint(stats.norm.sf(t - mu) * trials).astype(np.int64)
     fp = np.rint(stats.norm.sf(t) * trials).astype(np.int64)
@@ -835,7 +854,7 @@ def trials_needed(factor: float, *, sigma_claim: float, delta: float,
     if not factor < 1.0:
         raise ValueError(f"factor must be < 1 (less noise than claimed), got factor={factor!r}")
     delta = _v.check_probability("delta", delta)
-    alpha = _v.check_probability("alpha", alpha)
+    alpha = _check_alpha(alpha)
     mu = 1.0 / (factor * sigma_claim)
     if not (math.isfinite(mu) and mu > 0.0):
         raise ValueError(f"factor * sigma_claim must be a positive noise multiplier with a finite inverse, got "
@@ -850,9 +869,8 @@ def trials_needed(factor: float, *, sigma_claim: float, delta: float,
         hi *= 4
         if hi > 10**12:
             raise ValueError("no number of trials up to 1e12 catches this control at the expected counts: "
-                             f"factor={factor!r} is too close to 1, sigma_claim={sigma_claim!r} too large "
-                             f"or alpha={alpha!r} too small "
-                             f"(claim eps={claim:.3g} at delta={delta!r})")
+                             f"factor={factor!r} is too close to 1 or sigma_claim={sigma_claim!r} too large "
+                             f"(claim eps={claim:.3g} at delta={delta!r}, bounds at level alpha={alpha!r})")
     lo = max(1, hi // 4)
     while hi / lo > 1.01:
         mid = int(math.sqrt(lo * hi))
