@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from egmbook.clipping_error import ClippingOptimum
 from egmbook.privacy_audit import PrivacyCheck
+from egmlib import _validation as _v
 
 __all__ = [
     "BEYOND_REPORT_PATH",
@@ -601,6 +602,7 @@ def centre_improvements(res: BeyondReport, *, c: float = 0.1) -> tuple[CentreImp
     """The improvement with a wrong centre of size ``c`` (one of experiment C's offsets), by (d, alpha, n)."""
     if not isinstance(res, BeyondReport):
         raise TypeError(f"res must be a BeyondReport, got res of type {type(res).__name__}")
+    c = _v.check_real("c", c)
     sizes = {v.c for v in res.centre[0].offsets["prop"]}
     if c not in sizes:
         raise ValueError(f"c must be one of experiment C's offsets {sorted(sizes)}, got c={c!r}")

@@ -45,7 +45,14 @@ from scipy import integrate, stats
 
 from egmbook.experiments import figure2_improvement
 from egmlib import gchisq
-from egmlib._validation import check_count, check_finite_result, check_positive_vector
+from egmlib._validation import (
+    check_closed_interval,
+    check_count,
+    check_finite_result,
+    check_nonnegative_finite,
+    check_positive_finite,
+    check_positive_vector,
+)
 from egmlib.scaling import egm_improvement
 
 __all__ = [
@@ -236,6 +243,16 @@ def tangent_certificate(sigma: ArrayLike, *, n: int) -> TangentCertificate:
     return TangentCertificate(value, inc, tolerance, bool(value > tolerance))
 
 
+def _normalised(name: str, v: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``v / sum(v)`` for positive finite ``v``, rescaled first by its largest entry so that
+    the sum cannot overflow (entries near 1e308) and subnormal entries keep their ratios."""
+    w = v / float(v.max())
+    total = math.fsum(w)
+    if not (math.isfinite(total) and total > 0):  # pragma: no cover - w has an entry 1
+        raise ValueError(f"{name} must have a finite positive sum after rescaling, got {name} summing to {total!r}")
+    return w / total
+
+
 def majorizes(a: ArrayLike, b: ArrayLike, *, rtol: float = 1e-12) -> bool:
     r"""True when :math:`a/\sum a` majorizes :math:`b/\sum b` (Marshall and Olkin's order).
 
@@ -250,8 +267,9 @@ def majorizes(a: ArrayLike, b: ArrayLike, *, rtol: float = 1e-12) -> bool:
     """
     a = check_positive_vector("a", a)
     b = check_positive_vector("b", b, length=a.size, of="one entry per entry of a")
-    ca = np.cumsum(np.sort(a / math.fsum(a))[::-1])
-    cb = np.cumsum(np.sort(b / math.fsum(b))[::-1])
+    rtol = check_nonnegative_finite("rtol", rtol)
+    ca = np.cumsum(np.sort(_normalised("a", a))[::-1])
+    cb = np.cumsum(np.sort(_normalised("b", b))[::-1])
     return bool(np.all(ca >= cb - rtol))
 
 
@@ -273,11 +291,8 @@ def schur_ostrowski_gap(x: float, w: ArrayLike) -> float:
     >>> schur_ostrowski_gap(3.0, [0.7, 0.3]) > 0, schur_ostrowski_gap(1.5, [0.7, 0.3]) > 0
     (True, False)
     """
-    x = float(x)
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"x must be finite and > 0, got x={x!r}")
-    w = check_positive_vector("w", w)
-    w = w / math.fsum(w)
+    x = check_positive_finite("x", x)
+    w = _normalised("w", check_positive_vector("w", w))
     values = np.unique(w)
     if values.size < 2:
         raise ValueError("w must have at least two distinct entries (at equal weights the "
@@ -301,10 +316,8 @@ def schur_threshold_p0(d: int, *, x0: float = 2.0) -> float:
     >>> round(schur_threshold_p0(2), 6) == round(math.exp(-2.0), 6)
     True
     """
-    d = check_count("d", d, minimum=2)
-    x0 = float(x0)
-    if not (math.isfinite(x0) and x0 > 0):
-        raise ValueError(f"x0 must be finite and > 0, got x0={x0!r}")
+    d = check_count("d", d, minimum=2, maximum=_D_MAX)
+    x0 = check_positive_finite("x0", x0)
     return float(stats.chi2.sf(d * x0, d))
 
 
@@ -347,11 +360,8 @@ def two_weight_cdf(x: float, t: float) -> float:
     >>> round(two_weight_cdf(2.0, 0.5), 12) == round(1 - math.exp(-2.0), 12)   # chi2_2 / 2
     True
     """
-    x, t = float(x), float(t)
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"x must be finite and > 0, got x={x!r}")
-    if not 0.0 <= t <= 0.5:
-        raise ValueError(f"t must lie in [0, 1/2], got t={t!r}")
+    x = check_positive_finite("x", x)
+    t = check_closed_interval("t", t, low=0.0, high=0.5)
     return 1.0 - _two_weight_integrand(x, 1.0 - 2.0 * t, False)[0]
 
 
@@ -368,9 +378,6 @@ def two_weight_cdf_slope(x: float, t: float) -> float:
     >>> two_weight_cdf_slope(2.5, 0.3) > 0 > two_weight_cdf_slope(1.5, 0.45)
     True
     """
-    x, t = float(x), float(t)
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"x must be finite and > 0, got x={x!r}")
-    if not 0.0 <= t <= 0.5:
-        raise ValueError(f"t must lie in [0, 1/2], got t={t!r}")
+    x = check_positive_finite("x", x)
+    t = check_closed_interval("t", t, low=0.0, high=0.5)
     return 2.0 * _two_weight_integrand(x, 1.0 - 2.0 * t, True)[0]

@@ -58,6 +58,7 @@ family's misestimation factor.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -142,7 +143,7 @@ class OffModelSpec:
 def _check_seed(seed: object) -> int | list[int]:
     if isinstance(seed, (bool, np.bool_)):
         raise TypeError(f"seed must be an int >= 0 or a sequence of them, got seed={seed!r}")
-    if isinstance(seed, (int, np.integer)):
+    if isinstance(seed, numbers.Real):  # ints; integral floats such as 1e3 (others: ValueError)
         return _v.check_count("seed", seed, minimum=0)
     if isinstance(seed, Sequence) and not isinstance(seed, str) and len(seed) > 0:
         return [_v.check_count(f"seed[{i}]", s, minimum=0) for i, s in enumerate(seed)]

@@ -96,6 +96,24 @@ _PER_SIGMA = "one entry per entry of sigma"
 _N_MAX = 10**8
 _DRAWS_MAX = 10**9
 
+#: Largest count of outputs of the audit's bounds: integers up to 2^53 are exact in float64,
+#: the arithmetic of the Beta quantiles.
+_COUNT_MAX = 2**53
+
+#: Smallest level alpha of the audit's bounds.  scipy's Beta quantiles (Boost's root finder)
+#: give up and return a wrong value below about 1e-100; the bounds use alpha / 2, and no
+#: audit states a confidence beyond 1 - 1e-40.
+_ALPHA_MIN = 1e-40
+
+
+def _check_alpha(alpha: Any) -> float:
+    """The level of a bound: ``_ALPHA_MIN <= alpha < 1``."""
+    a = _v.check_probability("alpha", alpha)
+    if a < _ALPHA_MIN:
+        raise ValueError(f"alpha must be >= {_ALPHA_MIN:g} (the Beta quantiles lose their accuracy "
+                         f"below), got alpha={a!r}")
+    return a
+
 
 class NeighbourPair(NamedTuple):
     """Two neighbouring datasets (Definition 2.1: they differ in one row)."""
@@ -197,7 +215,7 @@ def privacy_loss(
     y = _v.check_finite_array("y", y)
     if y.ndim == 0 or y.shape[-1] != d:
         raise ValueError(f"y must have a last axis of length d={d} (one release per row), got y of shape {y.shape}")
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # checked just below
         out = np.sum(((y - mp) ** 2 - (y - m) ** 2) / (2.0 * s * s), axis=-1)
     _v.check_finite_result(out, what="the privacy loss", inputs="y, mean, mean_prime or 1/std")
     return float(out) if out.ndim == 0 else out
@@ -465,6 +483,39 @@ WEAKENED_FACTORS = (("10% less noise", 0.9), ("30% less noise", 0.7))
 CONFIDENCE = 0.95
 
 
+def _check_deltas(deltas: Any, *, open_interval: bool = False) -> list[float]:
+    """The audited deltas: a non-empty list of numbers in [0, 1], or in (0, 1) where a claim's
+    epsilon is computed at each (Theorem 2's profile is defined for 0 < delta < 1)."""
+    arr = _v.as_real_array("deltas", deltas).ravel()
+    for x in arr:
+        if open_interval:
+            _v.check_probability("deltas entry", float(x))
+        else:
+            _v.check_closed_interval("deltas entry", float(x), low=0.0, high=1.0)
+    return [float(x) for x in arr]
+
+
+def _check_factors(factors: Any) -> list[tuple[str, float]]:
+    """The audited mechanisms: a non-empty sequence of (name, noise factor > 0) pairs."""
+    if isinstance(factors, (str, bytes)) or not isinstance(factors, Iterable):
+        raise TypeError("factors must be a sequence of (name, noise factor) pairs, got factors of type "
+                        f"{type(factors).__name__}")
+    out = []
+    for entry in factors:
+        if not isinstance(entry, (tuple, list)):
+            raise TypeError("factors must hold (name, noise factor) pairs, got an entry of type "
+                            f"{type(entry).__name__}")
+        if len(entry) != 2:
+            raise ValueError(f"factors must hold (name, noise factor) pairs, got an entry of length {len(entry)}")
+        name, factor = entry
+        if not isinstance(name, str):
+            raise TypeError(f"factors' names must be strings, got a name of type {type(name).__name__}")
+        out.append((name, _v.check_positive_finite("factors' noise factor", factor)))
+    if not out:
+        raise ValueError("factors must name at least one mechanism, got an empty factors")
+    return out
+
+
 def released(result: Any) -> NDArray[np.float64]:
     """The private release of a mechanism's result, and nothing else.
 
@@ -473,8 +524,11 @@ def released(result: Any) -> NDArray[np.float64]:
     """
     out = getattr(result, "sum", None)
     if out is None or callable(out):
-        out = result.estimate
-    return np.asarray(out, dtype=np.float64)
+        out = getattr(result, "estimate", None)
+    if out is None or callable(out):
+        raise TypeError("result must be a mechanism's result with a released vector `sum` (Algorithm 3) "
+                        f"or `estimate` (a peer's pipeline), got result of type {type(result).__name__}")
+    return _v.check_finite_array("result's release", out)
 
 
 def clopper_pearson(k: int, n: int, *, alpha: float) -> tuple[float, float]:
@@ -482,7 +536,8 @@ def clopper_pearson(k: int, n: int, *, alpha: float) -> tuple[float, float]:
 
     ``P(p < lo) <= alpha`` and ``P(p > hi) <= alpha`` for k ~ Bin(n, p) (Clopper and
     Pearson 1934): lo is the alpha-quantile of Beta(k, n - k + 1) (0 if k = 0), hi the
-    (1 - alpha)-quantile of Beta(k + 1, n - k) (1 if k = n).
+    (1 - alpha)-quantile of Beta(k + 1, n - k) (1 if k = n).  ``alpha`` must be at least
+    1e-40 (below about 1e-100 scipy's Beta quantiles are wrong), ``n`` at most 2^53.
 
     Examples
     --------
@@ -490,9 +545,13 @@ def clopper_pearson(k: int, n: int, *, alpha: float) -> tuple[float, float]:
     >>> lo, round(hi, 4)                       # the "rule of three": about 3/n
     (0.0, 0.0295)
     """
-    n = _v.check_count("n", n, minimum=1)
+    n = _v.check_count("n", n, minimum=1, maximum=_COUNT_MAX)
     k = _v.check_count("k", k, minimum=0, maximum=n)
-    alpha = _v.check_probability("alpha", alpha)
+    return _clopper_pearson(k, n, _check_alpha(alpha))
+
+
+def _clopper_pearson(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """:func:`clopper_pearson` without its checks (alpha down to _ALPHA_MIN / 2)."""
     lo = 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
     hi = 1.0 if k == n else float(stats.beta.ppf(1.0 - alpha, k + 1, n - k))
     return lo, hi
@@ -521,15 +580,15 @@ def eps_lower_bound(tp: int, fp: int, *, n_pos: int, n_neg: int, delta: float,
     >>> round(eps_lower_bound(900, 100, n_pos=1000, n_neg=1000, delta=1e-6), 2)
     1.99
     """
-    n_pos = _v.check_count("n_pos", n_pos, minimum=1)
-    n_neg = _v.check_count("n_neg", n_neg, minimum=1)
+    n_pos = _v.check_count("n_pos", n_pos, minimum=1, maximum=_COUNT_MAX)
+    n_neg = _v.check_count("n_neg", n_neg, minimum=1, maximum=_COUNT_MAX)
     tp = _v.check_count("tp", tp, minimum=0, maximum=n_pos)
     fp = _v.check_count("fp", fp, minimum=0, maximum=n_neg)
     delta = _v.check_closed_interval("delta", delta, low=0.0, high=1.0)
-    alpha = _v.check_probability("alpha", alpha)
+    alpha = _check_alpha(alpha)
     both_directions = _v.check_bool("both_directions", both_directions)
-    tpr_lo = clopper_pearson(tp, n_pos, alpha=alpha / 2)[0]
-    fpr_hi = clopper_pearson(fp, n_neg, alpha=alpha / 2)[1]
+    tpr_lo = _clopper_pearson(tp, n_pos, alpha / 2)[0]
+    fpr_hi = _clopper_pearson(fp, n_neg, alpha / 2)[1]
     best = 0.0
     if tpr_lo - delta > 0.0 and fpr_hi > 0.0:
         best = max(best, math.log((tpr_lo - delta) / fpr_hi))
@@ -589,10 +648,15 @@ def distinguishing_attack(Y: ArrayLike, Y_prime: ArrayLike, *, deltas: Iterable[
     if Y.shape != Yp.shape or Y.shape[0] < 4:
         raise ValueError(f"Y and Y_prime must have the same shape with at least 4 rows, got {Y.shape} "
                          f"and {Yp.shape}")
-    alpha = _v.check_probability("alpha", alpha)
+    alpha = _check_alpha(alpha)
     n_thresholds = _v.check_count("n_thresholds", n_thresholds, minimum=2, maximum=10**5)
-    deltas = [_v.check_closed_interval("deltas entry", float(x), low=0.0, high=1.0)
-              for x in _v.as_real_array("deltas", deltas).ravel()]
+    deltas = _check_deltas(deltas)
+    # T(y) = w . y is invariant under a common rescaling of Y and Y_prime (w scales inversely):
+    # where the largest magnitude is extreme, dividing by it keeps the variances finite for
+    # entries near 1e308 and non-zero for subnormal ones (ordinary data are left untouched).
+    scale = float(max(np.max(np.abs(Y)), np.max(np.abs(Yp))))
+    if scale > 0.0 and not 1e-100 < scale < 1e100:
+        Y, Yp = Y / scale, Yp / scale
     h = Y.shape[0] // 2
     tr, trp, te, tep = Y[:h], Yp[:h], Y[h:], Yp[h:]
     v = 0.5 * (tr.var(axis=0, ddof=1) + trp.var(axis=0, ddof=1))
@@ -648,6 +712,7 @@ def weakened_algorithm3(factor: float) -> Callable[..., Any]:
 def run_releases(mechanism: Callable[..., Any], X: ArrayLike, *, trials: int,
                  rng: np.random.Generator, **kw: Any) -> NDArray[np.float64]:
     """``trials`` independent releases of ``mechanism(X, rng=rng, **kw)``, one per row."""
+    mechanism = _v.check_callable("mechanism", mechanism)
     trials = _v.check_count("trials", trials, minimum=1, maximum=10**7)
     rng = _v.check_rng("rng", rng)
     return np.array([released(mechanism(X, rng=rng, **kw)) for _ in range(trials)])
@@ -690,7 +755,8 @@ def black_box_audit(sigma: ArrayLike, *, n: int, eps: float, delta: float, trial
     delta = _v.check_probability("delta", delta)
     trials = _v.check_count("trials", trials, minimum=4, maximum=10**7)
     rng = _v.check_rng("rng", rng)
-    deltas = [float(x) for x in _v.as_real_array("deltas", deltas).ravel()]
+    deltas = _check_deltas(deltas, open_interval=True)
+    factors = _check_factors(factors)
     X, Xp = worst_case_pair(sigma, n=n, rng=rng, far=far)
     s_claim = calibration.sigma_opt(eps=eps, delta=delta)
     kw = dict(sigma=sigma, mu_hat=np.zeros(sigma.size), eps=eps, delta=delta, p_clip=1.0 / n)
@@ -721,12 +787,13 @@ def pipeline_audit(sigma: ArrayLike, *, n: int, rho: float, trials: int, rng: np
     claim at delta' is the library's conversion :func:`egmlib.calibration.rho_to_eps`, an
     upper bound on the pipeline's epsilon, so a lower bound above it would refute it.
     """
-    if pipeline is None:
-        pipeline = default_pipeline()
+    pipeline = default_pipeline() if pipeline is None else _v.check_callable("pipeline", pipeline)
     sigma = _v.check_positive_vector("sigma", sigma)
     rho = _v.check_positive_finite("rho", rho)
+    trials = _v.check_count("trials", trials, minimum=4, maximum=10**7)
     rng = _v.check_rng("rng", rng)
-    deltas = [float(x) for x in _v.as_real_array("deltas", deltas).ravel()]
+    deltas = _check_deltas(deltas, open_interval=True)
+    lower, upper = _v.check_bounds(lower, upper)
     X, Xp = worst_case_pair(sigma, n=n, rng=rng, far=far)
     if not (X.min() > lower and Xp.min() > lower and X.max() < upper and Xp.max() < upper):
         raise ValueError(f"lower and upper must contain the pair, got [{lower}, {upper}] for data in "
@@ -764,6 +831,7 @@ def expected_eps_lower_bound(mu: float, *, trials: int, delta: float,
     mu = _v.check_positive_finite("mu", mu)
     trials = _v.check_count("trials", trials, minimum=1, maximum=10**12)
     delta = _v.check_closed_interval("delta", delta, low=0.0, high=1.0)
+    alpha = _check_alpha(alpha)
     t = np.linspace(-4.0, mu + 8.0, 600)
     tp = np.rint(stats.norm.sf(t - mu) * trials).astype(np.int64)
     fp = np.rint(stats.norm.sf(t) * trials).astype(np.int64)
@@ -785,8 +853,13 @@ def trials_needed(factor: float, *, sigma_claim: float, delta: float,
     sigma_claim = _v.check_positive_finite("sigma_claim", sigma_claim)
     if not factor < 1.0:
         raise ValueError(f"factor must be < 1 (less noise than claimed), got factor={factor!r}")
-    claim = calibration.eps_from_sigma(sigma_claim, delta=delta)
+    delta = _v.check_probability("delta", delta)
+    alpha = _check_alpha(alpha)
     mu = 1.0 / (factor * sigma_claim)
+    if not (math.isfinite(mu) and mu > 0.0):
+        raise ValueError(f"factor * sigma_claim must be a positive noise multiplier with a finite inverse, got "
+                         f"factor={factor!r} and sigma_claim={sigma_claim!r}")
+    claim = calibration.eps_from_sigma(sigma_claim, delta=delta)
 
     def caught(N: int) -> bool:
         return expected_eps_lower_bound(mu, trials=N, delta=delta, alpha=alpha) > claim
@@ -795,7 +868,9 @@ def trials_needed(factor: float, *, sigma_claim: float, delta: float,
     while not caught(hi):
         hi *= 4
         if hi > 10**12:
-            raise ValueError("no number of trials up to 1e12 catches this control at the expected counts")
+            raise ValueError("no number of trials up to 1e12 catches this control at the expected counts: "
+                             f"factor={factor!r} is too close to 1 or sigma_claim={sigma_claim!r} too large "
+                             f"(claim eps={claim:.3g} at delta={delta!r}, bounds at level alpha={alpha!r})")
     lo = max(1, hi // 4)
     while hi / lo > 1.01:
         mid = int(math.sqrt(lo * hi))

@@ -135,6 +135,13 @@ def _rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
+def _algorithm3_on_sigma(X: Any, *, rng: np.random.Generator) -> Any:
+    """Algorithm 3 with every argument but the data and the generator fixed (a mechanism
+    for :func:`egmbook.privacy_audit.run_releases`)."""
+    return importlib.import_module("egmlib.mechanisms").algorithm3(
+        X, sigma=SIGMA, mu_hat=[0.0, 0.0, 0.0], eps=1.0, delta=1e-6, rng=rng)
+
+
 #: A valid example per parameter name: the library's vocabulary.  Callables build fresh
 #: objects (random generators) per call.
 VALID: dict[str, Any] = {
@@ -173,6 +180,15 @@ VALID: dict[str, Any] = {
     # the robust Algorithm 3 pipeline's radius step and CoinPress's clipping rule
     "norms": [0.5, 1.5, 2.5], "radii": [1.0, 2.0, 3.0], "target": 1.0, "C0": 1.0, "C_max": 8.0,
     "grid": 1.5, "clip_rule": "paper",
+    # chapter 7's stored results, chapter 5b's threshold, the off-model datasets
+    "res": lambda: importlib.import_module("egmbook.beyond_report").load_beyond_report(), "x0": 2.0,
+    "name": "wine", "seed": 0,
+    # chapter 7b's black-box audit: counts, releases, controls (small trial counts: 1 s per call)
+    "result": lambda: _algorithm3_on_sigma(np.random.default_rng(1).normal(size=(6, D)), rng=_rng()),
+    "tp": 90, "fp": 10, "n_pos": 100, "n_neg": 100, "both_directions": True,
+    "Y_prime": np.random.default_rng(4).normal(size=(5, 4)), "deltas": [1e-6, 0.1], "n_thresholds": 20,
+    "factor": 0.9, "trials": 8, "factors": (("Algorithm 3", 1.0),), "pipeline": None, "mu": 2.0,
+    "sigma_claim": 1.0,
 }
 
 #: Per-function valid values where the vocabulary's example does not fit.
@@ -209,6 +225,13 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "composition.laplace_gaussian_delta": {"sigma": 4.0},
     # PLAN's own budget splits are the default; a caller's split must name PLAN's steps
     "egmbook.display.glue_values": {"values": {"a": 1.5, "n": 3}, "digits": 2, "prefix": "fuzz-"},
+    "egmbook.beyond_report.centre_improvements": {"c": 0.1},
+    # the audit's alpha is a confidence level's complement, not the Zipf exponent
+    **{f"egmbook.privacy_audit.{f}": {"alpha": 0.05} for f in (
+        "clopper_pearson", "eps_lower_bound", "distinguishing_attack", "expected_eps_lower_bound",
+        "trials_needed")},
+    "egmbook.privacy_audit.run_releases": {"mechanism": lambda: _algorithm3_on_sigma},
+    "egmbook.improvement_margin.majorizes": {"a": [0.6, 0.3, 0.1], "b": [0.4, 0.3, 0.3]},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},
@@ -220,6 +243,7 @@ DOCUMENTED_INFINITIES = {
     "calibration.log_privacy_profile": "log delta = -inf at sigma = inf",
     "egmbook.error_simulation.mean_ci": "standard error and half-width inf for one repetition",
     "mechanisms.algorithm3": "result.b = inf where sigma_j = 0",
+    "egmbook.privacy_audit.ALGORITHM3": "mechanisms.algorithm3 itself: result.b = inf where sigma_j = 0",
     "gchisq.logsf": "log 0 = -inf beyond the support", "gchisq.logcdf": "log 0 = -inf below 0",
     "gchisq.WeightedChiSquare.logsf": "log 0", "gchisq.WeightedChiSquare.logcdf": "log 0",
     "egmbook.report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",
@@ -342,7 +366,9 @@ def bad_values(value: Any, param: inspect.Parameter) -> Iterator[tuple[str, str,
         yield from [("None", "type", None), ("str", "type", "x"), ("number", "type", 1.0)]
     elif kind == "runs":
         yield from [("str", "type", "runs"), ("None", "type", None), ("empty", "value", []),
-                    ("bad entry", "type", ["s"]), ("short entry", "value", [("s", "base")])]
+                    ("bad entry", "type", ["s"]),
+                    # the valid first entry without its last element, whatever the entries' length
+                    ("short entry", "value", [tuple(value[0])[:-1]])]
     elif kind == "optional":
         yield from [("bool", "type", True), ("object", "type", _Opaque())]
 

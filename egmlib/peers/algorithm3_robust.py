@@ -207,12 +207,19 @@ def _utility(sorted_norms: FloatArray, radii: FloatArray, target: float) -> Floa
 
 
 def _grid(C0: float, C_max: float, grid: float) -> FloatArray:
-    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(math.log(C_max / C0) / math.log(grid)))
+    # where C_max / C0 overflows (a subnormal C0), log(C_max) - log(C0): at most about 1454
+    # for any positive finite pair
+    ratio = C_max / C0
+    log_ratio = math.log(ratio) if math.isfinite(ratio) else math.log(C_max) - math.log(C0)
+    K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(log_ratio / math.log(grid)))
     return C0 * grid ** np.arange(K + 1, dtype=float)
 
 
 def _target(K1: int, n: int, eps: float, beta: float) -> float:
-    return max(1.0 + 2.0 * math.log(K1 / beta) / eps, TARGET_SHARE * n)
+    # where K1 / beta overflows (a subnormal beta), log(K1) - log(beta), which does not
+    ratio = K1 / beta
+    log_ratio = math.log(ratio) if math.isfinite(ratio) else math.log(K1) - math.log(beta)
+    return max(1.0 + 2.0 * log_ratio / eps, TARGET_SHARE * n)
 
 
 def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
