@@ -822,8 +822,6 @@ KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {
     ("chapters/04b_lemma41_second_order.html", DESKTOP): {"code-name"},
     ("chapters/04c_lemma42_theorem4.html", DESKTOP): {"code-name"},
     ("chapters/04d_theorem4_without_condition.html", DESKTOP): {"code-name"},
-    ("chapters/05b_improvement_range.html", DESKTOP): {"length"},  # 16.4 screens
-    ("chapters/07a_centre_privacy.html", DESKTOP): {"length"},  # 12.3 screens
     ("chapters/08_peers.html", DESKTOP): {"code-name"},
     ("chapters/08a_plan_faithfulness.html", DESKTOP): {"code-name"},
     ("chapters/08b_zcdp_calibration.html", DESKTOP): {"code-name"},
