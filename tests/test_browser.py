@@ -819,9 +819,6 @@ KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {
     ("chapters/05a_figure2_cause.html", DESKTOP): {"code-name"},
     ("chapters/05b_improvement_range.html", DESKTOP): {"code-name"},
     ("chapters/07a_centre_privacy.html", DESKTOP): {"code-name"},
-    ("chapters/08_peers.html", DESKTOP): {"code-name"},
-    ("chapters/08a_plan_faithfulness.html", DESKTOP): {"code-name"},
-    ("chapters/08b_zcdp_calibration.html", DESKTOP): {"code-name"},
     ("chapters/errata.html", DESKTOP): {"code-name"},
     ("chapters/07_beyond_the_report.html", DESKTOP): {"code-name", "length"},  # 15.5 screens
     # a key display equation that needs a line break to fit a phone even at 60 % size
