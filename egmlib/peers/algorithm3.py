@@ -84,11 +84,6 @@ PRIVATE_SHARES = MappingProxyType({"scale": 0.125, "centre": 0.125, "noise": 0.7
 _PER_COLUMN = "one entry per column of X"
 
 
-#: The split of :func:`algorithm3_private_centre`: a quarter of rho for the centre.
-PRIVATE_CENTRE_SHARES = {"centre": 0.25, "noise": 0.75}
-#: The split of :func:`algorithm3_private`: an eighth each for the scales and the centre.
-PRIVATE_SHARES = {"scale": 0.125, "centre": 0.125, "noise": 0.75}
-
 @dataclass(frozen=True)
 class Algorithm3Result:
     """Output of the Algorithm 3 estimators (estimates of the **mean**: the sum over n).
