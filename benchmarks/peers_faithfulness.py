@@ -44,8 +44,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmbook import gaussian_benchmarks as gb  # noqa: E402
 from egmbook import _peer_sweep as sweep  # noqa: E402
+from egmbook import gaussian_benchmarks as gb  # noqa: E402
 from egmlib.peers import plan  # noqa: E402
 from egmlib.peers.quantiles import coordinatewise_quantiles  # noqa: E402
 
