@@ -35,7 +35,8 @@ Outputs (benchmarks/results/), for SWEEP in {peers, offmodel}:
 Seeding, by coordinates only: the data of (dataset, case index, run) come from
 default_rng([SEED, id(dataset), case, run]); arm a at budget index r from
 default_rng([SEED, id(dataset), case, run, r, id(a)]), where id is the CRC-32 of the name and r
-the budget's index among the five.
+the budget's index among the five; IOME's public rotation, shared by its five budgets, from
+default_rng([SEED, id(dataset), case, run, id("rotation")]) (public_inputs).
 A task is one (case, run) with the arms it still lacks; its results do not depend on
 which other arms it runs, on the number of workers or on the order in which they finish
 (tests/test_peers_sweep.py compares 1 and 2 workers bit for bit).
@@ -191,11 +192,14 @@ def default_arms(sweep: str) -> tuple[str, ...]:
     return tuple(arms_registry())
 
 
-def estimate(name: str, data: Drawn, rho: float, rng: np.random.Generator) -> np.ndarray:
+def estimate(name: str, data: Drawn, rho: float, rng: np.random.Generator,
+             public: dict | None = None) -> np.ndarray:
     """The private mean of arm ``name`` on ``data`` at budget rho.
 
     Arms that are given inputs (``arm.given``: "sigma", "mu") get the case's standard
-    deviations and reference mean; every arm gets the case's public box.
+    deviations and reference mean; every arm gets the case's public box, and the entries
+    of ``public`` (public randomness shared by the budgets of a task, see
+    :func:`public_inputs`) that it accepts (``arm.accepts``).
     """
     arm = arms_registry()[name]
     known = {"sigma": data.sigma, "mu": data.mean}
@@ -204,7 +208,28 @@ def estimate(name: str, data: Drawn, rho: float, rng: np.random.Generator) -> np
         if inp not in known:
             raise ValueError(f"arm {name!r} asks for the input {inp!r}, which the sweep does not know")
         given[inp] = known[inp]
+    for key in arm.accepts:
+        if public is not None and key in public:
+            given[key] = public[key]
     return arm(data.X, rho=rho, lower=data.lower, upper=data.upper, rng=rng, **given).estimate
+
+
+def public_inputs(seed: list[int], d: int) -> dict:
+    """Public randomness drawn once per task, independently of the data, and shared by the
+    five budgets of every arm that accepts it: IOME's randomised Hadamard rotation
+    (egmlib.peers.hadamard.random_hadamard, 3 rounds) from default_rng(seed + [id("rotation")]).
+    A release stays rho-zCDP for any fixed rotation; sharing one across budgets lets IOME
+    rotate the data once per task instead of once per budget."""
+    from egmlib.peers.hadamard import random_hadamard
+    return {"rotation": random_hadamard(d, rng=np.random.default_rng(seed + [name_id("rotation")]), rounds=3)}
+
+
+def read_only(data: Drawn) -> Drawn:
+    """The same data with X a read-only array that owns its memory: the arms' caches keyed
+    by the array (IOME's rotated data and its sorted columns) recognise it across budgets."""
+    X = np.array(data.X, dtype=np.float64, order="C", copy=True)
+    X.setflags(write=False)
+    return Drawn(X, data.mean, data.sigma, data.lower, data.upper)
 
 
 # ------------------------------------------------------------------ tasks
@@ -225,9 +250,10 @@ def run_task(task: Task) -> tuple[Task, list[tuple]]:
     keep_freed_memory()
     case = find_case(task.sweep, task.dataset, task.index)
     ds = name_id(case.dataset)
-    data = case.draw([SEED, ds, case.index, task.run])
+    data = read_only(case.draw([SEED, ds, case.index, task.run]))
     xbar = data.X.mean(axis=0)
     mu = data.mean
+    public = public_inputs([SEED, ds, case.index, task.run], case.d)
     rows = []
     for name in task.arms:
         a = name_id(name)
@@ -235,7 +261,7 @@ def run_task(task: Task) -> tuple[Task, list[tuple]]:
             r_i = RHOS.index(rho)  # the budget's place among all five, whichever a task runs
             rng = np.random.default_rng([SEED, ds, case.index, task.run, r_i, a])
             c0 = time.process_time()
-            est = estimate(name, data, rho, rng)
+            est = estimate(name, data, rho, rng, public)
             cpu = time.process_time() - c0
             rows.append((case.dataset, case.index, name, case.n, case.d, case.alpha, task.run, rho,
                          float(np.linalg.norm(est - mu)), float(np.linalg.norm(est - xbar)), round(cpu, 4)))
