@@ -4,7 +4,7 @@
 scales, a whitened private centre, a radius and the noise.  With few rows the first two
 steps cannot converge and the release is worse than IOME's (Huang, Liang and Yi 2021, as
 PLAN's experiments run it), which needs neither.  The pipeline therefore releases IOME's
-estimate, with the whole budget, when the public rule ``few_rows(n, d, rho)`` holds:
+estimate, with the whole budget, when the public rule ``few_rows(n, d=d, rho=rho)`` holds:
 
     n * sqrt(rho) < FEW_ROWS_CONSTANT.
 

@@ -225,8 +225,8 @@ def test_path_rule_reads_no_data():
             kw = dict(rho=rho, lower=-50.0, upper=50.0)
             pa = ar.algorithm3_robust(A, rng=np.random.default_rng(1), **kw).path
             pb = ar.algorithm3_robust(B, rng=np.random.default_rng(2), **kw).path
-            assert pa == pb == ("iome" if ar.few_rows(n, d, rho) else "algorithm3")
-            assert ar.few_rows(n, d, rho) == (n * math.sqrt(rho) < ar.FEW_ROWS_CONSTANT)
+            assert pa == pb == ("iome" if ar.few_rows(n, d=d, rho=rho) else "algorithm3")
+            assert ar.few_rows(n, d=d, rho=rho) == (n * math.sqrt(rho) < ar.FEW_ROWS_CONSTANT)
 
 
 @pytest.mark.parametrize("rho", [1 / 16, 0.25, 1.0])
@@ -238,8 +238,8 @@ def test_path_rule_boundary(rho):
     if (n_first - 1) * math.sqrt(rho) >= c:  # rounding of the square root
         n_first -= 1
     for d in (1, 64, 10**6):
-        assert ar.few_rows(n_first - 1, d, rho)
-        assert not ar.few_rows(n_first, d, rho)
+        assert ar.few_rows(n_first - 1, d=d, rho=rho)
+        assert not ar.few_rows(n_first, d=d, rho=rho)
     X = _data(n=n_first + 1, d=3)
     kw = dict(rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(5))
     assert ar.algorithm3_robust(X[:n_first - 1], **kw).path == "iome"
@@ -249,7 +249,7 @@ def test_path_rule_boundary(rho):
 @pytest.mark.parametrize("rho", [1 / 16, 0.5])
 def test_iome_path_is_iome_bit_for_bit(rho):
     X = _data(n=200)
-    assert ar.few_rows(*X.shape, rho)
+    assert ar.few_rows(X.shape[0], d=X.shape[1], rho=rho)
     r = ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(8))
     ref = iome_mean(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(8))
     assert r.path == "iome"
@@ -284,13 +284,13 @@ def test_calibration_output_states_the_constant():
 
 def test_few_rows_rejects_bad_arguments():
     with pytest.raises(ValueError, match="n"):
-        ar.few_rows(0, 3, 1.0)
+        ar.few_rows(0, d=3, rho=1.0)
     with pytest.raises(ValueError, match="d"):
-        ar.few_rows(10, 2.5, 1.0)
+        ar.few_rows(10, d=2.5, rho=1.0)
     with pytest.raises(TypeError, match="d"):
-        ar.few_rows(10, "3", 1.0)
+        ar.few_rows(10, d="3", rho=1.0)
     with pytest.raises(ValueError, match="rho"):
-        ar.few_rows(10, 3, 0.0)
+        ar.few_rows(10, d=3, rho=0.0)
     with pytest.raises(TypeError, match="rule"):
         ar.algorithm3_robust(_data(), rho=1.0, lower=-50.0, upper=50.0,
                              rng=np.random.default_rng(0), rule=1)

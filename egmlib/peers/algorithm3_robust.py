@@ -347,7 +347,7 @@ def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float,
     return X, lower, upper, rng
 
 
-def few_rows(n: int, d: int, rho: float) -> bool:
+def few_rows(n: int, *, d: int, rho: float) -> bool:
     r"""The public rule of :func:`algorithm3_robust`: too few rows for Algorithm 3's path.
 
     True when :math:`n\sqrt\rho < c`, :math:`c` = ``FEW_ROWS_CONSTANT``; then
@@ -377,7 +377,7 @@ def few_rows(n: int, d: int, rho: float) -> bool:
 
     Examples
     --------
-    >>> few_rows(178, 13, 0.25), few_rows(1797, 64, 1 / 8)
+    >>> few_rows(178, d=13, rho=0.25), few_rows(1797, d=64, rho=1 / 8)
     (True, False)
     """
     n = _v.check_count("n", n, maximum=2**62)
