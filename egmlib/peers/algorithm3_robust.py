@@ -168,9 +168,9 @@ class RobustResult:
     noise_std: FloatArray  #: (d,) std of the noise on the mean in the original coordinates
     n_clipped: int
     budget: _budget.ZCDPBudget
-    #: which release ran: "algorithm3" (Algorithm 3's path), "iome" (:func:`few_rows` held:
-    #: IOME's release, ``sigma`` None, ``radius`` None, ``C`` IOME's radius of the rotated
-    #: rows, ``centre`` IOME's centre rotated back) or "plan" (PLAN's last step)
+    #: The release that ran, "algorithm3" (Algorithm 3's path), "iome" (:func:`few_rows`
+    #: held; IOME's release, ``sigma`` and ``radius`` None, ``C`` IOME's radius of the
+    #: rotated rows, ``centre`` IOME's centre rotated back) or "plan" (PLAN's last step).
     path: str = "algorithm3"
 
 
