@@ -9,7 +9,9 @@ to rho.  The proofs are in chapters/09a_offmodel_privacy.md.
 
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +21,7 @@ from egmlib.peers import budget as _budget
 from egmlib.peers import coinpress as cp
 from egmlib.peers.arms import ARMS, GIVEN, Arm, nothing_known
 from egmlib.peers.clipping import clipped_sum
+from egmlib.peers.iome import iome_mean
 from egmlib.peers.scales import pairwise_squared_differences
 
 
@@ -55,7 +58,9 @@ def test_shares_sum_to_one_and_are_named():
 @pytest.mark.parametrize("rho", [1 / 16, 0.25, 1.0])
 def test_budget_of_each_release_sums_to_rho(rho):
     X = _data()
-    for f in (ar.algorithm3_robust, ar.plan_last_step_private_inputs):
+    runs = (ar.algorithm3_robust, ar.plan_last_step_private_inputs,
+            functools.partial(ar.algorithm3_robust, rule=False))
+    for f in runs:
         r = f(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(1))
         assert math.isclose(math.fsum(r.budget.parts.values()), rho, rel_tol=1e-12)
         assert r.budget.total == rho
@@ -171,7 +176,9 @@ def test_off_the_model_the_radius_step_enlarges_the_radius():
 # ---------------------------------------------------------------------------------------
 def test_clipped_transformed_sum_moves_at_most_2C_on_adversarial_neighbours():
     X = _data()
-    r = ar.algorithm3_robust(X, rho=0.25, lower=-50.0, upper=50.0, rng=np.random.default_rng(2))
+    r = ar.algorithm3_robust(X, rho=0.25, lower=-50.0, upper=50.0, rng=np.random.default_rng(2),
+                             rule=False)
+    assert r.path == "algorithm3"
     b = 1.0 / np.sqrt(r.sigma * r.sigma.sum())
     base = clipped_sum(X, C=r.C, mu_hat=r.centre, b=b).total
     worst = max(np.linalg.norm(clipped_sum(Y, C=r.C, mu_hat=r.centre, b=b).total - base)
@@ -183,7 +190,9 @@ def test_clipped_transformed_sum_moves_at_most_2C_on_adversarial_neighbours():
 @pytest.mark.parametrize("rho", [1 / 16, 1.0])
 def test_noise_is_calibrated_to_2C(rho):
     X = _data()
-    r = ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(3))
+    r = ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(3),
+                             rule=False)
+    assert r.path == "algorithm3"
     b = 1.0 / np.sqrt(r.sigma * r.sigma.sum())
     s = r.noise_std * X.shape[0] * b  # back in the transformed space, per coordinate of the sum
     expected = 2.0 * r.C / math.sqrt(2.0 * rho * ar.SHARES["noise"])
@@ -199,6 +208,92 @@ def test_release_is_seeded_and_rng_driven():
     c = ar.algorithm3_robust(X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(10))
     assert np.array_equal(a.estimate, b.estimate)
     assert not np.array_equal(a.estimate, c.estimate)
+
+
+# ---------------------------------------------------------------------------------------
+# the public path rule: IOME's release when n sqrt(rho) < FEW_ROWS_CONSTANT
+# ---------------------------------------------------------------------------------------
+def test_path_rule_reads_no_data():
+    """Two data sets of the same shape, one on the model and one far off it (a constant
+    block, a far outlier), take the same path at every budget: the rule sees (n, d, rho)."""
+    rng = np.random.default_rng(21)
+    for n, d in ((300, 5), (700, 5), (2500, 3)):
+        A = rng.normal(size=(n, d))
+        B = np.zeros((n, d))
+        B[0] = 40.0
+        for rho in (1 / 16, 0.25, 1.0):
+            kw = dict(rho=rho, lower=-50.0, upper=50.0)
+            pa = ar.algorithm3_robust(A, rng=np.random.default_rng(1), **kw).path
+            pb = ar.algorithm3_robust(B, rng=np.random.default_rng(2), **kw).path
+            assert pa == pb == ("iome" if ar.few_rows(n, d=d, rho=rho) else "algorithm3")
+            assert ar.few_rows(n, d=d, rho=rho) == (n * math.sqrt(rho) < ar.FEW_ROWS_CONSTANT)
+
+
+@pytest.mark.parametrize("rho", [1 / 16, 0.25, 1.0])
+def test_path_rule_boundary(rho):
+    """The switch sits at n sqrt(rho) = FEW_ROWS_CONSTANT: the last n below it takes IOME's
+    path, the first n at or above it Algorithm 3's, whatever d."""
+    c = ar.FEW_ROWS_CONSTANT
+    n_first = math.ceil(c / math.sqrt(rho))
+    if (n_first - 1) * math.sqrt(rho) >= c:  # rounding of the square root
+        n_first -= 1
+    for d in (1, 64, 10**6):
+        assert ar.few_rows(n_first - 1, d=d, rho=rho)
+        assert not ar.few_rows(n_first, d=d, rho=rho)
+    X = _data(n=n_first + 1, d=3)
+    kw = dict(rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(5))
+    assert ar.algorithm3_robust(X[:n_first - 1], **kw).path == "iome"
+    assert ar.algorithm3_robust(X[:n_first], **kw).path == "algorithm3"
+
+
+@pytest.mark.parametrize("rho", [1 / 16, 0.5])
+def test_iome_path_is_iome_bit_for_bit(rho):
+    X = _data(n=200)
+    assert ar.few_rows(X.shape[0], d=X.shape[1], rho=rho)
+    r = ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(8))
+    ref = iome_mean(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(8))
+    assert r.path == "iome"
+    assert np.array_equal(r.estimate, ref.estimate)
+    assert r.C == ref.C and r.n_clipped == ref.n_clipped
+    assert r.sigma is None and r.radius is None
+    assert np.array_equal(r.noise_std, np.full(X.shape[1], ref.noise_std))
+    assert r.centre.shape == (X.shape[1],) and np.all(np.isfinite(r.centre))
+    assert math.isclose(math.fsum(r.budget.parts.values()), rho, rel_tol=1e-12)
+    # the same generator state continues identically after both releases
+    g1, g2 = np.random.default_rng(8), np.random.default_rng(8)
+    ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=g1)
+    iome_mean(X, rho=rho, lower=-50.0, upper=50.0, rng=g2)
+    assert g1.random() == g2.random()
+
+
+def test_rule_off_runs_algorithm3_path_on_few_rows():
+    X = _data(n=200)
+    r = ar.algorithm3_robust(X, rho=0.25, lower=-50.0, upper=50.0, rng=np.random.default_rng(0),
+                             rule=False)
+    assert r.path == "algorithm3" and r.sigma is not None and r.radius is not None
+    assert set(r.budget.parts) == set(ar.SHARES)
+
+
+def test_calibration_output_states_the_constant():
+    """benchmarks/offmodel_crossover.py's saved output names the constant the library uses."""
+    text = (Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+            / "offmodel_crossover.txt").read_text()
+    line = [x for x in text.splitlines() if x.startswith("constant (rounded down")][0]
+    assert float(line.rsplit(":", 1)[1]) == ar.FEW_ROWS_CONSTANT
+
+
+def test_few_rows_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="n"):
+        ar.few_rows(0, d=3, rho=1.0)
+    with pytest.raises(ValueError, match="d"):
+        ar.few_rows(10, d=2.5, rho=1.0)
+    with pytest.raises(TypeError, match="d"):
+        ar.few_rows(10, d="3", rho=1.0)
+    with pytest.raises(ValueError, match="rho"):
+        ar.few_rows(10, d=3, rho=0.0)
+    with pytest.raises(TypeError, match="rule"):
+        ar.algorithm3_robust(_data(), rho=1.0, lower=-50.0, upper=50.0,
+                             rng=np.random.default_rng(0), rule=1)
 
 
 # ---------------------------------------------------------------------------------------

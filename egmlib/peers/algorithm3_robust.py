@@ -11,9 +11,20 @@ box); :math:`b_j = (\hat\sigma_j\sum_l\hat\sigma_l)^{-1/2}` then puts almost all
 them, the whitened prior ball of the centre is too large for CoinPress to converge, the
 centre lands far from the data, and the model radius clips every row.
 
-:func:`algorithm3_robust` keeps Algorithm 3's release (transform by :math:`b`, clip at
-:math:`C`, Gaussian noise for sensitivity :math:`2C`, transform back) and changes two
-things, one free and one cheap:
+:func:`algorithm3_robust` first applies a public rule, :func:`few_rows`: when
+:math:`n\sqrt\rho <` ``FEW_ROWS_CONSTANT`` (560) there are too few rows to learn
+:math:`d` scales and a whitened centre privately, and it releases IOME's estimate
+(:func:`egmlib.peers.iome.iome_mean` with the whole budget; ``path == "iome"``).  The
+constant is calibrated on data from Algorithm 3's model by
+``benchmarks/offmodel_crossover.py`` (Gaussian rows, :math:`\sigma_j = (d/j)^{3/4}`,
+:math:`d \in \{10, 30, 64\}`, the five budgets, :math:`n` from 100 to 3200): below
+:math:`n\sqrt\rho \approx 400` Algorithm 3's path adds up to 18 times IOME's error, from
+566 on at most 1.34 times, and less than IOME at :math:`d = 64`.  The rule reads no data,
+so the choice costs no budget.
+
+Otherwise (``path == "algorithm3"``) it keeps Algorithm 3's release (transform by
+:math:`b`, clip at :math:`C`, Gaussian noise for sensitivity :math:`2C`, transform back) and
+changes two things, one free and one cheap:
 
 ===========  =====================================================================  ================
 step         what                                                                   budget
@@ -62,7 +73,11 @@ Sensitivities under substitution neighbours (one row replaced; the report's Defi
   most :math:`2C`; noise :math:`2C/\sqrt{2\rho_{\rm noise}}` (Bun and Steinke 2016,
   Prop. 1.6).
 
-The steps compose (Bun and Steinke 2016, Lemma 2.3) and the shares sum to 1.
+The steps compose (Bun and Steinke 2016, Lemma 2.3) and the shares sum to 1.  The path
+rule is a function of :math:`(n, d, \rho)` only, which substitution neighbours share, so
+both neighbours take the same path and the release is :math:`\rho`-zCDP on either (the
+book's Lemma "Choosing the path by a public rule costs nothing"; IOME's release is
+:math:`\rho`-zCDP with its own shares).
 
 :func:`plan_last_step_private_inputs` is the arm that isolates the radius: PLAN's last
 step (Aumuller et al. 2024; private quantile threshold and noise) with exactly the same
@@ -85,9 +100,12 @@ from egmlib.peers import budget as _budget
 from egmlib.peers import plan as _plan
 from egmlib.peers.clipping import clip_rows, row_norms
 from egmlib.peers.coinpress import coinpress_known_scales
+from egmlib.peers.hadamard import random_hadamard
+from egmlib.peers.iome import iome_mean
 from egmlib.peers.scales import coinpress_log_scales
 
 __all__ = [
+    "FEW_ROWS_CONSTANT",
     "RADIUS_BETA",
     "RADIUS_GRID",
     "SHARES",
@@ -95,6 +113,7 @@ __all__ = [
     "RadiusChoice",
     "RobustResult",
     "algorithm3_robust",
+    "few_rows",
     "plan_last_step_private_inputs",
     "radius_probabilities",
     "radius_utility",
@@ -111,6 +130,11 @@ RADIUS_GRID = 2.0 ** 0.125
 RADIUS_BETA = 0.01
 #: The radius step tolerates at least this share of the rows clipped.
 TARGET_SHARE = 0.05
+#: The rule :func:`few_rows`: n sqrt(rho) below it releases IOME's estimate.  Calibrated by
+#: ``benchmarks/offmodel_crossover.py`` on Gaussian rows (Algorithm 3's model): the smallest
+#: n sqrt(rho) of its grid (565.7) from which on Algorithm 3's path adds at most 1.5 times
+#: IOME's error at every d and rho, rounded down to a multiple of 10.
+FEW_ROWS_CONSTANT = 560.0
 #: Largest number of grid points above C_0.
 _MAX_GRID = 400
 
@@ -138,12 +162,16 @@ class RobustResult:
 
     estimate: FloatArray  #: (d,) private estimate of the mean
     centre: FloatArray  #: (d,) mu_hat used
-    sigma: FloatArray  #: (d,) floored sigma_hat used
+    sigma: FloatArray | None  #: (d,) floored sigma_hat used (None on IOME's path)
     C: float  #: clipping radius in the transformed space
     radius: RadiusChoice | None  #: the radius step (None for PLAN's last step)
     noise_std: FloatArray  #: (d,) std of the noise on the mean in the original coordinates
     n_clipped: int
     budget: _budget.ZCDPBudget
+    #: The release that ran, "algorithm3" (Algorithm 3's path), "iome" (:func:`few_rows`
+    #: held; IOME's release, ``sigma`` and ``radius`` None, ``C`` IOME's radius of the
+    #: rotated rows, ``centre`` IOME's centre rotated back) or "plan" (PLAN's last step).
+    path: str = "algorithm3"
 
 
 # ---------------------------------------------------------------------------------------
@@ -319,11 +347,58 @@ def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float,
     return X, lower, upper, rng
 
 
+def few_rows(n: int, *, d: int, rho: float) -> bool:
+    r"""The public rule of :func:`algorithm3_robust`: too few rows for Algorithm 3's path.
+
+    True when :math:`n\sqrt\rho < c`, :math:`c` = ``FEW_ROWS_CONSTANT``; then
+    :func:`algorithm3_robust` releases IOME's estimate
+    (:func:`egmlib.peers.iome.iome_mean`, Huang, Liang and Yi 2021, as PLAN's experiments
+    run it) with the whole budget instead of spending it on :math:`d` private scales and a
+    whitened private centre, which need rows to converge.  The rule reads only public
+    quantities (the number of rows, the dimension and the budget), never the data, so
+    either release is :math:`\rho`-zCDP (the book's remark "Choosing the path by a public
+    rule costs nothing").
+
+    :math:`c = 560` comes from ``benchmarks/offmodel_crossover.py`` on Gaussian rows
+    (Algorithm 3's model; :math:`\sigma_j = (d/j)^{3/4}`, the sweeps' box, :math:`d \in
+    \{10, 30, 64\}`, :math:`\rho \in \{1/16, \dots, 1\}`, :math:`n` from 100 to 3200,
+    medians of 20 runs): Algorithm 3's path fails where :math:`n\sqrt\rho` is between
+    about 100 and 283, at every budget and dimension (up to 18 times IOME's error), and
+    from :math:`n\sqrt\rho = 400\sqrt2 \approx 566` on it adds at most 1.5 times IOME's
+    error everywhere; :math:`c` is that point rounded down.  The failure's position in
+    :math:`n\sqrt\rho` did not move with :math:`d`, so the rule does not use ``d``; it is
+    an argument so that the signature names every public quantity a rule may use.
+
+    Parameters
+    ----------
+    n : int >= 1, rows
+    d : int >= 1, dimension
+    rho : float, finite and > 0
+
+    Examples
+    --------
+    >>> few_rows(178, d=13, rho=0.25), few_rows(1797, d=64, rho=1 / 8)
+    (True, False)
+    """
+    n = _v.check_count("n", n, maximum=2**62)
+    _v.check_count("d", d, maximum=2**62)
+    rho = _v.check_positive_finite("rho", rho)
+    return _few_rows(n, rho)
+
+
+def _few_rows(n: int, rho: float) -> bool:
+    return float(n) * math.sqrt(rho) < FEW_ROWS_CONSTANT
+
+
 def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
-                      rng: np.random.Generator, p_clip: float | None = None) -> RobustResult:
+                      rng: np.random.Generator, p_clip: float | None = None,
+                      rule: bool = True) -> RobustResult:
     r"""Algorithm 3 with private inputs, robust off its model; :math:`\rho`-zCDP in total.
 
-    Steps and budget ``SHARES`` as in the module docstring: ``_robust_inputs``
+    First the public rule :func:`few_rows` on :math:`(n, d, \rho)`: when it holds the
+    release is IOME's (:func:`egmlib.peers.iome.iome_mean` with the whole :math:`\rho`
+    and the same ``rng``; ``path == "iome"``).  Otherwise (``path == "algorithm3"``) the
+    steps and budget ``SHARES`` of the module docstring: ``_robust_inputs``
     (:math:`\hat\sigma` floored, :math:`\hat\mu`), the model radius :math:`C_0` of
     Algorithm 3 at tail probability ``p_clip`` (default :math:`1/n`; the report's
     Section 4) from :math:`\hat\sigma`, :func:`select_radius` on the grid from
@@ -340,6 +415,10 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
     rng : numpy.random.Generator
     p_clip : float in (0, 1), optional
         Tail probability of the model radius; default 1/n.
+    rule : bool, default True
+        Apply :func:`few_rows`; False always runs Algorithm 3's path (for the
+        calibration ``benchmarks/offmodel_crossover.py`` and the privacy tests of its
+        steps).
 
     Returns
     -------
@@ -350,12 +429,43 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
     >>> rng = np.random.default_rng(11)
     >>> X = 5.0 + np.array([4.0, 2.0, 1.0]) * rng.standard_normal((20000, 3))
     >>> r = algorithm3_robust(X, rho=1.0, lower=-100.0, upper=100.0, rng=rng)
-    >>> bool(np.linalg.norm(r.estimate - 5.0) < 0.15), round(sum(r.budget.parts.values()), 12)
-    (True, 1.0)
+    >>> r.path, bool(np.linalg.norm(r.estimate - 5.0) < 0.15)
+    ('algorithm3', True)
+    >>> round(sum(r.budget.parts.values()), 12)
+    1.0
+    >>> algorithm3_robust(X[:300], rho=0.25, lower=-100.0, upper=100.0, rng=rng).path
+    'iome'
     """
     X, lower, upper, rng = _check(X, lower, upper, rng)
     n = X.shape[0]
     p = 1.0 / n if p_clip is None else _v.check_probability("p_clip", p_clip)
+    if not isinstance(rule, bool | np.bool_):
+        raise TypeError(f"rule must be a bool, got rule of type {type(rule).__name__}")
+    rho = _v.check_positive_finite("rho", rho)
+    if rule and _few_rows(n, rho):
+        return _iome_path(X, rho=rho, lower=lower, upper=upper, rng=rng)
+    return _algorithm3_path(X, rho=rho, lower=lower, upper=upper, rng=rng, p=p)
+
+
+def _iome_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
+               rng: np.random.Generator) -> RobustResult:
+    """IOME's release with the whole rho, as ``iome_mean(X, rho, lower, upper, rng)``.
+
+    The rotation is drawn here exactly as :func:`~egmlib.peers.iome.iome_mean` draws it
+    (same generator, same rounds), so the release is the same bit for bit; having it
+    lets the centre be reported in the original coordinates.
+    """
+    R = random_hadamard(X.shape[1], rng=rng)
+    r = iome_mean(X, rho=rho, lower=lower, upper=upper, rng=rng, rotation=R)
+    d = X.shape[1]
+    return RobustResult(estimate=r.estimate, centre=R.unrotate(r.centre), sigma=None, C=r.C,
+                        radius=None, noise_std=np.full(d, r.noise_std), n_clipped=r.n_clipped,
+                        budget=r.budget, path="iome")
+
+
+def _algorithm3_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
+                     rng: np.random.Generator, p: float) -> RobustResult:
+    n = X.shape[0]
     budget = _budget.split_budget(rho, shares=SHARES)
     sigma, centre = _robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
                                   lower=lower, upper=upper, rng=rng)
@@ -372,7 +482,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=centre, sigma=sigma, C=C, radius=choice,
                         noise_std=s / (n * b), n_clipped=int(np.count_nonzero(norms > C)),
-                        budget=budget)
+                        budget=budget, path="algorithm3")
 
 
 #: Budget of :func:`plan_last_step_private_inputs`: Algorithm 3's inputs, then PLAN's split
@@ -417,4 +527,4 @@ def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: fl
                                upper=upper, rng=rng, beta=beta)
     std = r.noise_std * np.sqrt(r.Delta) / X.shape[0]
     return RobustResult(estimate=r.estimate, centre=centre, sigma=sigma, C=r.C, radius=None,
-                        noise_std=std, n_clipped=r.n_clipped, budget=budget)
+                        noise_std=std, n_clipped=r.n_clipped, budget=budget, path="plan")

@@ -19,6 +19,7 @@ name                           given      estimator
 =============================  =========  ==========================================================
 ``Alg3``                       --         the book's recommended nothing-known pipeline:
                                           :func:`egmlib.peers.algorithm3_robust.algorithm3_robust`
+                                          (IOME's release when a public rule finds too few rows)
 ``Alg3-private``               --         chapter 8's pipeline,
                                           :func:`egmlib.peers.algorithm3.algorithm3_private`
 ``PLAN-last-step``             --         PLAN's last step with the same private inputs as ``Alg3``
@@ -142,7 +143,8 @@ _ARMS = (
     Arm("Alg3", r"Algorithm 3, nothing known", algorithm3_robust.algorithm3_robust,
         style={"color": _BLUE, "ls": "-", "marker": "o"},
         description="private scales and centre, model radius with a private check (the book's "
-                    "recommended pipeline)"),
+                    "recommended pipeline); IOME's release when n sqrt(rho) < 560, too few rows "
+                    "for private scales (a public rule)"),
     Arm("Alg3-private", r"Algorithm 3, nothing known (chapter 8)", algorithm3.algorithm3_private,
         style={"color": _BLUE, "ls": "-.", "marker": "P"},
         description="chapter 8's pipeline: log scales, CoinPress centre, model radius"),
