@@ -35,7 +35,8 @@ Outputs (benchmarks/results/), for SWEEP in {peers, offmodel}:
 Seeding, by coordinates only: the data of (dataset, case index, run) come from
 default_rng([SEED, id(dataset), case, run]); arm a at budget index r from
 default_rng([SEED, id(dataset), case, run, r, id(a)]), where id is the CRC-32 of the name and r
-the budget's index among the five; IOME's public rotation, shared by its five budgets, from
+the budget's index among the five (PLAN-last-step uses the name "Alg3": STREAM); IOME's
+public rotation, shared by its five budgets, from
 default_rng([SEED, id(dataset), case, run, id("rotation")]) (public_inputs).
 A task is one (case, run) with the arms it still lacks; its results do not depend on
 which other arms it runs, on the number of workers or on the order in which they finish
@@ -82,6 +83,10 @@ SWEEPS = {"gaussian": "peers", "offmodel": "offmodel"}  # sweep -> file stem
 RUN_FIELDS = ("dataset", "case", "algorithm", "n", "d", "alpha", "run", "rho", "error", "excess", "cpu_s")
 SUMMARY_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs")
 PRIVACY_DELTAS = (1e-5, 1e-6, 1e-8)
+#: Arms that draw from another arm's random stream: PLAN's last step on Algorithm 3's private
+#: inputs gets the very sigma_hat and mu_hat of "Alg3" (same seed; the library memoises them),
+#: so that the two arms differ only in their last step.
+STREAM = {"PLAN-last-step": "Alg3"}
 
 
 def keep_freed_memory() -> bool:
@@ -256,7 +261,7 @@ def run_task(task: Task) -> tuple[Task, list[tuple]]:
     public = public_inputs([SEED, ds, case.index, task.run], case.d)
     rows = []
     for name in task.arms:
-        a = name_id(name)
+        a = name_id(STREAM.get(name, name))
         for rho in task.rhos:
             r_i = RHOS.index(rho)  # the budget's place among all five, whichever a task runs
             rng = np.random.default_rng([SEED, ds, case.index, task.run, r_i, a])

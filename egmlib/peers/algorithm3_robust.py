@@ -87,7 +87,9 @@ private :math:`\hat\sigma` and :math:`\hat\mu` as :func:`algorithm3_robust`.
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -191,12 +193,40 @@ def _robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower:
     2020) at ``rho_centre``, projected on the box (post-processing).  Together
     (``rho_scale`` + ``rho_centre``)-zCDP (Bun and Steinke 2016, Lemma 1.7).
     ``X`` is checked by the caller.
+
+    Memoised for a read-only ``X`` that owns its memory (it cannot change), keyed by the
+    budgets, the box and the state of ``rng`` before the call: a second call with the same
+    key returns the same :math:`(\hat\sigma, \hat\mu)` and leaves ``rng`` in the state the
+    computation leaves it, so the memo never changes a result.  Two releases that share
+    a random stream on the same data (a sweep runs :func:`plan_last_step_private_inputs`
+    on the stream of :func:`algorithm3_robust`) thus compute the inputs once and compare
+    their last steps on exactly the same private inputs.
     """
+    cacheable = (not X.flags.writeable) and X.base is None
+    if cacheable:
+        state = rng.bit_generator.state
+        key = (type(rng.bit_generator).__name__, float(rho_scale), float(rho_centre), float(lower),
+               float(upper))
+        for ref, k, st, sigma_hat, centre, after in _inputs_memo:
+            if ref() is X and k == key and st == state:
+                rng.bit_generator.state = after
+                return sigma_hat.copy(), centre.copy()
     sigma_hat = _floored(coinpress_log_scales(X, rho=rho_scale, lower=lower, upper=upper,
                                               rng=rng).sigma_hat)
-    centre = coinpress_known_scales(X, sigma=sigma_hat, rho=rho_centre, lower=lower, upper=upper,
-                                    rng=rng).estimate
-    return sigma_hat, np.clip(centre, lower, upper)
+    centre = np.clip(coinpress_known_scales(X, sigma=sigma_hat, rho=rho_centre, lower=lower,
+                                            upper=upper, rng=rng).estimate, lower, upper)
+    if cacheable:
+        if len(_inputs_memo) >= _INPUTS_MEMO_SIZE:
+            del _inputs_memo[0]
+        _inputs_memo.append((weakref.ref(X), key, state, sigma_hat.copy(), centre.copy(),
+                             rng.bit_generator.state))
+    return sigma_hat, centre
+
+
+#: Entries of the memo of :func:`_robust_inputs` (one per budget of a sweep's task, and spare).
+_INPUTS_MEMO_SIZE = 8
+_inputs_memo: list[tuple[Any, tuple[Any, ...], Mapping[str, Any], FloatArray, FloatArray,
+                         Mapping[str, Any]]] = []
 
 
 # ---------------------------------------------------------------------------------------
