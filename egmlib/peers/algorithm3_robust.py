@@ -88,8 +88,8 @@ from __future__ import annotations
 
 import math
 import weakref
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
