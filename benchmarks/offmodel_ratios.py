@@ -13,8 +13,8 @@ divided by that of the best peer, min(PLAN, IOME), at each budget (``--rho all``
   1. off the model, Alg3 adds at most 2x the error of the better of PLAN and IOME (every
      dataset, every budget);
   2. on the skewed Gaussian benchmarks (GaussianB at alpha >= 1, GaussianC) Alg3 adds no
-     more error than PLAN or IOME (mean over the runs: results/peers_excess.csv, whose
-     older rows carry no median);
+     more error than PLAN or IOME (results/peers_excess.csv; printed by the median over
+     the runs and by the mean);
   3. Alg3 is never worse than Alg3-private by more than 5 % where Alg3-private converges
      (within 1.5 times Algorithm 3 with sigma and mu given, as chapter 8 defines it),
      on every dataset of both sweeps.
@@ -68,24 +68,32 @@ def main(argv=None) -> int:
     print(f"\ngoal 1 (off the model, {NEW} <= 2 x best peer, all datasets and budgets): worst "
           f"{worst[0]:.3g} ({worst[1]}, rho = {rho_text(worst[2])}): {'met' if worst[0] <= 2 else 'MISSED'}")
 
-    # goal 2: skewed Gaussian benchmarks, no more than either peer (means)
+    # goals 2 and 3 on PLAN's benchmarks, by the median over the runs and by the mean
     res = load_peers_results()
+    for stat in ("median", "mean"):
+        goals_on_benchmarks(res, off, stat)
+    return 0
+
+
+def goals_on_benchmarks(res, off, stat: str) -> None:
+    """Print goals 2 and 3, with PLAN's benchmarks summarised by ``stat`` over the runs
+    ("median" or "mean"; off the model always the median)."""
     skewed = [s for s in gb.settings("GaussianB") if s.alpha >= 1] + gb.settings("GaussianC")
     g2 = []
     for s in skewed:
         for rho in gb.RHOS:
-            x = {a: res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho).mean for a in (NEW, *PEERS)}
+            x = {a: getattr(res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho), stat) for a in (NEW, *PEERS)}
             g2.append((x[NEW] / min(x[a] for a in PEERS), s.dataset, s.d, s.alpha, rho))
     w2 = max(g2)
-    print(f"goal 2 (GaussianB alpha >= 1 and GaussianC, {NEW} <= min(PLAN, IOME), mean over runs): worst "
+    print(f"goal 2 (GaussianB alpha >= 1 and GaussianC, {NEW} <= min(PLAN, IOME), {stat} over runs): worst "
           f"ratio {w2[0]:.3g} ({w2[1]} d = {w2[2]}, alpha = {w2[3]:g}, rho = {rho_text(w2[4])}); "
           f"{sum(r[0] <= 1 for r in g2)} of {len(g2)} settings met: {'met' if w2[0] <= 1 else 'MISSED'}")
-
     # goal 3: never worse than chapter 8's pipeline by more than 5 % where that one converges
     g3 = []
     for s in [s for ds in ("GaussianA", "GaussianB", "GaussianC") for s in gb.settings(ds)]:
         for rho in gb.RHOS:
-            x = {a: res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho).mean for a in (NEW, OLD, "Alg3-oracle")}
+            x = {a: getattr(res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho), stat)
+                 for a in (NEW, OLD, "Alg3-oracle")}
             if x[OLD] <= 1.5 * x["Alg3-oracle"]:
                 g3.append((x[NEW] / x[OLD], f"{s.dataset} d = {s.d} alpha = {s.alpha:g}", rho))
     for ds in off.datasets:
@@ -94,10 +102,9 @@ def main(argv=None) -> int:
             if x[OLD] <= 1.5 * x["Alg3-oracle"]:
                 g3.append((x[NEW] / x[OLD], ds, rho))
     w3 = max(g3)
-    print(f"goal 3 ({NEW} <= 1.05 x {OLD} where {OLD} converges): {len(g3)} settings, worst ratio {w3[0]:.3g} "
-          f"({w3[1]}, rho = {rho_text(w3[2])}); {sum(r[0] <= 1.05 for r in g3)} met: "
-          f"{'met' if w3[0] <= 1.05 else 'MISSED'}")
-    return 0
+    print(f"goal 3 ({NEW} <= 1.05 x {OLD} where {OLD} converges; PLAN's benchmarks by the {stat}): "
+          f"{len(g3)} settings, worst ratio {w3[0]:.3g} ({w3[1]}, rho = {rho_text(w3[2])}); "
+          f"{sum(r[0] <= 1.05 for r in g3)} met: {'met' if w3[0] <= 1.05 else 'MISSED'}")
 
 
 if __name__ == "__main__":
