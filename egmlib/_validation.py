@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "is_immutable",
     "check_real",
     "check_positive_finite",
     "check_nonnegative_finite",
@@ -409,6 +410,13 @@ def check_finite_data(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray
         if np.any(bad):
             raise ValueError(f"{name} must be finite, got {_first_bad(name, arr, bad)}")
     return arr
+
+
+def is_immutable(X: np.ndarray) -> bool:
+    """Whether ``X`` is read-only and owns its memory, so that it cannot change and results
+    computed from it may be memoised by the array object (sorted columns, rotated data,
+    private inputs of a release)."""
+    return (not X.flags.writeable) and X.base is None
 
 
 def check_finite_result(value: Any, *, what: str, inputs: str) -> None:

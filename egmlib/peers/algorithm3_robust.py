@@ -204,7 +204,7 @@ def _robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower:
     on the stream of :func:`algorithm3_robust`) thus compute the inputs once and compare
     their last steps on exactly the same private inputs.
     """
-    cacheable = (not X.flags.writeable) and X.base is None
+    cacheable = _v.is_immutable(X)
     if cacheable:
         state = rng.bit_generator.state
         key = (type(rng.bit_generator).__name__, float(rho_scale), float(rho_centre), float(lower),

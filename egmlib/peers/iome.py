@@ -62,7 +62,7 @@ def _rotate(R: RandomizedHadamard, X: np.ndarray) -> FloatArray:
         return _rotated[0][2]
     Y = R._rotate(X)
     Y.setflags(write=False)
-    if (not X.flags.writeable) and X.base is None:
+    if _v.is_immutable(X):
         _rotated[:] = [(weakref.ref(X), R, Y)]
     return Y
 

@@ -111,11 +111,6 @@ def _sort_transposed(X: np.ndarray) -> np.ndarray:
     return out
 
 
-def _cacheable(X: np.ndarray) -> bool:
-    """Whether X is read-only and owns its memory, so that its sorted columns can be memoised."""
-    return (not X.flags.writeable) and X.base is None
-
-
 def sorted_columns(X: Any) -> FloatArray:
     """The columns of ``X`` sorted ascending, as the rows of a (d, n) read-only array.
 
@@ -131,7 +126,7 @@ def sorted_columns(X: Any) -> FloatArray:
     [[1.0, 2.0, 3.0], [0.0, 1.0, 2.0]]
     """
     X = _v.check_finite_data("X", X)
-    cacheable = _cacheable(X)
+    cacheable = _v.is_immutable(X)
     if cacheable:
         hit = _sort_cache.get(id(X))
         if hit is not None and hit[0]() is X:
@@ -383,7 +378,7 @@ def _em_columns(X: np.ndarray, *, q: float, eps: float, lower: float, upper: flo
     distribution; they use the random generator differently.
     """
     n, d = X.shape
-    if method == "auto" and _cacheable(X):
+    if method == "auto" and _v.is_immutable(X):
         method = "sort"  # the sorted columns are memoised: one sort serves every release
     bins = rejection_bins(n, eps) if method == "auto" else (
         max(_MIN_BINS, min(_MAX_BINS, n // 4)) if method == "rejection" else 0)
@@ -611,7 +606,7 @@ def binary_search_quantiles(X: Any, *, rank: float, rho: float, lower: float, up
     rank, rho, lower, upper, steps, rng = _check_binary_search(rank, rho, lower, upper, steps, rng)
     d = X.shape[1]
     noise_std = _budget.gaussian_noise_std(rho / (d * steps), sensitivity=1.0)
-    if _cacheable(X):  # the memoised sorted columns: exact counts by bisection
+    if _v.is_immutable(X):  # the memoised sorted columns: exact counts by bisection
         S = sorted_columns(X)
         return _bisect(lambda mid: _count_leq(S, mid), d, rank=rank, noise_std=noise_std,
                        lower=lower, upper=upper, steps=steps, rng=rng)
