@@ -32,7 +32,6 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "is_immutable",
     "check_real",
     "check_positive_finite",
     "check_nonnegative_finite",
@@ -392,9 +391,8 @@ def check_data_matrix(name: str, value: Any) -> np.ndarray:
 def check_finite_data(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray:
     """A data matrix of shape (n, d) with finite entries, as float64, and ``n >= min_rows``.
 
-    A float64 :class:`numpy.ndarray` is returned as it is, without a copy (a read-only
-    array stays read-only, so that caches keyed by the array can recognise it); integer
-    data are converted to a new float64 array.  Types and shape as in
+    A float64 :class:`numpy.ndarray` is returned as it is, without a copy; integer data
+    are converted to a new float64 array.  Types and shape as in
     :func:`check_data_matrix`.
     """
     arr = check_data_matrix(name, value)
@@ -410,13 +408,6 @@ def check_finite_data(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray
         if np.any(bad):
             raise ValueError(f"{name} must be finite, got {_first_bad(name, arr, bad)}")
     return arr
-
-
-def is_immutable(X: np.ndarray) -> bool:
-    """Whether ``X`` is read-only and owns its memory, so that it cannot change and results
-    computed from it may be memoised by the array object (sorted columns, rotated data,
-    private inputs of a release)."""
-    return (not X.flags.writeable) and X.base is None
 
 
 def check_finite_result(value: Any, *, what: str, inputs: str) -> None:

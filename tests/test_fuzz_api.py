@@ -190,6 +190,8 @@ VALID: dict[str, Any] = {
     "Y_prime": np.random.default_rng(4).normal(size=(5, 4)), "deltas": [1e-6, 0.1], "n_thresholds": 20,
     "factor": 0.9, "trials": 8, "factors": (("Algorithm 3", 1.0),), "pipeline": None, "mu": 2.0,
     "sigma_claim": 1.0,
+    # explicit precomputations (issue 25: no identity-keyed caches) and the rounding bound
+    "presorted": None, "rotated": None, "rows": None,
 }
 
 #: Per-function valid values where the vocabulary's example does not fit.
@@ -247,6 +249,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},
+    "peers.iome.rotate_data": {"rotation": lambda: importlib.import_module("egmlib.peers.hadamard").random_hadamard(
+        D, rng=np.random.default_rng(0))},
 }
 
 #: Functions whose results may hold infinities by design (each documented in its docstring).
@@ -509,7 +513,7 @@ def _case_id(c: tuple[Any, ...]) -> str:
 KNOWN_FINDINGS: dict[str, str] = {
     **{f"peers.algorithm3.algorithm3_private[{p}=subnormal]":
        "a share of a subnormal size leaves a step's rho 0: the message names rho, not the share"
-       for p in ("scale_share", "centre_share", "floor")},
+       for p in ("scale_share", "centre_share")},
     "peers.algorithm3.algorithm3_private_centre[centre_share=subnormal]":
         "a share of a subnormal size leaves a step's rho 0: the message names rho, not the share",
     "peers.algorithm3.algorithm3_zcdp[rho=subnormal]":

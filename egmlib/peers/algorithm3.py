@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
-from egmlib import mechanisms
+from egmlib import clipping, mechanisms
 from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
 from egmlib.peers.coinpress import coinpress_known_scales
@@ -114,7 +114,7 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
                                      rng=None, p_clip=p_clip, noise=False)
     n = X.shape[0]
     active = sigma > 0
-    s = _budget.gaussian_noise_std(rho_noise, sensitivity=2.0 * r.C)
+    s = _budget.gaussian_noise_std(rho_noise, sensitivity=r.sensitivity)  # 2C and the rounding bound
     std = np.zeros_like(sigma)
     std[active] = s / r.b[active]
     noise = np.zeros_like(sigma)
@@ -215,6 +215,7 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
     d = X.shape[1]
     sigma = _v.check_positive_vector("sigma", sigma, length=d, of=_PER_COLUMN)
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     rng = _v.check_rng("rng", rng)
     share = _v.check_probability("centre_share", centre_share)
     delta = _v.check_probability("delta", delta)
@@ -262,6 +263,7 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
     """
     X = _v.check_finite_data("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     rng = _v.check_rng("rng", rng)
     s_share = _v.check_probability("scale_share", scale_share)
     c_share = _v.check_probability("centre_share", centre_share)
