@@ -264,12 +264,24 @@ def _best_schedule(n: int, d: int, radius: float, rho: float, beta: float,
 _SAFETY = 1e-6
 
 
-def _spread(X: np.ndarray, m: FloatArray) -> tuple[float, FloatArray]:
-    """max_i ||x_i - m|| and sum_i (x_i - m), on centred rows in chunks (no cancellation).
+@dataclass(frozen=True)
+class _Reference:
+    """A reference point m of the rows, their largest distance from it and sum_i (x_i - m)."""
 
-    The largest distance is inf when a centred row overflows (the step then never skips).
-    """
+    point: FloatArray
+    spread: float
+    deviation: FloatArray
+
+
+def _reference(X: np.ndarray) -> _Reference:
+    """The mean as BLAS computes it (any point will do), with the largest distance of a row
+    from it and sum_i (x_i - m), on centred rows in chunks (no cancellation).  The spread is
+    inf when a centred row overflows (a step then never skips the data)."""
     n, d = X.shape
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = (X.T @ np.ones(n)) / n
+    if not np.all(np.isfinite(m)):
+        return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
     rows = clipping.chunk_rows(d)
     buf = np.empty((min(rows, n), d))
     top = 0.0
@@ -280,7 +292,19 @@ def _spread(X: np.ndarray, m: FloatArray) -> tuple[float, FloatArray]:
             np.subtract(X[a:a + rows], m, out=B)
             top = max(top, float(np.einsum("ij,ij->i", B, B).max()))
             total += B.sum(axis=0)
-    return (math.sqrt(top) if math.isfinite(top) else math.inf), total
+    return _Reference(point=m, spread=math.sqrt(top) if math.isfinite(top) else math.inf, deviation=total)
+
+
+def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference) -> tuple[FloatArray, int]:
+    """The statistic of one CoinPress step before noise: sum_i clip_R(x_i - c), and the rows clipped.
+
+    Its sensitivity is :func:`egmlib.clipping.sum_sensitivity` of R (the module docstring).
+    A ball B(c, R) that holds B(m, spread) clips no row: the sum is then
+    sum_i (x_i - m) + n (m - c), with no pass over the data.
+    """
+    if ref.spread + float(np.linalg.norm(ref.point - c)) <= R * (1.0 - _SAFETY):
+        return ref.deviation + X.shape[0] * (ref.point - c), 0
+    return clipping.clip_rows(X, R, c)
 
 
 def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float,
@@ -336,21 +360,10 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
     radii, clips, stds = _recursion(n, d, radius, rho, beta, t, pre, clip_rule)
     c = centre.copy()
     n_clipped = []
-    # A reference point m (the mean as BLAS computes it: any point will do), the largest
-    # distance of a row from it and sum_i (x_i - m), once, on centred rows.  A step whose
-    # ball B(c, R) holds B(m, spread) clips no row, and its clipped centred sum
-    # sum_i (x_i - c) is then sum_i (x_i - m) + n (m - c): such steps cost no pass over
-    # the data; on the model, every step is one.
-    with np.errstate(over="ignore", invalid="ignore"):
-        m = (X.T @ np.ones(n)) / n
-    spread, deviation = _spread(X, m) if np.all(np.isfinite(m)) else (math.inf, m)
+    ref = _reference(X)  # once: steps that clip no row then cost no pass over the data
     for R, s in zip(clips, stds, strict=True):
-        if spread + float(np.linalg.norm(m - c)) <= R * (1.0 - _SAFETY):
-            total = deviation + n * (m - c)
-            n_clipped.append(0)
-        else:
-            total, k = clipping.clip_rows(X, R, c)
-            n_clipped.append(k)
+        total, k = _step_sum(X, c, R, ref)
+        n_clipped.append(k)
         # the noisy clipped mean of the centred rows, then c + it (post-processing)
         c = c + (total / n + s * rng.standard_normal(d))
     _v.check_finite_result(c, what="the estimate", inputs="X or prior_centre")
