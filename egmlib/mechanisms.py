@@ -141,7 +141,7 @@ class EllipticalGaussianResult(_NoiseErrorMixin):
 
 
 @dataclass(frozen=True)
-class GaussianDataResult(_NoiseErrorMixin):
+class GaussianDataResult:
     """Output of :func:`algorithm3` (Algorithm 3) and of
     :func:`clipped_gaussian_mechanism` (the baseline, which is the same release
     with b = 1: its "transformed" space is the original space centred at mu_hat).
@@ -160,24 +160,34 @@ class GaussianDataResult(_NoiseErrorMixin):
     clipped_sum: np.ndarray  #: (d,) sum_i clip(x_i) = T / b + n mu_hat (noiseless)
     transformed_sum: np.ndarray  #: (d,) T = sum_i clip_C((x_i - mu_hat) * b)
     noise: np.ndarray  #: (d,) eta / b in the original space (zeros if not noise_added)
-    noise_std: np.ndarray  #: (d,) sensitivity * sigma_opt / b_j (what Algorithm 3 adds)
+    #: (d,) sensitivity * sigma_opt / b_j (what Algorithm 3 adds); None without a budget
+    noise_std: np.ndarray | None
     b: np.ndarray  #: (d,) Lemma 4.1 scaling, inf where sigma_j == 0
     C: float  #: clipping radius in the transformed space
     p_clip: float  #: tail probability defining C
     n_clipped: int  #: rows with ||(x_i - mu_hat) * b|| > C (not private)
     n: int
-    sigma_opt: float  #: Theorem 2 sigma_opt(eps, delta) for unit sensitivity
+    sigma_opt: float | None  #: Theorem 2 sigma_opt(eps, delta) for unit sensitivity (None without a budget)
     #: the l2 sensitivity of the computed T: 2 C (1 + nu), nu the rounding bound of
     #: :func:`egmlib.clipping.rounding_slack` (about 1e-10 at the book's sizes)
     sensitivity: float
-    transformed_noise_std: float  #: sensitivity * sigma_opt, per coordinate of T
-    eps: float
-    delta: float
+    transformed_noise_std: float | None  #: sensitivity * sigma_opt, per coordinate of T
+    eps: float | None  #: None for the noiseless clipped sum called without a budget
+    delta: float | None
     noise_added: bool  #: False for the noiseless clipped sum (noise=False)
 
     def __post_init__(self):
         for name in ("sum", "clipped_sum", "transformed_sum", "noise", "noise_std", "b"):
-            object.__setattr__(self, name, _readonly(getattr(self, name)))
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _readonly(getattr(self, name)))
+
+    @property
+    def expected_noise_error(self) -> float:
+        """E||noise||^2 = sum_j noise_std_j^2 (eqs. (5), (9) and (24)); needs the budget."""
+        if self.noise_std is None:
+            raise ValueError("expected_noise_error needs eps and delta: the clipped sum was computed "
+                             "with noise=False and no budget")
+        return scaling.gaussian_noise_error(self.noise_std)
 
 
 # --------------------------------------------------------------------------- #
@@ -373,14 +383,17 @@ def _clipping_radius(p: float, w: NDArray[np.float64]) -> float:
 
 def _check_clipping_inputs(
     X: Any, sigma: Any, mu_hat: Any, eps: Any, delta: Any, rng: Any, p_clip: Any, noise: Any, chunk_rows: Any
-) -> tuple[np.ndarray, NDArray[np.float64], NDArray[np.float64], float, float, Any, float, bool, int | None]:
+) -> tuple[np.ndarray, NDArray[np.float64], NDArray[np.float64], float | None, float | None, Any, float, bool,
+           int | None]:
     """The shared argument checks of Algorithm 3 and the clipped baseline."""
     X = _v.check_data_matrix("X", X)
     n, d = X.shape
     sigma = _v.check_nonnegative_vector("sigma", sigma, length=d, of=_PER_COLUMN)
     mu_hat = _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_COLUMN)
-    eps = _v.check_positive_finite("eps", eps)
-    delta = _v.check_probability("delta", delta)
+    noise = _v.check_bool("noise", noise)
+    if noise or eps is not None or delta is not None:  # a budget: needed to add noise
+        eps = _v.check_positive_finite("eps", eps)
+        delta = _v.check_probability("delta", delta)
     if p_clip is None:
         if n < 2:
             raise ValueError(
@@ -389,7 +402,6 @@ def _check_clipping_inputs(
             )
         p_clip = 1.0 / n
     p_clip = _v.check_probability("p_clip", p_clip)
-    noise = _v.check_bool("noise", noise)
     if noise:
         rng = _v.check_rng("rng", rng)
     if chunk_rows is not None:
@@ -405,8 +417,8 @@ def _scaled_clipped_release(
     C: float,
     mu_hat: NDArray[np.float64],
     p_clip: float,
-    eps: float,
-    delta: float,
+    eps: float | None,
+    delta: float | None,
     rng: np.random.Generator | None,
     noise: bool,
     chunk_rows: int | None,
@@ -421,13 +433,18 @@ def _scaled_clipped_release(
     b_act = b[active]
     k = b_act.shape[0]
     rows = clipping.chunk_rows(k) if chunk_rows is None else chunk_rows
-    s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
     _v.check_finite_result(C, what="the clipping radius C", inputs="sigma")
     sensitivity = clipping.sum_sensitivity(C, n=n, d=k, rows=rows)  # 2 C and the rounding bound
-    s_t = sensitivity * s_opt  # = sigma_opt(eps, delta, sensitivity)
-    with np.errstate(over="ignore"):
-        std_act = s_t / b_act
-    _v.check_finite_result(std_act, what="the noise standard deviation 2 C sigma_opt / b_j", inputs="sigma")
+    std: NDArray[np.float64] | None = None
+    s_opt = s_t = None
+    if eps is not None and delta is not None:  # with a budget: the noise it calls for
+        s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
+        s_t = sensitivity * s_opt  # = sigma_opt(eps, delta, sensitivity)
+        with np.errstate(over="ignore"):
+            std_act = s_t / b_act
+        _v.check_finite_result(std_act, what="the noise standard deviation 2 C sigma_opt / b_j", inputs="sigma")
+        std = np.zeros(d)
+        std[active] = std_act
 
     cols = None if np.all(active) else np.flatnonzero(active)
     T_act, n_clipped = clipping.clip_rows(X, C, mu_hat[active], b_act, cols=cols, rows=rows)
@@ -438,10 +455,8 @@ def _scaled_clipped_release(
     _v.check_finite_result(clipped_sum, what="the clipped sum n mu_hat + T / b", inputs="mu_hat or sigma")
     T = np.zeros(d)
     T[active] = T_act
-    std = np.zeros(d)
-    std[active] = std_act
     eta = np.zeros(d)
-    if noise:
+    if noise and s_t is not None:
         # a Generator: _check_clipping_inputs requires one when noise=True
         eta[active] = _draw(cast(np.random.Generator, rng), np.full(b_act.shape[0], s_t)) / b_act
         _v.check_finite_result(clipped_sum + eta, what="the release clipped sum + noise", inputs="mu_hat or sigma")
@@ -458,8 +473,8 @@ def algorithm3(
     *,
     sigma: ArrayLike,
     mu_hat: ArrayLike,
-    eps: float,
-    delta: float,
+    eps: float | None = None,
+    delta: float | None = None,
     rng: np.random.Generator | None,
     p_clip: float | None = None,
     noise: bool = True,
@@ -508,7 +523,10 @@ def algorithm3(
     mu_hat : array_like, shape (d,), finite
         Centre (a public or separately privatised estimate of the mean).
     eps : float, finite and > 0
+        Required to add noise; optional with ``noise=False`` (then ``noise_std``,
+        ``sigma_opt`` and ``eps`` are None).
     delta : float in (0, 1)
+        As ``eps``.
     rng : numpy.random.Generator
         Not used (may be None) when ``noise=False``.
     p_clip : float in (0, 1), optional
@@ -553,8 +571,8 @@ def clipped_gaussian_mechanism(
     *,
     sigma: ArrayLike,
     mu_hat: ArrayLike,
-    eps: float,
-    delta: float,
+    eps: float | None = None,
+    delta: float | None = None,
     rng: np.random.Generator | None,
     p_clip: float | None = None,
     noise: bool = True,
@@ -589,7 +607,10 @@ def clipped_gaussian_mechanism(
     mu_hat : array_like, shape (d,), finite
         Centre of the clipping ball (public).
     eps : float, finite and > 0
+        Required to add noise; optional with ``noise=False`` (then ``noise_std``,
+        ``sigma_opt`` and ``eps`` are None).
     delta : float in (0, 1)
+        As ``eps``.
     rng : numpy.random.Generator
         Not used (may be None) when ``noise=False``.
     p_clip : float in (0, 1), optional

@@ -351,3 +351,32 @@ def test_algorithm3_pipelines_default_shares_are_the_published_constants():
                                                "noise": 1 - p["scale_share"] - p["centre_share"]}
     for shares in (algorithm3.PRIVATE_CENTRE_SHARES, algorithm3.PRIVATE_SHARES):
         assert math.fsum(shares.values()) == 1.0
+
+
+def test_valid_budgets_that_give_eps_zero_are_accepted():
+    """Issue 25: a delta above the profile's value at eps = 0 (delta = 0.4 at rho = 1/2, or
+    rho = 1e-12 at delta = 1e-6) makes the exact eps 0; that is valid input, not an error."""
+    X, sigma, mu = _data(16, n=500)
+    r = A3.algorithm3_zcdp(X, sigma=sigma, mu_hat=np.full(4, mu), rho=0.5, delta=0.4, rng=np.random.default_rng(1))
+    assert r.eps == 0.0 and np.all(np.isfinite(r.estimate))
+    assert np.all(r.analytic_noise_std < r.noise_std)  # (0, 0.4)-DP needs less noise than rho = 1/2 gives
+    from egmlib.peers.arms import ARMS
+    r2 = ARMS["Alg3-private"](X, rho=1e-12, lower=-100.0, upper=100.0, rng=np.random.default_rng(2))
+    assert r2.eps == 0.0 and np.all(np.isfinite(r2.estimate))
+
+
+@pytest.mark.parametrize("name", ["Alg3-oracle", "PLAN-oracle", "CoinPress", "empirical"])
+def test_every_arm_checks_the_common_arguments(name):
+    """Issue 25: the oracle arms ignored lower, upper and rng, and named mu_hat for mu."""
+    from egmlib.peers.arms import ARMS
+    X, sigma, mu = _data(17, n=300)
+    arm = ARMS[name]
+    given = {g: {"sigma": sigma, "mu": np.full(4, mu)}[g] for g in arm.given}
+    kw = dict(rho=0.5, lower=-100.0, upper=100.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="lower must be < upper"):
+        arm(X, **{**kw, "lower": 1.0, "upper": 0.0}, **given)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        arm(X, **{**kw, "rng": 3}, **given)
+    if "mu" in arm.given:
+        with pytest.raises(ValueError, match="mu must have length d=4"):
+            arm(X, **kw, **{**given, "mu": np.zeros(3)})
