@@ -127,22 +127,28 @@ def _pairs(st: AuditSetting,
     }
 
 
-def bounds_reported(st: AuditSetting) -> int:
+def bounds_reported(audit_setting: AuditSetting) -> int:
     """The number of bounds of :func:`run_book_audit`: one per audited row and delta."""
+    st = _check_setting(audit_setting)
     rows = 3 + len(_pipelines()) + 2 * 2 * len(_pipelines())
     return rows * len(st.deltas)
 
 
-def run_book_audit(setting: AuditSetting | None = None) -> BookAudit:
+def _check_setting(audit_setting: Any) -> AuditSetting:
+    if not isinstance(audit_setting, AuditSetting):
+        raise TypeError(f"audit_setting must be an AuditSetting, got audit_setting of type "
+                        f"{type(audit_setting).__name__}")
+    return audit_setting
+
+
+def run_book_audit(audit_setting: AuditSetting | None = None) -> BookAudit:
     """Chapter 7b's audit (module docstring); several minutes on one core.
 
     Random streams: Algorithm 3 and its controls from ``default_rng(seed)``; pipeline k on
     the worst-case pair from ``default_rng(seed + 1 + k)``; the attacked pairs from
     ``default_rng(seed + 10)``, and row j on pair i from ``default_rng(seed + 100 + 10 i + j)``.
     """
-    st = AuditSetting() if setting is None else setting
-    if not isinstance(st, AuditSetting):
-        raise TypeError(f"setting must be an AuditSetting, got setting of type {type(st).__name__}")
+    st = AuditSetting() if audit_setting is None else _check_setting(audit_setting)
     m = bounds_reported(st)
     alpha = (1.0 - pa.CONFIDENCE) / m
     sigma = zipf_sigmas(st.d, alpha=st.zipf_alpha)
@@ -154,10 +160,10 @@ def run_book_audit(setting: AuditSetting | None = None) -> BookAudit:
                                pipeline=pipe, alpha=alpha)
              for k, pipe in enumerate(_pipelines())]
     pairs: dict[str, tuple[pa.AuditRow, ...]] = {}
-    for i, (name, (pair, (plo, phi))) in enumerate(_pairs(st, np.random.default_rng(st.seed + 10)).items()):
+    for i, (name, ((X, Xp), (plo, phi))) in enumerate(_pairs(st, np.random.default_rng(st.seed + 10)).items()):
         runs = [p for pipe in _pipelines() for p in (pipe, pa.with_cancelling_distances(pipe))]
         pairs[name] = tuple(
-            pa.pair_audit(pair, pipeline=pipe, rho=st.pairs_rho, trials=st.pair_trials,
+            pa.pair_audit(X, Xp, pipeline=pipe, rho=st.pairs_rho, trials=st.pair_trials,
                           rng=np.random.default_rng(st.seed + 100 + 10 * i + j), deltas=st.deltas,
                           lower=plo, upper=phi, alpha=alpha)
             for j, pipe in enumerate(runs))
@@ -178,6 +184,11 @@ def _row_json(row: pa.AuditRow) -> dict[str, Any]:
 
 def row_from_json(rec: Mapping[str, Any]) -> pa.AuditRow:
     """Inverse of the stored record of one :class:`egmbook.privacy_audit.AuditRow`."""
+    if not isinstance(rec, Mapping):
+        raise TypeError(f"rec must be a mapping (a stored row), got rec of type {type(rec).__name__}")
+    missing = [k for k in ("name", "noise_factor", "claimed_eps", "true_eps", "attacks") if k not in rec]
+    if missing:
+        raise ValueError(f"rec must be a stored audit row, got rec without {missing}")
     return pa.AuditRow(name=rec["name"], noise_factor=float(rec["noise_factor"]),
                        claimed_eps={float(k): float(v) for k, v in rec["claimed_eps"]},
                        true_eps={float(k): float(v) for k, v in rec["true_eps"]},
@@ -187,6 +198,8 @@ def row_from_json(rec: Mapping[str, Any]) -> pa.AuditRow:
 
 def to_json(audit: BookAudit) -> dict[str, Any]:
     """Plain JSON material of a :class:`BookAudit`."""
+    if not isinstance(audit, BookAudit):
+        raise TypeError(f"audit must be a BookAudit, got audit of type {type(audit).__name__}")
     st = asdict(audit.setting)
     return {"setting": st, "rho": audit.rho, "pairs_rho": audit.pairs_rho, "alpha_each": audit.alpha_each,
             "bounds": audit.bounds,
@@ -197,6 +210,8 @@ def to_json(audit: BookAudit) -> dict[str, Any]:
 
 def load_book_audit(path: str | Path = BOOK_AUDIT) -> BookAudit:
     """The stored run of :func:`run_book_audit` (``data/privacy_audit.json``)."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or a Path, got path of type {type(path).__name__}")
     rec = json.loads(Path(path).read_text(encoding="utf-8"))
     st = rec["setting"]
     setting = AuditSetting(**{k: tuple(v) if isinstance(v, list) else v for k, v in st.items()})

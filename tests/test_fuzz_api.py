@@ -192,7 +192,21 @@ VALID: dict[str, Any] = {
     "sigma_claim": 1.0,
     # explicit precomputations (issue 25: no identity-keyed caches) and the rounding bound
     "presorted": None, "rotated": None, "rows": None,
+    # chapter 7b's attacked pairs and the cancelling-distance control
+    "X_prime": np.random.default_rng(5).normal(size=(6, D)), "moved_to": 15.0, "move": 1e-4, "R": 2.0,
+    "statistics": ("linear", "coordinates"),
+    "audit_setting": lambda: _tiny_audit_setting(),
+    "audit": lambda: importlib.import_module("egmbook.privacy_audit_book").load_book_audit(),
+    "rec": lambda: importlib.import_module("egmbook.privacy_audit_book").to_json(
+        importlib.import_module("egmbook.privacy_audit_book").load_book_audit())["mechanisms"][0],
 }
+
+
+def _tiny_audit_setting() -> Any:
+    """Chapter 7b's audit at toy sizes (a valid call that runs in a fraction of a second)."""
+    return importlib.import_module("egmbook.privacy_audit_book").AuditSetting(
+        d=3, n=10, trials=8, deltas=(0.1,), pipeline_n=30, pipeline_trials=8, constant_n=30, constant_d=2,
+        far_n=30, far_d=2, pair_trials=8)
 
 #: Per-function valid values where the vocabulary's example does not fit.
 #: A fresh check label for every call: egmbook.claims.check refuses a label reused for another claim.
@@ -243,7 +257,14 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # the audit's alpha is a confidence level's complement, not the Zipf exponent
     **{f"egmbook.privacy_audit.{f}": {"alpha": 0.05} for f in (
         "clopper_pearson", "eps_lower_bound", "distinguishing_attack", "expected_eps_lower_bound",
-        "trials_needed")},
+        "trials_needed", "black_box_audit", "pipeline_audit")},
+    "egmbook.privacy_audit.pair_audit": {"alpha": 0.05, "pipeline": lambda: importlib.import_module(
+        "egmlib.peers.arms").ARMS["Alg3"]},
+    "egmbook.privacy_audit.cancelling_step_sum": {"c": [0.0, 0.0, 0.0]},
+    "egmbook.privacy_audit.with_cancelling_distances": {"pipeline": lambda: importlib.import_module(
+        "egmlib.peers.arms").ARMS["Alg3"]},
+    "egmbook.privacy_audit_book.load_book_audit": {"path": lambda: importlib.import_module(
+        "egmbook.privacy_audit_book").BOOK_AUDIT},
     "egmbook.privacy_audit.run_releases": {"mechanism": lambda: _algorithm3_on_sigma},
     "egmbook.improvement_margin.majorizes": {"a": [0.6, 0.3, 0.1], "b": [0.4, 0.3, 0.3]},
     "peers.plan.plan_mean": {"shares": None},
@@ -322,6 +343,8 @@ def _kind(value: Any) -> str:
         return "symbolic"
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return "records"  # rows of a table (egmbook.claims): no numeric bad values apply
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
+        return "names"  # a sequence of choices (the audit's statistics)
     if isinstance(value, (list, tuple, np.ndarray)):
         arr = np.asarray(value, dtype=object)
         if arr.dtype == object and any(isinstance(v, tuple) for v in value):
@@ -378,6 +401,9 @@ def bad_values(value: Any, param: inspect.Parameter) -> Iterator[tuple[str, str,
         if arr.ndim == 1:
             yield ("too long", "value", np.append(arr, arr[0]))
             yield ("scalar", "value", 1.0)
+    elif kind == "names":
+        yield from [("str", "type", "linear"), ("ints", "type", [1, 2]), ("unknown", "value", ["no-such-name"]),
+                    ("empty", "value", [])]
     elif kind == "bool":
         yield from [("int", "type", 1), ("str", "type", "yes"), ("None", "type", None)]
     elif kind == "str":

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from egmbook.privacy_audit import cancelling_step_sum
 from egmlib import clipping, mechanisms
 from egmlib.peers import algorithm3_robust as ar
 from egmlib.peers import coinpress, quantiles, scales
@@ -130,15 +131,8 @@ def test_report_algorithm3_and_baseline_move_at_most_their_sensitivity(p, baseli
 
 
 def _cancelling_step_sum(X: np.ndarray, c: np.ndarray, R: float) -> np.ndarray:
-    """CoinPress's step before issue 25 (a negative control): distances from the expansion
-    ||y||^2 - 2 y.c + ||c||^2 and the sum X^T s + (n - sum s) c, returned centred (minus n c)."""
-    n = X.shape[0]
-    sq = np.einsum("ij,ij->i", X, X)
-    dist = np.sqrt(np.maximum(sq - 2.0 * (X @ c) + float(c @ c), 0.0))
-    scale = np.ones(n)
-    far = dist > R
-    scale[far] = R / dist[far]
-    return X.T @ scale + (n - scale.sum()) * c - n * c
+    """CoinPress's step before issue 25 (the negative control of egmbook.privacy_audit)."""
+    return cancelling_step_sum(X, c, R)[0]
 
 
 def _coinpress_step(X: np.ndarray, c: np.ndarray, R: float) -> np.ndarray:
