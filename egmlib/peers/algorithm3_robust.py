@@ -101,21 +101,27 @@ from egmlib.peers import plan as _plan
 from egmlib.peers.coinpress import coinpress_known_scales
 from egmlib.peers.hadamard import random_hadamard
 from egmlib.peers.iome import iome_mean
-from egmlib.peers.scales import coinpress_log_scales
+from egmlib.peers.quantiles import coordinatewise_quantiles
+from egmlib.peers.scales import coinpress_log_scales, second_moments
 
 __all__ = [
     "FEW_ROWS_CONSTANT",
     "RADIUS_BETA",
+    "RADIUS_DOWN",
     "RADIUS_GRID",
+    "SECOND_MOMENT_SHARE",
     "SHARES",
     "SIGMA_FLOOR_SHARE",
+    "TARGET_COEF",
     "RadiusChoice",
     "RobustResult",
     "algorithm3_robust",
     "few_rows",
     "plan_last_step_private_inputs",
     "radius_probabilities",
+    "radius_targets",
     "radius_utility",
+    "robust_scales",
     "select_radius",
 ]
 
@@ -129,8 +135,15 @@ RADIUS_GRID = 2.0 ** 0.125
 #: it on the model draws a radius from the whole grid (at 0.01, one release in a hundred at
 #: n = 4000, rho = 1/16 added about 170 times the median error), so it is kept rare.
 RADIUS_BETA = 1e-4
-#: The radius step tolerates at least this share of the rows clipped.
-TARGET_SHARE = 0.05
+#: Grid points below C_0 (the grid reaches C_0 g^-RADIUS_DOWN = C_0 / 2): lighter tails than
+#: the model's, or overestimated scales, may take a smaller radius.
+RADIUS_DOWN = 8
+#: The radius step aims at clipping at most TARGET_COEF sqrt(d / rho_noise) rows: the clipping
+#: bias of that many rows, each clipped by about the radius, is the size of the noise
+#: (2 C sqrt(d) / (n sqrt(2 rho_noise)) in norm), at every n.
+TARGET_COEF = 1.0
+#: The share of the scale step's budget spent on the second moments (the rest on the log scales).
+SECOND_MOMENT_SHARE = 0.5
 #: The rule :func:`few_rows`: n sqrt(rho) below it releases IOME's estimate.  Calibrated by
 #: ``benchmarks/offmodel_crossover.py`` on Gaussian rows (Algorithm 3's model): the smallest
 #: n sqrt(rho) of its grid (565.7) from which on Algorithm 3's path adds at most 1.5 times
@@ -142,13 +155,14 @@ _MAX_GRID = 400
 
 @dataclass(frozen=True)
 class RadiusChoice:
-    """Output of :func:`select_radius`: the grid, the target and the chosen radius."""
+    """Output of :func:`select_radius`: the grid, the targets and the chosen radius."""
 
-    C: float  #: the chosen radius C_k
-    k: int  #: its index on the grid
-    C0: float  #: the model radius (k = 0)
-    grid_size: int  #: K + 1
-    target: float  #: t, the number of clipped rows tolerated
+    C: float  #: the chosen radius C_0 g^k
+    k: int  #: its place on the grid, from -RADIUS_DOWN (C_0 / 2) up; 0 is the model radius
+    C0: float  #: the model radius
+    grid_size: int  #: the number of radii of the grid
+    target: float  #: t, the clipped rows tolerated from C_0 up (at least the mechanism's resolution)
+    target_below: float  #: the clipped rows tolerated below C_0, TARGET_COEF sqrt(d / rho_noise)
     eps: float  #: epsilon of the exponential mechanism, sqrt(8 rho_radius)
 
 
@@ -182,19 +196,63 @@ def _floored(sigma_hat: FloatArray) -> FloatArray:
     return np.maximum(sigma_hat, SIGMA_FLOOR_SHARE * float(np.mean(sigma_hat)))
 
 
+def robust_scales(X: Any, *, rho: float, lower: float, upper: float,
+                  rng: np.random.Generator) -> FloatArray:
+    r"""Private standard deviations robust to ties, :math:`\rho`-zCDP: the scale step of :func:`algorithm3_robust`.
+
+    :math:`\hat\sigma_j = \max\bigl(\ell_j,\ \sqrt{(s_j - 2\,\mathrm{sd})_+}\bigr)`, floored at
+    ``SIGMA_FLOOR_SHARE`` times its mean, with :math:`\ell` the log scales of
+    :func:`~egmlib.peers.scales.coinpress_log_scales` (budget :math:`(1-a)\rho`, accurate for
+    continuous columns whatever their spread of scales) and :math:`s` the second moments of
+    :func:`~egmlib.peers.scales.second_moments` with their noise sd (budget :math:`a\rho`,
+    :math:`a` = ``SECOND_MOMENT_SHARE``; unbiased where the log scales collapse: tied,
+    count and 0/1 columns).  A second moment counts only where it stands two noise sds above
+    0, so noise cannot inflate a scale.  The maximum and the floor are post-processing; the
+    two steps compose (Bun and Steinke 2016, Lemma 1.7) into :math:`\rho`-zCDP.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), finite, n >= 2
+    rho : float, finite and > 0
+    lower, upper : float, finite, lower < upper
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray, shape (d,), entries > 0
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(3)
+    >>> X = np.round(rng.normal(3.0, [2.0, 0.6, 0.3], size=(20000, 3)))   # small integers: ties
+    >>> s = robust_scales(X, rho=1.0, lower=-20.0, upper=20.0, rng=rng)
+    >>> bool(np.all(np.abs(s / X.std(axis=0) - 1) < 0.25))
+    True
+    """
+    X, lower, upper, rng = _check(X, lower, upper, rng)
+    rho = _v.check_positive_finite("rho", rho)
+    return _robust_scales(X, rho, lower, upper, rng)
+
+
+def _robust_scales(X: np.ndarray, rho: float, lower: float, upper: float,
+                   rng: np.random.Generator) -> FloatArray:
+    a = SECOND_MOMENT_SHARE
+    logs = coinpress_log_scales(X, rho=(1.0 - a) * rho, lower=lower, upper=upper, rng=rng).sigma_hat
+    sm = second_moments(X, rho=a * rho, lower=lower, upper=upper, rng=rng)
+    return _floored(np.maximum(logs, np.sqrt(np.maximum(sm.variance - 2.0 * sm.noise_sd, 0.0))))
+
+
 def _robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower: float,
                   upper: float, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
     r"""The private inputs :math:`(\hat\sigma, \hat\mu)` of :func:`algorithm3_robust`.
 
-    :math:`\hat\sigma` = :func:`~egmlib.peers.scales.coinpress_log_scales` at ``rho_scale``, floored at
-    ``SIGMA_FLOOR_SHARE`` times its mean (post-processing); :math:`\hat\mu` = CoinPress
+    :math:`\hat\sigma` = :func:`robust_scales` at ``rho_scale``; :math:`\hat\mu` = CoinPress
     whitened by it (:func:`~egmlib.peers.coinpress.coinpress_known_scales`, Biswas et al.
     2020) at ``rho_centre``, projected on the box (post-processing).  Together
     (``rho_scale`` + ``rho_centre``)-zCDP (Bun and Steinke 2016, Lemma 1.7).
     ``X`` is checked by the caller.
     """
-    sigma_hat = _floored(coinpress_log_scales(X, rho=rho_scale, lower=lower, upper=upper,
-                                              rng=rng).sigma_hat)
+    sigma_hat = _robust_scales(X, rho_scale, lower, upper, rng)
     centre = np.clip(coinpress_known_scales(X, sigma=sigma_hat, rho=rho_centre, lower=lower,
                                             upper=upper, rng=rng).estimate, lower, upper)
     return sigma_hat, centre
@@ -203,15 +261,15 @@ def _robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower:
 # ---------------------------------------------------------------------------------------
 # radius
 # ---------------------------------------------------------------------------------------
-def radius_utility(norms: Any, *, radii: Any, target: float) -> FloatArray:
-    r"""The utility :math:`u(k) = -(c_k - t)_+ - (t - c_{k-1})_+` of every radius on the grid.
+def radius_utility(norms: Any, *, radii: Any, target: Any) -> FloatArray:
+    r"""The utility :math:`u(k) = -(c_k - t_k)_+ - (t_k - c_{k-1})_+` of every radius on the grid.
 
     :math:`c_k = \#\{i: \|y_i\| > C_k\}` for increasing radii :math:`C_0 < C_1 < \dots`,
-    :math:`c_{-1} = +\infty`, :math:`t` = ``target``.  It is largest (0) at the smallest
-    radius that clips at most :math:`t` rows.  Sensitivity 1 under substitution of one
-    row (the Lemma "The utility of a radius has sensitivity 1" of the book's chapter on
-    this pipeline's privacy: the counts :math:`c_k, c_{k-1}` never move in opposite
-    directions).
+    :math:`c_{-1} = +\infty`, :math:`t_k` = ``target`` (one number, or one per radius).  It is
+    largest (0) at the smallest radius that clips at most its target.  Sensitivity 1 under
+    substitution of one row, for any public targets (the Lemma "The utility of a radius has
+    sensitivity 1" of the book's chapter on this pipeline's privacy: the counts
+    :math:`c_k, c_{k-1}` never move in opposite directions).
 
     Examples
     --------
@@ -222,53 +280,87 @@ def radius_utility(norms: Any, *, radii: Any, target: float) -> FloatArray:
     radii = _v.check_finite_vector("radii", radii)
     if radii.shape[0] > 1 and not np.all(np.diff(radii) > 0):
         raise ValueError("radii must be strictly increasing, got radii that are not")
-    target = _v.check_nonnegative_finite("target", target)
-    return _utility(np.sort(norms), radii, target)
+    t = np.asarray(_v.as_real_array("target", target, nonempty=True), dtype=float)
+    if t.ndim > 1 or (t.ndim == 1 and t.shape[0] != radii.shape[0]):
+        raise ValueError(f"target must be one number or one per radius ({radii.shape[0]}), got shape {t.shape}")
+    if not np.all(np.isfinite(t) & (t >= 0)):
+        raise ValueError("target must be finite and >= 0")
+    return _utility(np.sort(norms), radii, np.broadcast_to(t, radii.shape))
 
 
-def _utility(sorted_norms: FloatArray, radii: FloatArray, target: float) -> FloatArray:
+def _utility(sorted_norms: FloatArray, radii: FloatArray, targets: FloatArray) -> FloatArray:
     n = sorted_norms.shape[0]
     c = n - np.searchsorted(sorted_norms, radii, side="right")  # rows strictly beyond C_k
-    over = np.maximum(c - target, 0.0)
+    over = np.maximum(c - targets, 0.0)
     under = np.zeros_like(over)
-    under[1:] = np.maximum(target - c[:-1], 0.0)
+    under[1:] = np.maximum(targets[1:] - c[:-1], 0.0)
     return 0.0 - (over + under)  # 0.0 - x: no negative zeros
 
 
-def _grid(C0: float, C_max: float, grid: float) -> FloatArray:
+def _grid(C0: float, C_max: float, grid: float, down: int) -> FloatArray:
     # where C_max / C0 overflows (a subnormal C0), log(C_max) - log(C0): at most about 1454
     # for any positive finite pair
     ratio = C_max / C0
     log_ratio = math.log(ratio) if math.isfinite(ratio) else math.log(C_max) - math.log(C0)
     K = 0 if C_max <= C0 else min(_MAX_GRID, math.ceil(log_ratio / math.log(grid)))
-    return C0 * grid ** np.arange(K + 1, dtype=float)
+    return C0 * grid ** np.arange(-down, K + 1, dtype=float)
 
 
-def _target(K1: int, n: int, eps: float, beta: float) -> float:
-    # where K1 / beta overflows (a subnormal beta), log(K1) - log(beta), which does not
-    ratio = K1 / beta
-    log_ratio = math.log(ratio) if math.isfinite(ratio) else math.log(K1) - math.log(beta)
-    return max(1.0 + 2.0 * log_ratio / eps, TARGET_SHARE * n)
+def radius_targets(grid_size: int, *, d: int, rho_noise: float, eps: float,
+                   beta: float = RADIUS_BETA) -> tuple[float, float]:
+    r"""The clipped rows the radius step tolerates: (from :math:`C_0` up, below :math:`C_0`).
 
-
-def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float,
-                         grid: float = RADIUS_GRID, beta: float = RADIUS_BETA) -> FloatArray:
-    r"""The exact output distribution of :func:`select_radius` over the grid.
-
-    :math:`P(k) = e^{\varepsilon u(k)/2}/\sum_l e^{\varepsilon u(l)/2}` with
-    :math:`\varepsilon = \sqrt{8\rho}` and :math:`u` = :func:`radius_utility` at the target
-    :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\ \text{TARGET\_SHARE}\cdot n)`
-    (exponential mechanism, McSherry and Talwar 2007; :math:`\rho`-zCDP by its bounded range,
-    Cesar and Rogers 2021).
+    Below the model radius :math:`t_- = a\sqrt{d/\rho_{\rm noise}}`, :math:`a` =
+    ``TARGET_COEF``: clipping that many rows, each by about the radius, biases the sum by
+    about :math:`a\sqrt{d/\rho_{\rm noise}}\,C`, the norm of the Gaussian noise
+    :math:`2C\sqrt{d}/\sqrt{2\rho_{\rm noise}}` up to a constant, at every :math:`n`
+    (Bun and Steinke 2016's noise).  From :math:`C_0` up
+    :math:`t_+ = \max(t_-, 1 + 2\ln(G/\beta)/\varepsilon)`, also the exponential
+    mechanism's resolution over :math:`G` radii (McSherry and Talwar 2007): the model radius
+    is kept unless it clips clearly more.  Both depend on public quantities only.
 
     Examples
     --------
-    >>> p = radius_probabilities(np.full(1000, 0.5), C0=1.0, C_max=16.0, rho=1.0)
-    >>> bool(p[0] > 0.99), round(float(p.sum()), 12)
-    (True, 1.0)
+    >>> lo_up = radius_targets(100, d=64, rho_noise=0.5, eps=1.0)
+    >>> [round(t, 1) for t in lo_up]
+    [28.6, 11.3]
+    """
+    grid_size = _v.check_count("grid_size", grid_size)
+    d = _v.check_count("d", d)
+    rho_noise = _v.check_positive_finite("rho_noise", rho_noise)
+    eps = _v.check_positive_finite("eps", eps)
+    beta = _v.check_probability("beta", beta)
+    return _targets(grid_size, d, rho_noise, eps, beta)
+
+
+def _targets(grid_size: int, d: int, rho_noise: float, eps: float, beta: float) -> tuple[float, float]:
+    ratio = grid_size / beta
+    log_ratio = math.log(ratio) if math.isfinite(ratio) else math.log(grid_size) - math.log(beta)
+    below = TARGET_COEF * math.sqrt(d / rho_noise)
+    return max(below, 1.0 + 2.0 * log_ratio / eps), below
+
+
+def radius_probabilities(norms: Any, *, C0: float, C_max: float, rho: float, d: int,
+                         rho_noise: float, grid: float = RADIUS_GRID,
+                         beta: float = RADIUS_BETA) -> FloatArray:
+    r"""The exact output distribution of :func:`select_radius` over the grid.
+
+    :math:`P(k) = e^{\varepsilon u(k)/2}/\sum_l e^{\varepsilon u(l)/2}` with
+    :math:`\varepsilon = \sqrt{8\rho}` and :math:`u` = :func:`radius_utility` with the targets
+    of :func:`radius_targets` (exponential mechanism, McSherry and Talwar 2007;
+    :math:`\rho`-zCDP by its bounded range, Cesar and Rogers 2021), over the radii
+    :math:`C_0 g^k`, :math:`k = -` ``RADIUS_DOWN`` :math:`\dots K`.
+
+    Examples
+    --------
+    >>> p = radius_probabilities(np.full(1000, 0.99), C0=1.0, C_max=16.0, rho=1.0, d=4, rho_noise=1.0)
+    >>> int(np.argmax(p)) - RADIUS_DOWN, round(float(p.sum()), 12)   # k = 0, the model radius
+    (0, 1.0)
     """
     norms, C0, C_max, rho, grid, beta = _check_radius_args(norms, C0, C_max, rho, grid, beta)
-    return _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)[1]
+    d = _v.check_count("d", d)
+    rho_noise = _v.check_positive_finite("rho_noise", rho_noise)
+    return _probabilities(np.sort(norms), C0, C_max, rho, d, rho_noise, grid, beta)[1]
 
 
 def _check_radius_args(norms: Any, C0: Any, C_max: Any, rho: Any, grid: Any,
@@ -287,49 +379,54 @@ def _check_radius_args(norms: Any, C0: Any, C_max: Any, rho: Any, grid: Any,
     return norms, C0, C_max, rho, grid, beta
 
 
-def _probabilities(sorted_norms: FloatArray, C0: float, C_max: float, rho: float, grid: float,
-                   beta: float) -> tuple[FloatArray, FloatArray, float, float]:
-    radii = _grid(C0, C_max, grid)
+def _probabilities(sorted_norms: FloatArray, C0: float, C_max: float, rho: float, d: int,
+                   rho_noise: float, grid: float,
+                   beta: float) -> tuple[FloatArray, FloatArray, float, float, float]:
+    radii = _grid(C0, C_max, grid, RADIUS_DOWN)
     eps = _budget.exponential_mechanism_epsilon(rho)
-    target = _target(radii.shape[0], sorted_norms.shape[0], eps, beta)
-    logits = 0.5 * eps * _utility(sorted_norms, radii, target)
+    up, below = _targets(radii.shape[0], d, rho_noise, eps, beta)
+    targets = np.where(np.arange(radii.shape[0]) < RADIUS_DOWN, below, up)
+    logits = 0.5 * eps * _utility(sorted_norms, radii, targets)
     logits -= logits.max()
     p = np.exp(logits)
     p /= p.sum()
-    return radii, p, target, eps
+    return radii, p, up, below, eps
 
 
-def select_radius(norms: Any, *, C0: float, C_max: float, rho: float,
+def select_radius(norms: Any, *, C0: float, C_max: float, rho: float, d: int, rho_noise: float,
                   rng: np.random.Generator, grid: float = RADIUS_GRID,
                   beta: float = RADIUS_BETA) -> RadiusChoice:
-    r"""The private radius: exponential mechanism over :math:`C_k = C_0 g^k`, :math:`k = 0..K`.
+    r"""The private radius: exponential mechanism over :math:`C_0 g^k`, :math:`k = -D..K`.
 
-    :math:`K = \lceil \ln(C_{\max}/C_0)/\ln g\rceil` (at most 400), :math:`\varepsilon =
-    \sqrt{8\rho}`, target :math:`t = \max(1 + 2\ln((K+1)/\beta)/\varepsilon,\
-    \text{TARGET\_SHARE}\cdot n)`, utility :func:`radius_utility` (sensitivity 1);
+    :math:`D` = ``RADIUS_DOWN``, :math:`K = \lceil \ln(C_{\max}/C_0)/\ln g\rceil` (at most
+    400), :math:`\varepsilon = \sqrt{8\rho}`, the targets of :func:`radius_targets` (a
+    noise-sized number of clipped rows below :math:`C_0`, at least the mechanism's resolution
+    from :math:`C_0` up), utility :func:`radius_utility` (sensitivity 1);
     :math:`P(k) \propto e^{\varepsilon u(k)/2}` (:func:`radius_probabilities`; McSherry and
     Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP
-    (Cesar and Rogers 2021).  The grid depends only on public or already released
-    quantities (:math:`C_0, C_{\max}`, :math:`n`).  ``norms`` are the rows' transformed
-    norms :math:`\|(x_i - \hat\mu)\odot b\|`.
+    (Cesar and Rogers 2021).  The grid and the targets depend only on public or already
+    released quantities (:math:`C_0, C_{\max}, d, \rho_{\rm noise}`).  ``norms`` are the
+    rows' transformed norms :math:`\|(x_i - \hat\mu)\odot b\|`.
 
     Examples
     --------
-    >>> select_radius(np.full(100, 0.5), C0=1.0, C_max=8.0, rho=1.0,
+    >>> select_radius(np.full(100, 0.99), C0=1.0, C_max=8.0, rho=1.0, d=4, rho_noise=1.0,
     ...               rng=np.random.default_rng(0)).k
     0
     """
     norms, C0, C_max, rho, grid, beta = _check_radius_args(norms, C0, C_max, rho, grid, beta)
+    d = _v.check_count("d", d)
+    rho_noise = _v.check_positive_finite("rho_noise", rho_noise)
     rng = _v.check_rng("rng", rng)
-    return _select_radius(norms, C0, C_max, rho, rng, grid, beta)
+    return _select_radius(norms, C0, C_max, rho, d, rho_noise, rng, grid, beta)
 
 
-def _select_radius(norms: FloatArray, C0: float, C_max: float, rho: float,
+def _select_radius(norms: FloatArray, C0: float, C_max: float, rho: float, d: int, rho_noise: float,
                    rng: np.random.Generator, grid: float, beta: float) -> RadiusChoice:
-    radii, p, target, eps = _probabilities(np.sort(norms), C0, C_max, rho, grid, beta)
-    k = int(rng.choice(radii.shape[0], p=p))
-    return RadiusChoice(C=float(radii[k]), k=k, C0=float(C0), grid_size=radii.shape[0],
-                        target=target, eps=eps)
+    radii, p, up, below, eps = _probabilities(np.sort(norms), C0, C_max, rho, d, rho_noise, grid, beta)
+    i = int(rng.choice(radii.shape[0], p=p))
+    return RadiusChoice(C=float(radii[i]), k=i - RADIUS_DOWN, C0=float(C0), grid_size=radii.shape[0],
+                        target=up, target_below=below, eps=eps)
 
 
 def _model_radius(sigma: FloatArray, p: float) -> float:
@@ -448,20 +545,38 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
     return _algorithm3_path(X, rho=rho, lower=lower, upper=upper, rng=rng, p=p)
 
 
+#: The share of the few-rows path's budget spent on its coarse centre (the rest on IOME).
+COARSE_CENTRE_SHARE = 0.125
+__all__.append("COARSE_CENTRE_SHARE")
+
+
 def _iome_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
                rng: np.random.Generator) -> RobustResult:
-    """IOME's release with the whole rho, as ``iome_mean(X, rho, lower, upper, rng)``.
+    r"""The few-rows release: a coarse private centre, then IOME around it, projected on the box.
 
-    The rotation is drawn here exactly as :func:`~egmlib.peers.iome.iome_mean` draws it
-    (same generator, same rounds), so the release is the same bit for bit; having it
-    lets the centre be reported in the original coordinates.
+    :math:`c_0` = the private coordinate-wise medians
+    (:func:`~egmlib.peers.quantiles.coordinatewise_quantiles`, budget ``COARSE_CENTRE_SHARE``
+    :math:`\cdot\rho`, the exponential mechanism of PLAN's centre step, which reaches any
+    point of the box); then IOME (:func:`~egmlib.peers.iome.iome_mean`, Huang, Liang and Yi
+    2021, as PLAN's experiments run it) with the rest of the budget on the rows
+    :math:`x_i - c_0` in the box :math:`[-w, w]`, :math:`w = \max_j\max(u - c_{0j}, c_{0j} - l)`,
+    which contains them; the release is :math:`c_0` plus IOME's estimate, projected on the box.
+    IOME alone searches its centre within :math:`\pm w/\sqrt N` of the box's centre in every
+    rotated coordinate, and a mean far from that centre (40 in :math:`[-50, 50]^{16}`) is out
+    of its reach; around :math:`c_0` it is not.  Shifting by the released :math:`c_0` and
+    projecting are post-processing, and the two steps compose into :math:`\rho`-zCDP.
     """
-    R = random_hadamard(X.shape[1], rng=rng)
-    r = iome_mean(X, rho=rho, lower=lower, upper=upper, rng=rng, rotation=R)
     d = X.shape[1]
-    return RobustResult(estimate=r.estimate, centre=R.unrotate(r.centre), sigma=None, C=r.C,
+    budget = _budget.split_budget(rho, shares={"coarse centre": COARSE_CENTRE_SHARE,
+                                               "iome": 1.0 - COARSE_CENTRE_SHARE})
+    c0 = coordinatewise_quantiles(X, q=0.5, rho=budget["coarse centre"], lower=lower, upper=upper, rng=rng)
+    w = max(float(np.max(upper - c0)), float(np.max(c0 - lower)))
+    R = random_hadamard(d, rng=rng)
+    r = iome_mean(X - c0, rho=budget["iome"], lower=-w, upper=w, rng=rng, rotation=R)
+    estimate = np.clip(c0 + r.estimate, lower, upper)
+    return RobustResult(estimate=estimate, centre=c0 + R.unrotate(r.centre), sigma=None, C=r.C,
                         radius=None, noise_std=np.full(d, r.noise_std), n_clipped=r.n_clipped,
-                        budget=r.budget, path="iome")
+                        budget=budget, path="iome")
 
 
 def _algorithm3_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
@@ -475,13 +590,14 @@ def _algorithm3_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
     norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
     C0 = _model_radius(sigma, p)
     C_max = (upper - lower) * float(np.linalg.norm(b))
-    choice = _select_radius(norms, C0, C_max, budget["radius"], rng, RADIUS_GRID, RADIUS_BETA)
+    choice = _select_radius(norms, C0, C_max, budget["radius"], X.shape[1], budget["noise"], rng,
+                            RADIUS_GRID, RADIUS_BETA)
     C = choice.C
     clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms)
     total, n_clipped = clipped.total, clipped.n_clipped
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=clipping.sum_sensitivity(C, n=n, d=d))
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
-    estimate = centre + noisy / b
+    estimate = np.clip(centre + noisy / b, lower, upper)  # the mean lies in the box: post-processing
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=centre, sigma=sigma, C=C, radius=choice,
                         noise_std=s / (n * b), n_clipped=n_clipped,

@@ -33,6 +33,17 @@ Choices where PLAN's experiments differ (group size ``k_groups = 1`` there, as h
   :math:`\rho/3` for it, but a tripled row moves three ranks, which costs :math:`9\times`
   in :math:`\rho`; for continuous data there are no ties and this module does not triple.
 
+Ties and discrete columns: :func:`second_moments`
+-------------------------------------------------
+Logarithms and medians of :math:`v_{ij}` see only the pairs that differ: in a column of
+counts, ordinal answers or sparse 0/1 items most pairs are tied, :math:`v_{ij} = 0`, and the
+log scale collapses towards its floor (the more ties, the lower), while the median is 0 once
+half the pairs tie.  The mean does not: :math:`\mathbb E v_{ij} = \sigma_j^2` for every law
+with a variance.  :func:`second_moments` estimates it for all :math:`d` columns at once, as an
+:math:`\ell_2`-clipped mean of the rows :math:`v_i \in \mathbf R^d` (one Gaussian mechanism,
+radius a private quantile of :math:`\|v_i\|`), which is accurate for the columns whose
+:math:`\sigma_j^2` stands out of its noise, the columns of a sparse or tied dataset among them.
+
 A robust alternative: :func:`coinpress_log_scales`
 --------------------------------------------------
 The exponential-mechanism median on :math:`[0, \tfrac12(\text{upper}-\text{lower})^2]`
@@ -63,17 +74,21 @@ from scipy import special
 from egmlib import _validation as _v
 from egmlib import clipping
 from egmlib._validation import FloatArray
+from egmlib.peers import budget as _budget
 from egmlib.peers.coinpress import CoinPressResult, coinpress_mean
-from egmlib.peers.quantiles import coordinatewise_quantiles
+from egmlib.peers.quantiles import coordinatewise_quantiles, private_quantile
 
 __all__ = [
     "CHI2_1_MEDIAN",
     "LOG_CHI2_1_MEAN",
     "LOG_CHI2_1_SD",
+    "SECOND_MOMENT_QUANTILE",
     "LogScalesResult",
+    "SecondMoments",
     "coinpress_log_scales",
     "pairwise_scales",
     "pairwise_squared_differences",
+    "second_moments",
 ]
 
 #: Median of the chi-square distribution with one degree of freedom, 2 P^{-1}(1/2, 1/2)
@@ -83,6 +98,8 @@ CHI2_1_MEDIAN = 2.0 * float(special.gammaincinv(0.5, 0.5))
 LOG_CHI2_1_MEAN = float(special.digamma(0.5) + math.log(2.0))
 #: Standard deviation of ln(chi^2_1), equal to sqrt(trigamma(1/2)) = pi / sqrt(2).
 LOG_CHI2_1_SD = math.pi / math.sqrt(2.0)
+#: The quantile of the rows' norms at which :func:`second_moments` clips them.
+SECOND_MOMENT_QUANTILE = 0.9
 
 
 @dataclass(frozen=True)
@@ -184,6 +201,79 @@ def pairwise_scales(X: Any, *, rho: float, lower: float, upper: float,
     V = _pairwise(X, rng)
     med = coordinatewise_quantiles(V, q=0.5, rho=rho, lower=0.0, upper=v_upper, rng=rng)
     return np.sqrt(med / CHI2_1_MEDIAN)
+
+
+@dataclass(frozen=True)
+class SecondMoments:
+    """Output of :func:`second_moments`."""
+
+    variance: FloatArray  #: (d,) private estimates of sigma_j^2 (noise can make an entry negative)
+    noise_sd: float  #: standard deviation of the Gaussian noise on each entry of ``variance``
+    radius: float  #: the private l2 radius tau at which the rows v_i were clipped
+
+
+def second_moments(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
+                   q: float = SECOND_MOMENT_QUANTILE) -> SecondMoments:
+    r"""Private :math:`\sigma_j^2` of every column: the clipped mean of paired half squared differences.
+
+    With :math:`v_i` the rows of :func:`pairwise_squared_differences` (:math:`m = \lfloor
+    n/2\rfloor` of them, :math:`\mathbb E v_{ij} = \sigma_j^2` for any law with a variance:
+    ties, counts and 0/1 columns included; PLAN's pairing, Aumuller et al. 2024):
+
+    1. :math:`\tau` = the exponential-mechanism ``q``-quantile of :math:`\|v_i\|` on
+       :math:`[0, \sqrt d\,(\text{upper}-\text{lower})^2/2]`, budget :math:`\rho/2`
+       (:func:`egmlib.peers.quantiles.private_quantile`; sensitivity 1);
+    2. :math:`\hat s = \frac1m\bigl(\sum_i \min(1, \tau/\|v_i\|)\,v_i + \eta\bigr)`,
+       :math:`\eta\sim\mathcal N(0, s^2 I)` with :math:`s` the Gaussian noise of budget
+       :math:`\rho/2` for the sensitivity :func:`egmlib.clipping.sum_sensitivity` of
+       :math:`\tau` (Bun and Steinke 2016, Prop. 1.6).
+
+    The pairing is drawn from ``rng``, independently of the data, so one substituted row
+    changes one :math:`v_i`: the two steps are :math:`\rho/2`-zCDP each and the release
+    :math:`\rho`-zCDP (composition, Bun and Steinke 2016, Lemma 1.7).  Clipping makes
+    :math:`\hat s_j` biased low for columns whose :math:`v_{ij}` are heavy-tailed; the
+    noise is the same in every column, so the estimate is informative where
+    :math:`\sigma_j^2` exceeds a few times ``noise_sd``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), finite, n >= 2
+    rho : float, finite and > 0
+    lower, upper : float, finite, lower < upper
+        Public universe of every coordinate (entries outside are moved onto it first).
+    rng : numpy.random.Generator
+    q : float in (0, 1), default ``SECOND_MOMENT_QUANTILE``
+        The quantile of the rows' norms at which they are clipped.
+
+    Returns
+    -------
+    SecondMoments
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(4)
+    >>> X = (rng.random((20000, 3)) < [0.5, 0.1, 0.02]).astype(float)   # 0/1 columns, mostly tied
+    >>> r = second_moments(X, rho=1.0, lower=0.0, upper=1.0, rng=rng)
+    >>> bool(np.all(np.abs(r.variance - [0.25, 0.09, 0.0196]) < 4 * r.noise_sd + 0.01))
+    True
+    """
+    X = _v.check_finite_data("X", X, min_rows=2)
+    lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
+    rho = _v.check_positive_finite("rho", rho)
+    rng = _v.check_rng("rng", rng)
+    q = _v.check_probability("q", q)
+    width = upper - lower
+    top = math.sqrt(X.shape[1]) * 0.5 * width * width
+    _v.check_finite_result(top, what="the universe of the rows' norms", inputs="lower, upper")
+    V = _pairwise(X, rng)
+    m, d = V.shape
+    norms = clipping.transformed_norms(V)
+    tau = private_quantile(np.minimum(norms, top), q=q, rho=0.5 * rho, lower=0.0, upper=top, rng=rng)
+    total = clipping.clipped_sum(V, C=tau, norms=norms).total
+    s = _budget.gaussian_noise_std(0.5 * rho, sensitivity=clipping.sum_sensitivity(tau, n=m, d=d))
+    variance = (total + s * rng.standard_normal(d)) / m
+    return SecondMoments(variance=variance, noise_sd=s / m, radius=tau)
 
 
 def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
