@@ -108,8 +108,8 @@ Discrete, skewed, large and small (the issue's wider sweep):
   :math:`\mu = 10`, :math:`\sigma_j = (d/j)^{3/4}`) at :math:`n = 10^2, \dots, 10^6` and
   :math:`d = 8`: how every method scales with :math:`n`.
 
-:data:`SPEC_TABLE` lists every dataset's shape, box and rule; so does the table at the end
-of this page.
+The table at the end of this page lists every dataset's shape, box and rule (each spec's
+:attr:`OffModelSpec.box`).
 
 The oracle arms' :math:`\sigma`.  ``sigma`` is what an arm "given :math:`\sigma`"
 receives: the reference standard deviations floored at ``SIGMA_FLOOR_SHARE`` times
@@ -142,7 +142,6 @@ __all__ = [
     "OUTSIDE_PROBABILITY",
     "REAL",
     "SIGMA_FLOOR_SHARE",
-    "SPEC_TABLE",
     "SYNTHETIC",
     "Box",
     "Marginal",
@@ -710,8 +709,6 @@ DATASETS: Mapping[str, OffModelSpec] = MappingProxyType({s.name: s for s in _SPE
 #: Names of the real datasets and of the synthetic families.
 REAL = tuple(s.name for s in _SPECS if s.kind == "real")
 SYNTHETIC = tuple(s.name for s in _SPECS if s.kind == "synthetic")
-#: (name, kind, n, d, lower, upper, rule) of every dataset, for the book's tables.
-SPEC_TABLE = tuple((s.name, s.kind, s.n, s.d, s.box.lower, s.box.upper, s.box.rule) for s in _SPECS)
 
 
 def load(name: str, *, seed: int | Sequence[int] = 0) -> OffModelSample:
@@ -767,8 +764,9 @@ def _box_table() -> str:
     """The boxes and their rules as a reStructuredText list-table (appended to the module's docstring)."""
     rows = ["", "Every dataset's box", "-" * 19, "", ".. list-table::", "   :header-rows: 1",
             "   :widths: 18 12 16 54", "", "   * - name", "     - n x d", "     - box", "     - why (the rule)"]
-    for name, _, n, d, lower, upper, rule in SPEC_TABLE:
-        rows += [f"   * - ``{name}``", f"     - {n} x {d}", f"     - [{lower:g}, {upper:g}]", f"     - {rule}"]
+    for s in _SPECS:
+        rows += [f"   * - ``{s.name}``", f"     - {s.n} x {s.d}", f"     - [{s.box.lower:g}, {s.box.upper:g}]",
+                 f"     - {s.box.rule}"]
     return "\n".join(rows) + "\n"
 
 
