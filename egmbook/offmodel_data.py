@@ -144,7 +144,6 @@ __all__ = [
     "SIGMA_FLOOR_SHARE",
     "SYNTHETIC",
     "Box",
-    "Marginal",
     "OffModelSample",
     "OffModelSpec",
     "box",
@@ -179,7 +178,7 @@ class Box:
         _v.check_bounds(self.lower, self.upper)
 
 
-class Marginal(Protocol):
+class _Marginal(Protocol):
     """The law of each coordinate of a synthetic family, vectorised over the d coordinates
     (a frozen ``scipy.stats`` distribution with array parameters, or a small class)."""
 
@@ -226,7 +225,7 @@ class OffModelSpec:
     box: Box  #: the public box, chosen without the data
     _make: Callable[[np.random.Generator], _Made] = field(repr=False)
     #: the coordinates' law (synthetic families); None for real data
-    law: Callable[[], Marginal] | None = field(default=None, repr=False)
+    law: Callable[[], _Marginal] | None = field(default=None, repr=False)
     columns: tuple[str, ...] = ()  #: the columns kept, in order (real data)
     dropped: str = ""  #: the columns dropped and why (real data)
 
@@ -527,9 +526,9 @@ class _Categorical:
         return np.sum(self.probs * (self.values > x), axis=1)
 
 
-def _standardised_law(kind: str, d: int) -> Callable[[], Marginal]:
+def _standardised_law(kind: str, d: int) -> Callable[[], _Marginal]:
     """The marginal law of x_j = FAMILY_MU + sigma_j w_j for the noise ``kind``."""
-    def law() -> Marginal:
+    def law() -> _Marginal:
         mu, s = FAMILY_MU, family_sigmas(d)
         if kind == "normal":
             return stats.norm(loc=mu, scale=s)
@@ -647,7 +646,7 @@ LOMAX_N, LOMAX_D = 100_000, 32
 
 
 def _synthetic(name: str, n: int, d: int, description: str, lower: float, upper: float,
-               make: Callable[[np.random.Generator], _Made], law: Callable[[], Marginal],
+               make: Callable[[np.random.Generator], _Made], law: Callable[[], _Marginal],
                rule: str | None = None) -> OffModelSpec:
     return OffModelSpec(name, "synthetic", n, d, description,
                         Box(lower, upper, rule if rule is not None else _LAW_RULE), make, law)
