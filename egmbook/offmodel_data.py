@@ -224,8 +224,10 @@ class OffModelSpec:
     description: str  #: one line, with the source for real data
     box: Box  #: the public box, chosen without the data
     _make: Callable[[np.random.Generator], _Made] = field(repr=False)
-    #: the coordinates' law (synthetic families); None for real data
-    law: Callable[[], _Marginal] | None = field(default=None, repr=False)
+    #: the coordinates' law (synthetic families; None for real data), built on call, vectorised
+    #: over the d coordinates with ``mean``, ``std``, ``cdf`` and ``sf`` (a frozen ``scipy.stats``
+    #: distribution with array parameters, or a mixture or categorical law of this module)
+    law: Callable[[], Any] | None = field(default=None, repr=False)
     columns: tuple[str, ...] = ()  #: the columns kept, in order (real data)
     dropped: str = ""  #: the columns dropped and why (real data)
 
