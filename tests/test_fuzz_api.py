@@ -254,6 +254,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # PLAN's own budget splits are the default; a caller's split must name PLAN's steps
     "egmbook.display.glue_values": {"values": {"a": 1.5, "n": 3}, "digits": 2, "prefix": "fuzz-"},
     "egmbook.beyond_report.centre_improvements": {"c": 0.1},
+    # only the synthetic families have a law
+    "egmbook.offmodel_data.outside_probability": {"name": "t3"},
     # the audit's alpha is a confidence level's complement, not the Zipf exponent
     **{f"egmbook.privacy_audit.{f}": {"alpha": 0.05} for f in (
         "clopper_pearson", "eps_lower_bound", "distinguishing_attack", "expected_eps_lower_bound",
