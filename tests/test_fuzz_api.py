@@ -215,10 +215,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "scaling.egm_error": {"b": [0.6, 0.8, 0.0], "Delta": [1.0, 2.0, 0.0]},
     "egmbook.clipping_error.noise_error_at_radius": {},
     "egmbook.clipping_error.expected_error": {"noise": 1.0},
-    "egmbook.clipping_error.optimal_clipping": {
-        "p": P_GRID, "C": [3.0, 2.5, 2.0, 1.5, 1.0], "noise": [5.0, 4.0, 3.0, 2.0, 1.0],
-        "e2": [0.01, 0.02, 0.04, 0.08, 0.16], "e2_se": [0.001] * 5, "n": 10,
-        "below": {"C": [0.5, 0.0], "noise": [0.5, 0.0], "e2": [0.3, 0.5], "e2_se": [0.0, 0.0]}},
+    "egmbook.clipping_error.optimal_radius": {
+        "error": lambda: (lambda C: (C - 1.0) ** 2 + 0.5), "C_lo": 1e-2, "C_hi": 1e2, "per_decade": 4,
+        "rtol": 1e-5},
     "egmbook.error_simulation.simulate_errors": {"n": 8},
     "egmbook.error_simulation.mean_ci": {"x": [1.0, 2.0, 4.0]},
     "egmbook.privacy_audit.privacy_check": {"n": 20},
