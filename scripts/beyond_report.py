@@ -12,7 +12,7 @@ standard deviations.  This script answers them by simulation with egmlib and wri
 which chapters/07_beyond_the_report.ipynb loads through egmbook.beyond_report
 (load_beyond_report, typed records).  Run from the repository root:
 
-    python scripts/beyond_report.py            # full run, about 20-30 min on 2 cores
+    python scripts/beyond_report.py            # full run, about 20 min on 2 cores (20.6 min measured)
     python scripts/beyond_report.py --quick    # smoke test, writes data/beyond_report_quick.json
 
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
