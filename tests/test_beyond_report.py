@@ -20,7 +20,7 @@ import pytest
 from egmbook import beyond_report as br
 from egmbook.clipping_error import ClippingOptimum, RadiusOptimum, clipping_log10_probability
 from egmbook.experiments import zipf_sigmas
-from egmbook.privacy_audit import ControlDelta, PrivacyCheck
+from egmbook.privacy_check import ControlDelta, PrivacyCheck
 
 
 @pytest.fixture(scope="module")
