@@ -5,7 +5,7 @@ in its `source` column) are compared with this project's estimators on the same
 settings: the per-run errors of the main arms are read from the sweep's log
 (benchmarks/results/peers_runs.csv, so run benchmarks/peers_sweep.py first), and two
 extra arms that explain the differences are run here on the sweep's datasets (same
-seeds as egmbook._peer_sweep, 50 runs):
+seeds as egmbook.sweep, 50 runs):
 
   PLAN@published-accounting   plan_mean with the budgets PLAN's code actually spent under
                               substitution: its exponential-mechanism medians use utility
@@ -44,8 +44,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmbook import _peer_sweep as sweep  # noqa: E402
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
+from egmbook import sweep  # noqa: E402
 from egmlib.peers import plan  # noqa: E402
 from egmlib.peers.quantiles import coordinatewise_quantiles  # noqa: E402
 

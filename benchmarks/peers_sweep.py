@@ -4,7 +4,7 @@ Runs the sweeps behind chapter 8 (gaussian: PLAN's benchmarks GaussianA, B and C
 chapter 9 (offmodel: real datasets shipped in scikit-learn and synthetic off-model
 families) with every arm of egmlib.peers.arms.ARMS at the five budgets, 50 runs each,
 in parallel with joblib, resumable, with a progress bar.  The engine, its seeding and its
-output files are described in egmbook/_peer_sweep.py.
+output files are described in egmbook/sweep.py.
 
 Locally:    python benchmarks/peers_sweep.py [--sweep gaussian offmodel] [--jobs 2] [--runs 50]
 Some arms:  python benchmarks/peers_sweep.py --arms Alg3 PLAN IOME --datasets digits
@@ -27,7 +27,7 @@ import argparse  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from egmbook._peer_sweep import (  # noqa: E402
+from egmbook.sweep import (  # noqa: E402
     RESULTS,
     RHOS,
     SWEEPS,

@@ -34,7 +34,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
-from egmbook._peer_sweep import keep_freed_memory  # noqa: E402
+from egmbook.sweep import keep_freed_memory  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"

@@ -28,7 +28,7 @@ from collections import defaultdict  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmbook import _peer_sweep as ps  # noqa: E402
+from egmbook import sweep as ps  # noqa: E402
 
 
 def fits(stems=("peers", "offmodel")):

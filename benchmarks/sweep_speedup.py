@@ -3,7 +3,7 @@
 The slice: GaussianB at alpha = 1 (n = 10^4, d = 512), ``--runs`` runs (default 16 tasks of
 equal cost), the arms PLAN, IOME and Alg3 of egmlib.peers.arms.ARMS at the five budgets.
 It runs with ``--jobs 1`` and then with ``--jobs 2`` (loky) into two temporary folders,
-``--reps`` times each (alternating), through egmbook._peer_sweep.run_sweep, exactly as the
+``--reps`` times each (alternating), through egmbook.sweep.run_sweep, exactly as the
 sweep does; the loky workers are started once before the clock (a long sweep pays for that
 once).  Printed: the wall time of each pass, the CPU time of the process and its workers,
 the load averages before and after (the machine may be shared: the wall time of the
@@ -27,7 +27,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from egmbook import _peer_sweep as ps  # noqa: E402
+from egmbook import sweep as ps  # noqa: E402
 
 TARGET = 1.8
 DATASET, D = "GaussianB", 512

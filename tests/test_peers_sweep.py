@@ -1,4 +1,4 @@
-"""The peers sweep's engine (egmbook._peer_sweep): results do not depend on the workers.
+"""The peers sweep's engine (egmbook.sweep): results do not depend on the workers.
 
 A tiny sweep (GaussianA at d = 16, 3 runs, two budgets, three arms) runs with one worker
 and with two loky workers; the summaries must agree byte for byte and the run logs row
@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("joblib")
 pytest.importorskip("tqdm")
 
-from egmbook import _peer_sweep as ps  # noqa: E402
+from egmbook import sweep as ps  # noqa: E402
 
 ARMS = ("PLAN", "IOME", "empirical")
 RHOS = (1 / 16, 1.0)
