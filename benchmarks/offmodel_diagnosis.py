@@ -26,7 +26,6 @@ Run:  python benchmarks/offmodel_diagnosis.py [--runs 6] [--rho 0.25] [--dataset
 
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import sys
@@ -36,6 +35,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from egmbook import offmodel_data as od  # noqa: E402
+from egmbook.cli import argument_parser  # noqa: E402
 from egmlib.peers import algorithm3, algorithm3_robust  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 from egmlib.peers.scales import pairwise_squared_differences  # noqa: E402
@@ -90,7 +90,7 @@ def diagnose(name, runs, rho):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=6)
     p.add_argument("--rho", type=float, default=0.25)
     p.add_argument("--datasets", nargs="*", default=list(DEFAULT), choices=list(od.DATASETS))

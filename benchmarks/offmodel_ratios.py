@@ -24,11 +24,11 @@ Run:  python benchmarks/offmodel_ratios.py [--rho 0.25 | --rho all]
 
 from __future__ import annotations
 
-import argparse
 import sys
 from fractions import Fraction
 
 from egmbook import gaussian_benchmarks as gb
+from egmbook.cli import argument_parser
 from egmbook.peer_results import load_offmodel_results, load_peers_results
 
 NEW, OLD, PEERS = "Alg3", "Alg3-private", ("PLAN", "IOME")
@@ -49,7 +49,7 @@ def ratio_rows(off, rho: float):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argument_parser(doc=__doc__)
     p.add_argument("--rho", default="0.25", help="a budget of the sweep, or 'all'")
     args = p.parse_args(argv)
     off = load_offmodel_results()

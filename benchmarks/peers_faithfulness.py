@@ -34,7 +34,6 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import csv  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
@@ -46,6 +45,7 @@ import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
 from egmbook import sweep  # noqa: E402
+from egmbook.cli import argument_parser  # noqa: E402
 from egmlib.peers import plan  # noqa: E402
 from egmlib.peers.quantiles import coordinatewise_quantiles  # noqa: E402
 
@@ -69,7 +69,7 @@ def load_published():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--results", type=Path, default=RESULTS,
                    help="folder with peers_runs.csv, for peers_faithfulness.csv")

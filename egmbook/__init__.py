@@ -19,7 +19,8 @@ engine depends on :mod:`egmlib` alone.
 - :mod:`egmbook.beyond_report`               typed access to the results of chapter 7's simulations
 - :mod:`egmbook.gaussian_benchmarks`         PLAN's Gaussian benchmarks GaussianA, B and C
 - :mod:`egmbook.peer_results`                typed access to the peers benchmarks' results files
-- :mod:`egmbook.sweep`                  the peers sweeps' engine: cases, seeding per task, joblib, resumable log
+- :mod:`egmbook.sweep`                       the sweeps' engine: seeding per task, local or dask workers, resumable log
 - :mod:`egmbook.claims`                      how the book states a checked claim, and the table of checks
 - :mod:`egmbook.display`                     the book's figure style and tables
+- :mod:`egmbook.cli`                         the command lines of benchmarks/ and scripts/, defaults shown
 """

@@ -199,6 +199,10 @@ VALID: dict[str, Any] = {
     "audit": lambda: importlib.import_module("egmbook.book_audit").load_book_audit(),
     "rec": lambda: importlib.import_module("egmbook.book_audit").to_json(
         importlib.import_module("egmbook.book_audit").load_book_audit())["mechanisms"][0],
+    # the sweeps' engine (egmbook.sweep) and the scripts' command lines (egmbook.cli)
+    "sweep": "gaussian", "doc": "A script.\n\nRun:  python benchmarks/x.py",
+    "task": lambda: importlib.import_module("egmbook.sweep").Task("gaussian", "GaussianA", 0, 0, ("empirical",),
+                                                                   (1.0,)),
 }
 
 
@@ -207,6 +211,15 @@ def _tiny_audit_setting() -> Any:
     return importlib.import_module("egmbook.book_audit").AuditSetting(
         d=3, n=10, trials=8, deltas=(0.1,), pipeline_n=30, pipeline_trials=8, constant_n=30, constant_d=2,
         far_n=30, far_d=2, pair_trials=8)
+
+
+@functools.cache
+def _scratch() -> str:
+    """A folder for the files of the fuzzed sweep (one per test process)."""
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="egm-fuzz-sweep-")
+
 
 #: Per-function valid values where the vocabulary's example does not fit.
 #: A fresh check label for every call: egmbook.claims.check refuses a label reused for another claim.
@@ -267,6 +280,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
 
     "egmbook.privacy_audit.run_releases": {"mechanism": lambda: _algorithm3_on_sigma},
     "egmbook.improvement_margin.majorizes": {"a": [0.6, 0.3, 0.1], "b": [0.4, 0.3, 0.3]},
+    # the smallest sweep: one arm, two runs, one case, one budget, in a scratch folder of the test
+    "egmbook.sweep.run_sweep": {"arms": ["empirical"], "runs": 2, "jobs": 1, "results": lambda: _scratch(),
+                                "datasets": ["GaussianA"], "max_d": 16, "rhos": [1.0], "progress": False,
+                                "scheduler": None, "redo": None},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},
@@ -344,7 +361,7 @@ def _kind(value: Any) -> str:
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return "records"  # rows of a table (egmbook.claims): no numeric bad values apply
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
-        return "names"  # a sequence of choices (the audit's statistics)
+        return "names"  # a sequence of choices (the audit's statistics, a sweep's arms or datasets)
     if isinstance(value, (list, tuple, np.ndarray)):
         arr = np.asarray(value, dtype=object)
         if arr.dtype == object and any(isinstance(v, tuple) for v in value):
