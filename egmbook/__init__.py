@@ -19,6 +19,7 @@ engine depends on :mod:`egmlib` alone.
 - :mod:`egmbook.beyond_report`               typed access to the results of chapter 7's simulations
 - :mod:`egmbook.gaussian_benchmarks`         PLAN's Gaussian benchmarks GaussianA, B and C
 - :mod:`egmbook.peer_results`                typed access to the peers benchmarks' results files
+- :mod:`egmbook.arm_styles`                  how the book shows the arms of chapters 8 and 9: labels, colours
 - :mod:`egmbook.sweep`                       the sweeps' engine: seeding per task, local or dask workers, resumable log
 - :mod:`egmbook.claims`                      how the book states a checked claim, and the table of checks
 - :mod:`egmbook.display`                     the book's figure style and tables

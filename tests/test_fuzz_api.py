@@ -200,7 +200,7 @@ VALID: dict[str, Any] = {
     "rec": lambda: importlib.import_module("egmbook.book_audit").to_json(
         importlib.import_module("egmbook.book_audit").load_book_audit())["mechanisms"][0],
     # the sweeps' engine (egmbook.sweep) and the scripts' command lines (egmbook.cli)
-    "sweep": "gaussian", "doc": "A script.\n\nRun:  python benchmarks/x.py",
+    "sweep": "gaussian", "arm": "Alg3", "reference": False, "doc": "A script.\n\nRun:  python benchmarks/x.py",
     "task": lambda: importlib.import_module("egmbook.sweep").Task("gaussian", "GaussianA", 0, 0, ("empirical",),
                                                                    (1.0,)),
 }
