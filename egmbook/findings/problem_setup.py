@@ -226,7 +226,7 @@ class CorrectedAlgorithm3(Finding):
     corrected: tuple[float, ...]
     literal: tuple[float, ...]  #: the report's pseudo-code, taken literally
     n_clipped: int
-    radius_ok: bool  #: the release's C and noise scales are the model's
+    radius_ok: bool  #: the release's C, sensitivity (2C) and noise scales are the model's
     n: int
 
     GLUE = MappingProxyType({"alg3-literal-factor": "factor"})
@@ -275,8 +275,11 @@ def corrected_algorithm3() -> CorrectedAlgorithm3:
     literal = (kept + mu).sum(axis=0) / b
     truth = X.sum(axis=0)
     s_opt = float(calibration.sigma_opt(eps=1.0, delta=1e-6))
+    # the noise is the release's sensitivity (2C and its floating-point rounding bound, below 1e-9 of it) times
+    # sigma_opt / b
     radius_ok = bool(math.isclose(C, release.C, rel_tol=1e-12)
-                     and np.allclose(release.noise_std, 2 * C * s_opt / b, rtol=1e-12, atol=0))
+                     and math.isclose(release.sensitivity, 2 * C, rel_tol=1e-9)
+                     and np.allclose(release.noise_std, release.sensitivity * s_opt / b, rtol=1e-12, atol=0))
     as_t = lambda a: tuple(float(v) for v in a)  # noqa: E731
     return CorrectedAlgorithm3(as_t(truth), as_t(release.sum), as_t(corrected), as_t(literal), int(release.n_clipped),
                                radius_ok, n)
