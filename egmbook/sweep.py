@@ -5,7 +5,7 @@ their seeding, the run log and the summaries, so that the workers (local loky pr
 the workers of a dask cluster, where egmbook is installed) import them by name.  The public
 entry point is :func:`run_sweep`.
 
-Two sweeps share one engine:
+Two sweeps share one engine::
 
   gaussian   PLAN's benchmarks GaussianA, GaussianB and GaussianC
              (egmbook.gaussian_benchmarks; Aumuller, Lebeda, Nelson and Pagh 2024, Figure 3),
@@ -17,12 +17,13 @@ Two sweeps share one engine:
 For every case (one point of a benchmark, or one dataset or family), ``--runs`` datasets
 are drawn (a real dataset is the same every run; only the mechanisms' noise changes); on
 each, every arm of ``egmlib.peers.arms.ARMS`` runs at every rho in {1/16, 1/8, 1/4, 1/2, 1}
-and two errors are recorded: ``error`` = ||mu_tilde - mu||_2 against the population mean
+and two errors are recorded: ``error`` = ``||mu_tilde - mu||_2`` against the population mean
 (for a real dataset, whose population is the dataset itself, the empirical mean) and
-``excess`` = ||mu_tilde - x_bar||_2 against the empirical mean of the same rows (the error
+``excess`` = ``||mu_tilde - x_bar||_2`` against the empirical mean of the same rows (the error
 that privacy adds, without the sampling error that every arm shares).
 
-Outputs (benchmarks/results/), for SWEEP in {peers, offmodel}:
+Outputs (benchmarks/results/), for SWEEP in {peers, offmodel}::
+
   SWEEP_runs.csv     one row per (case, run, arm, rho), floats in full precision, with the
                      CPU time of the call (cpu_s: the regeneration time is estimated from it); the
                      resume log (git-ignored): an (case, run, arm) is appended when its five
@@ -105,14 +106,15 @@ RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 SCRATCH = RESULTS / "scratch"
 #: The number of runs of the committed results.
 RUNS = 50
+#: The five budgets rho of every sweep.
 RHOS = gb.RHOS
 SWEEPS = {"gaussian": "peers", "offmodel": "offmodel"}  # sweep -> file stem
 RUN_FIELDS = ("dataset", "case", "algorithm", "n", "d", "alpha", "run", "rho", "error", "excess", "cpu_s")
 SUMMARY_FIELDS = ("dataset", "algorithm", "n", "d", "rho", "alpha", "runs")
 PRIVACY_DELTAS = (1e-5, 1e-6, 1e-8)
-#: Arms that draw from another arm's random stream: PLAN's last step on Algorithm 3's private
-#: inputs gets the very sigma_hat and mu_hat of "Alg3" (same seed; the library memoises them),
-#: so that the two arms differ only in their last step.
+#: Arms that draw from another arm's random stream (PLAN's last step on Algorithm 3's private
+#: inputs gets the very sigma_hat and mu_hat of "Alg3", from the same seed), so that the two arms
+#: differ only in their last step.
 STREAM = {"PLAN-last-step": "Alg3"}
 _MAX_RUNS = 10**6  # a bound that no sweep reaches: a runaway count is an error, not a hang
 _MAX_JOBS = 4096
@@ -254,8 +256,8 @@ def _public_inputs(seed: list[int], d: int) -> dict[str, Any]:
 
 
 def _read_only(data: Drawn) -> Drawn:
-    """The same data with X a read-only array that owns its memory: the arms' caches keyed
-    by the array (IOME's rotated data and its sorted columns) recognise it across budgets."""
+    """The same data with X a fresh, read-only, C-ordered float64 copy: no arm can change the task's
+    data for the arms and budgets that follow it."""
     X = np.array(data.X, dtype=np.float64, order="C", copy=True)
     X.setflags(write=False)
     return Drawn(X, data.mean, data.sigma, data.lower, data.upper)

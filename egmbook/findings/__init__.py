@@ -20,12 +20,12 @@ One module per chapter or group of chapters:
 - :mod:`egmbook.findings.preliminaries`   chapter 2: sensitivity, post-processing, composition, calibrations
 - :mod:`egmbook.findings.algorithms`      chapter 3: Theorems 1-3, Algorithms 1 and 2
 - :mod:`egmbook.findings.problem_setup`   chapter 4 and 4a: eqs. (7)-(10), clipping, Algorithm 3
+- :mod:`egmbook.findings.second_order`    section 4b: Lemma 4.1, its derivation and its minimum
 - :mod:`egmbook.findings.theorem4`        chapters 4c and 4d: Lemma 4.2 and Theorem 4
 - :mod:`egmbook.findings.figure2`         chapters 5 and 5a: Figures 1 and 2
 - :mod:`egmbook.findings.centre_privacy`  chapter 7a: the private centre
 - :mod:`egmbook.findings.peers`           chapter 8 and its sections: the peers on PLAN's benchmarks
 - :mod:`egmbook.findings.offmodel`        chapter 9 and 9b: diagnosis, goals and verdicts off the model
-- :mod:`egmbook.findings.appendices`      Appendices A and B
 """
 
 from __future__ import annotations

@@ -134,7 +134,7 @@ class CentreDirect(Finding):
     """Proposition 7.A: a wrong centre's errors measured through the mechanisms against the model's."""
 
     columns: Mapping[str, tuple[Any, ...]]
-    worst: float  #: the largest |z|
+    worst: float  #: the largest absolute z
 
     @property
     def ok(self) -> bool:

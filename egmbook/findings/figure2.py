@@ -206,7 +206,7 @@ class Accuracy(Finding):
     GLUE = MappingProxyType({"err-R-max": "err_r_max", "err-Cn-max": "err_cn_max", "err-Ct-max": "err_ct_max"})
 
     def worst(self, name: str) -> tuple[float, int, int, float]:
-        """(|error|, d, n, alpha) at the worst point of ``name`` ("R", "Cn" or "Ct")."""
+        """``(abs(error), d, n, alpha)`` at the worst point of ``name`` ("R", "Cn" or "Ct")."""
         j = int(np.argmax(np.abs(self.rel[name])))
         return float(abs(self.rel[name][j])), int(self.d[j]), int(self.n[j]), float(self.alpha[j])
 

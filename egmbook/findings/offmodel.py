@@ -39,15 +39,15 @@ __all__ = ["GOAL_OFF_MODEL", "GOAL_SKEWED", "GOAL_CONVERGED", "CONVERGES_WITHIN"
            "StepDiagnostics", "Diagnosis", "diagnose", "Comparison", "Goal", "Goals", "goals",
            "best_peer_ratios", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts"]
 
-#: Goal 1: off the model, chapter 9's pipeline adds at most this times the better peer's error.
+#: Goal 1 -- off the model, chapter 9's pipeline adds at most this times the better peer's error.
 GOAL_OFF_MODEL = 2.0
-#: Goal 2: on the skewed Gaussian benchmarks, at most this times the better peer's error.
+#: Goal 2 -- on the skewed Gaussian benchmarks, at most this times the better peer's error.
 GOAL_SKEWED = 1.0
-#: Goal 3: at most this times chapter 8's pipeline's error where that one converges ...
+#: Goal 3 -- at most this times chapter 8's pipeline's error where that one converges ...
 GOAL_CONVERGED = 1.05
 #: ... which is where it adds at most this times the error of Algorithm 3 given sigma and mu.
 CONVERGES_WITHIN = 1.5
-#: The peers the goals compare with: the better of the two, cell by cell.
+#: The peers the goals compare with (the better of the two, cell by cell).
 PEERS = ("PLAN", "IOME")
 #: Chapter 9's pipeline and chapter 8's, by their names in the sweeps.
 NEW, OLD = "Alg3", "Alg3-private"
@@ -274,7 +274,7 @@ def goals(peers: PeersResults, offmodel: OffModelResults, *, stat: str = "median
 # ---------------------------------------------------------------------------------------
 #: The methods given nothing that the verdicts compare (chapter 8's pipeline left out).
 VERDICT_ARMS = ("Alg3", "PLAN-last-step", "PLAN", "IOME")
-#: Kinds of data: off-model datasets by name, and PLAN's Gaussian benchmarks.
+#: Kinds of data (off-model datasets by name, and PLAN's Gaussian benchmarks).
 VERDICT_GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "real data, n = 178 to 1797": od.REAL,
     "symmetric heavy tails": ("t3", "t4", "t10"),

@@ -30,6 +30,7 @@ from egmbook.arm_styles import ARM_STYLES
 from egmbook.claims import readable
 from egmbook.display import Table, table
 from egmbook.findings import Finding
+from egmbook.gaussian_benchmarks import GaussianSetting
 from egmbook.peer_results import FaithfulnessRow, PeersResults, PrivacyRow, Summary
 from egmlib import calibration
 from egmlib.peers import algorithm3, coinpress, iome, plan
@@ -296,7 +297,7 @@ def last_step_gain(peers: PeersResults) -> LastStepGain:
 class PublishedAccounting(Finding):
     """Observation 8.E: the budget PLAN's published code spent under substitution neighbours."""
 
-    em_factor: float  #: the exponential mechanism's utility divided by max(q, 1 - q): a factor in rho
+    em_factor: float  #: the factor in rho of the exponential mechanism's utility divided by max(q, 1 - q)
     triple_factor: float  #: tripled data charged 3 for a sensitivity of 3
     total: float  #: the rho spent per unit of stated rho
     shares: Mapping[str, float]  #: the split of what was spent
@@ -346,7 +347,7 @@ def _p_outside(x: np.ndarray, eps: float, lower: float, upper: float) -> float:
 class CentreOutside(Finding):
     """Observation 8.E: how often PLAN's private coordinate-wise median leaves the data (GaussianC, rho = 1/8)."""
 
-    rows: Mapping[str, tuple[Any, ...]]  #: the table: d, coordinate, sigma_j, at rho/16, at 12 rho/16
+    rows: Mapping[str, tuple[Any, ...]]  #: the table (d, coordinate, sigma_j, at rho/16, at 12 rho/16)
     worst: Mapping[tuple[int, str], tuple[float, float]]  #: (d, coordinate) -> (stated, published)
     halfwidth: float  #: the universe's half-width at d = 2048
 
@@ -439,7 +440,7 @@ class Faithfulness(Finding):
 
     @property
     def iome_ok(self) -> bool:
-        """IOME and the empirical mean within run-to-run spread (|z| <= 3) everywhere."""
+        """IOME and the empirical mean within run-to-run spread (absolute z at most 3) everywhere."""
         return bool(max(self.iome_z) <= 3 and max(self.emp_z) <= 3)
 
     @property
@@ -623,7 +624,7 @@ def notes_convention(peers: PeersResults) -> NotesConvention:
 class PrivateInputsPrice(Finding):
     """Observation 8.C: Algorithm 3 with private inputs over Algorithm 3 given them."""
 
-    cells: tuple[tuple[gb.GaussianSetting, float, float, float], ...]  #: (setting, rho, centre/given, private/given)
+    cells: tuple[tuple[GaussianSetting, float, float, float], ...]  #: (setting, rho, centre/given, private/given)
 
     GLUE = MappingProxyType({"q2-cells": "n_cells", "q2-conv-cells": "n_conv", "q2-centre-min": "centre_min",
                              "q2-centre-max": "centre_max", "q2-private-min": "private_min",

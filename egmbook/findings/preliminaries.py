@@ -183,7 +183,7 @@ def gaussian_composition() -> GaussianComposition:
 class CompositionBeyond(Finding):
     """Lemma 2.2 beyond Gaussian mechanisms: randomized responses and a Laplace with a Gaussian mechanism."""
 
-    rr_tight: bool  #: k randomized responses: delta = 0 at k eps0, positive just below
+    rr_tight: bool  #: k randomized responses give delta = 0 at k eps0, positive just below
     strict: tuple[bool, ...]  #: Laplace + Gaussian strictly below the Gaussian's delta, 36 combinations
     exact: float  #: the joint delta at (eps_L, sigma, eps) = (0.5, 2, 1)
     mc: float  #: its Monte Carlo estimate
@@ -490,7 +490,7 @@ class UnionBound(Finding):
     failure_rate: float
     half: float  #: its 99 % half-width
     beta: float
-    exact_union: float  #: 2k P(|Z| > alpha)
+    exact_union: float  #: 2k P(abs(Z) > alpha)
 
     @property
     def ok(self) -> bool:

@@ -161,9 +161,9 @@ def clipped_sensitivity() -> ClippedSensitivity:
 
 @dataclass(frozen=True)
 class PublicInputs(Finding):
-    """Algorithm 3 on ten neighbouring pairs without noise: public against data-dependent sigma."""
+    """Algorithm 3 on ten neighbouring pairs without noise, public against data-dependent sigma."""
 
-    public: tuple[tuple[float, float], ...]  #: per pair: Delta sigma_opt and the largest |log| noise-scale ratio
+    public: tuple[tuple[float, float], ...]  #: per pair, Delta sigma_opt and the largest absolute log noise-scale ratio
     from_data: tuple[tuple[float, float], ...]
 
     GLUE = MappingProxyType({"public-inputs-delta": "data_delta", "public-inputs-scale": "data_scale"})
