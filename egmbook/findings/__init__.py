@@ -1,13 +1,9 @@
 """The chapters' findings: pure functions that turn computations and loaded results into frozen, typed records.
 
-As the QuantEcon lectures keep their analysis in a package, the book keeps its analysis here
-and a chapter's cell calls, shows, checks and glues:
-
-.. code-block:: python
-
-    g = offmodel.goals(load_peers_results(), load_offmodel_results())
-    check(g.off_model.ok, claim=..., evidence=...)
-    glue_values(g.glue(), prefix="ch9-")
+As the QuantEcon lectures keep their analysis in a package, the book keeps its analysis here,
+and a chapter's cell calls a finding, shows its table or figure, checks its verdict and glues
+its values: ``g = offmodel.goals(peers, off)``, then ``check(g.off_model.ok, ...)``, then
+``glue_values(g.glue(), prefix="ch9-")``.
 
 Every record is a frozen dataclass derived from :class:`Finding`: its fields are the
 numbers a check compares, ``ok`` (where it has one) is the check's verdict, ``evidence`` the

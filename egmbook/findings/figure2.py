@@ -115,8 +115,8 @@ class DFactor(Finding):
 
 
 def published_d_factor() -> DFactor:
-    """Figure 2 (egmbook.experiments.load_published_figure2): the published improvement is d C_n^2/C_t^2,
-    with the factor d of eq. (1) that the report's E_n = (2 C_n sigma_opt)^2 omits."""
+    """Figure 2 as the report publishes it: the improvement is d C_n^2/C_t^2, with the factor d of eq. (1)
+    that the report's E_n = (2 C_n sigma_opt)^2 omits."""
     pub = experiments.load_published_figure2()
     d_pub = pub.d
     Cn2_pub, Ct2_pub, R_pub = pub.Cn_squared, pub.Ct_squared, pub.improvement
