@@ -226,8 +226,10 @@ class CorrectedAlgorithm3(Finding):
     corrected: tuple[float, ...]
     literal: tuple[float, ...]  #: the report's pseudo-code, taken literally
     n_clipped: int
-    radius_ok: bool  #: the release's C, sensitivity (2C) and noise scales are the model's
+    radius_ok: bool  #: the release's C and noise scales are the model's
     n: int
+    C: float  #: the model's radius
+    sensitivity: float  #: the release's sensitivity, 2C raised by the bound on its sum's rounding
 
     GLUE = MappingProxyType({"alg3-literal-factor": "factor"})
 
@@ -240,13 +242,15 @@ class CorrectedAlgorithm3(Finding):
     @property
     def ok(self) -> bool:
         return (self.n_clipped == 0 and self._rel(self.release) < 1e-12 and self._rel(self.corrected) < 1e-12
-                and self.radius_ok and self._rel(self.literal) > 0.1)
+                and self.radius_ok and 2 * self.C < self.sensitivity < 2 * self.C * (1 + 1e-9)
+                and self._rel(self.literal) > 0.1)
 
     @property
     def evidence(self) -> str:
         return (f"rows clipped: {self.n_clipped}; largest relative error: Algorithm 3 "
                 f"{readable(self._rel(self.release))}, corrected {readable(self._rel(self.corrected))}, literal "
-                f"{self._rel(self.literal):.2f} (first coordinate {self.factor:.2f} times the true sum).")
+                f"{self._rel(self.literal):.2f} (first coordinate {self.factor:.2f} times the true sum); sensitivity "
+                f"2C times 1 + {readable(self.sensitivity / (2 * self.C) - 1)}.")
 
     def table(self) -> Table:
         d = len(self.truth)
@@ -275,14 +279,12 @@ def corrected_algorithm3() -> CorrectedAlgorithm3:
     literal = (kept + mu).sum(axis=0) / b
     truth = X.sum(axis=0)
     s_opt = float(calibration.sigma_opt(eps=1.0, delta=1e-6))
-    # the noise is the release's sensitivity (2C and its floating-point rounding bound, below 1e-9 of it) times
-    # sigma_opt / b
+    # the noise is the release's sensitivity (2C raised by the bound on its sum's rounding) times sigma_opt / b
     radius_ok = bool(math.isclose(C, release.C, rel_tol=1e-12)
-                     and math.isclose(release.sensitivity, 2 * C, rel_tol=1e-9)
                      and np.allclose(release.noise_std, release.sensitivity * s_opt / b, rtol=1e-12, atol=0))
     as_t = lambda a: tuple(float(v) for v in a)  # noqa: E731
     return CorrectedAlgorithm3(as_t(truth), as_t(release.sum), as_t(corrected), as_t(literal), int(release.n_clipped),
-                               radius_ok, n)
+                               radius_ok, n, C, float(release.sensitivity))
 
 
 @dataclass(frozen=True)
