@@ -100,7 +100,7 @@ def constant_column_pair(*, n: int, d: int, rng: np.random.Generator, moved_to: 
     Examples
     --------
     >>> X, Xp = constant_column_pair(n=5, d=2, rng=np.random.default_rng(0))
-    >>> X[:, 0].tolist(), Xp[-1, 0]
+    >>> X[:, 0].tolist(), float(Xp[-1, 0])
     ([1.0, 1.0, 1.0, 1.0, 1.0], 15.0)
     """
     n = _v.check_count("n", n, minimum=2, maximum=_N_MAX)

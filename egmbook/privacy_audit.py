@@ -19,7 +19,7 @@ can refute a claim, never prove one (see :func:`trials_needed` for the cost of c
 small calibration errors).
 
 The book's own run of the audit, with its setting and stored results, is
-:mod:`egmbook.privacy_audit_book`; chapter 7a's white-box check is :mod:`egmbook.privacy_check`.
+:mod:`egmbook.book_audit`; chapter 7a's white-box check is :mod:`egmbook.privacy_check`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from egmbook.neighbours import NeighbourPair, worst_case_pair
+from egmbook.neighbours import worst_case_pair
 from egmlib import _validation as _v
 from egmlib import calibration, mechanisms
 
@@ -228,7 +228,7 @@ class AttackResult(NamedTuple):
 
     delta: float  #: the delta at which the bound is stated
     threshold: float  #: on the statistic, chosen on the training half
-    #: the test: 1 flags X when T > threshold, -1 flags X' when T <= threshold, 2 flags X' when
+    #: which test, 1 flags X when T > threshold, -1 flags X' when T <= threshold, 2 flags X' when
     #: T > threshold, -2 flags X when T <= threshold
     direction: int
     tp: int  #: held-out outputs of the flagged dataset that are flagged
@@ -309,8 +309,8 @@ def distinguishing_attack(Y: ArrayLike, Y_prime: ArrayLike, *, deltas: Iterable[
     1. the statistics of ``statistics``, learned on the training half with v the pooled
        per-coordinate variance: ``"linear"``, T(y) = w . y with w = (mean_X - mean_X') / v
        (the likelihood-ratio direction for Gaussian releases with diagonal covariance);
-       ``"coordinates"``, for every released coordinate j, T(y) = y_j and
-       T(y) = |y_j - med_j| with the pooled median (a difference of location or spread in
+       ``"coordinates"``, for every released coordinate j, ``T(y) = y_j`` and
+       ``T(y) = abs(y_j - med_j)`` with the pooled median (a difference of location or spread in
        one coordinate, also in a share of the runs only, which a linear test misses: issue
        25's leaks widened the releases of the private centre on one dataset);
     2. for each delta: among ``n_thresholds`` candidate thresholds (quantiles of the pooled
@@ -397,7 +397,7 @@ class AuditRow(NamedTuple):
     #: median over the released coordinates of sd(releases on X') / sd(releases on X), the sds
     #: as 1.4826 median absolute deviations
     spread_ratio: float | None = None
-    #: largest |median on X' - median on X| over the coordinates, in those sds on X
+    #: largest absolute difference of a coordinate's medians on X' and on X, in its sd on X
     shift_sd: float | None = None
 
     @property
@@ -427,7 +427,7 @@ def black_box_audit(sigma: ArrayLike, *, n: int, eps: float, delta: float, trial
                     far: float = 10.0, alpha: float = 1.0 - CONFIDENCE) -> list[AuditRow]:
     """The black-box audit of Algorithm 3 and its weakened controls on one worst-case pair.
 
-    :func:`worst_case_pair` (n rows, d = len(sigma), centre 0, p_C = 1/n) gives X ~ X';
+    :func:`egmbook.neighbours.worst_case_pair` (n rows, d = len(sigma), centre 0, p_C = 1/n) gives X ~ X';
     each mechanism in ``factors`` (:func:`weakened_algorithm3`) is run ``trials`` times on
     X and on X' (half for training the attack, half for scoring it), and
     :func:`distinguishing_attack` turns the outputs into a lower bound on epsilon at each
@@ -464,10 +464,10 @@ def black_box_audit(sigma: ArrayLike, *, n: int, eps: float, delta: float, trial
     return rows
 
 
-def pair_audit(pair: NeighbourPair, *, pipeline: Callable[..., Any], rho: float, trials: int,
+def pair_audit(X: ArrayLike, X_prime: ArrayLike, *, pipeline: Callable[..., Any], rho: float, trials: int,
                rng: np.random.Generator, deltas: Iterable[float], lower: float, upper: float,
-               name: str | None = None, alpha: float = 1.0 - CONFIDENCE) -> AuditRow:
-    """The black-box audit of a rho-zCDP pipeline on one pair of neighbouring datasets.
+               name: str = "", alpha: float = 1.0 - CONFIDENCE) -> AuditRow:
+    """The black-box audit of a rho-zCDP pipeline on one pair of neighbouring datasets ``X``, ``X_prime``.
 
     ``pipeline(X, rho=, lower=, upper=, rng=)`` is run ``trials`` times on X and on X'
     (:func:`run_releases`); the attack (:func:`distinguishing_attack`) sees every private
@@ -478,8 +478,10 @@ def pair_audit(pair: NeighbourPair, *, pipeline: Callable[..., Any], rho: float,
 
     Random numbers: the releases on X, then on X'.
     """
-    if not isinstance(pair, NeighbourPair):
-        raise TypeError(f"pair must be a NeighbourPair, got pair of type {type(pair).__name__}")
+    X = _v.check_finite_data("X", X)
+    Xp = _v.check_finite_data("X_prime", X_prime)
+    if X.shape != Xp.shape:
+        raise ValueError(f"X and X_prime must have the same shape, got {X.shape} and {Xp.shape}")
     pipeline = _v.check_callable("pipeline", pipeline)
     rho = _v.check_positive_finite("rho", rho)
     trials = _v.check_count("trials", trials, minimum=4, maximum=10**7)
@@ -487,7 +489,9 @@ def pair_audit(pair: NeighbourPair, *, pipeline: Callable[..., Any], rho: float,
     deltas = _check_deltas(deltas, open_interval=True)
     lower, upper = _v.check_bounds(lower, upper)
     alpha = _check_alpha(alpha)
-    X, Xp = pair
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string ('' for the pipeline's own name), got name of type "
+                        f"{type(name).__name__}")
     kw = dict(rho=rho, lower=lower, upper=upper)
     Y = run_releases(pipeline, X, trials=trials, rng=rng, **kw)
     Yp = run_releases(pipeline, Xp, trials=trials, rng=rng, **kw)
@@ -517,7 +521,7 @@ def pipeline_audit(sigma: ArrayLike, *, n: int, rho: float, trials: int, rng: np
     if not (X.min() > lower and Xp.min() > lower and X.max() < upper and Xp.max() < upper):
         raise ValueError(f"lower and upper must contain the pair, got [{lower}, {upper}] for data in "
                          f"[{min(X.min(), Xp.min()):.3g}, {max(X.max(), Xp.max()):.3g}]")
-    return pair_audit(NeighbourPair(X, Xp), pipeline=pipeline, rho=rho, trials=trials, rng=rng,
+    return pair_audit(X, Xp, pipeline=pipeline, rho=rho, trials=trials, rng=rng,
                       deltas=deltas, lower=lower, upper=upper, alpha=alpha)
 
 
@@ -531,28 +535,35 @@ def default_pipeline() -> Callable[..., Any]:
 # --------------------------------------------------------------------------------------- #
 # A negative control of the pipelines: CoinPress's distances before issue 25
 # --------------------------------------------------------------------------------------- #
-def cancelling_step_sum(X: NDArray[np.float64], c: NDArray[np.float64], R: float,
-                        ref: Any = None) -> tuple[NDArray[np.float64], int]:
-    """CoinPress's step before issue 25: sum_i clip_R(x_i - c) from the cancelling expansion.
+def cancelling_step_sum(X: ArrayLike, c: ArrayLike, R: float) -> tuple[NDArray[np.float64], int]:
+    """CoinPress's step before issue 25: ``sum_i clip_R(x_i - c)`` from the cancelling expansion.
 
     As :func:`egmlib.peers.coinpress.coinpress_mean` computed it (Biswas et al. 2020's step):
-    a step whose ball holds every row (tested with ``ref``, the rows' reference point and
-    spread, when given) took the plain sum X^T 1; any other step took the distances from
-    ||x||^2 - 2 x.c + ||c||^2 and the sum X^T s + (n - sum s) c.  Both are returned centred
-    (minus n c).  Once |x| is about 1e8 times the spread the expansion cancels, a far row is
+    a step whose ball held every row (tested with centred distances from the mean) took the
+    plain sum ``X^T 1``; any other step took the distances from ``||x||^2 - 2 x.c + ||c||^2``
+    and the sum ``X^T s + (n - sum s) c``.  Both are returned centred (minus n c), with the number of rows
+    clipped.  Once the rows are about 1e8 times their spread from the origin the expansion cancels, a far row is
     judged inside the ball and enters whole.  Kept as a negative control: the audit and the
     sensitivity harness (tests/test_privacy_floating_point.py) must catch it.
     """
+    X = _v.check_finite_data("X", X)
+    c = _v.check_finite_vector("c", c, length=X.shape[1], of="one entry per column of X")
+    R = _v.check_positive_finite("R", R)
     n = X.shape[0]
-    if ref is not None and ref.spread + float(np.linalg.norm(ref.point - c)) <= R * (1.0 - 1e-6):
-        return X.T @ np.ones(n) - n * c, 0
-    sq = np.einsum("ij,ij->i", X, X)
     with np.errstate(invalid="ignore", over="ignore"):
-        dist = np.sqrt(np.maximum(sq - 2.0 * (X @ c) + float(c @ c), 0.0))
-    scale = np.ones(n)
-    far = dist > R
-    scale[far] = R / dist[far]
-    return X.T @ scale + (n - scale.sum()) * c - n * c, int(np.count_nonzero(far))
+        m = X.T @ np.ones(n) / n
+        spread = float(np.sqrt(np.einsum("ij,ij->i", X - m, X - m).max()))
+        if spread + float(np.linalg.norm(m - c)) <= R * (1.0 - 1e-6):
+            out, k = X.T @ np.ones(n) - n * c, 0
+        else:
+            sq = np.einsum("ij,ij->i", X, X)
+            dist = np.sqrt(np.maximum(sq - 2.0 * (X @ c) + float(c @ c), 0.0))
+            scale = np.ones(n)
+            far = dist > R
+            scale[far] = R / dist[far]
+            out, k = X.T @ scale + (n - scale.sum()) * c - n * c, int(np.count_nonzero(far))
+    _v.check_finite_result(out, what="the cancelling step's sum", inputs="X or c")
+    return out, k
 
 
 def with_cancelling_distances(pipeline: Callable[..., Any]) -> Callable[..., Any]:
@@ -567,7 +578,7 @@ def with_cancelling_distances(pipeline: Callable[..., Any]) -> Callable[..., Any
 
     def control(*args: Any, **kwargs: Any) -> Any:
         saved = coinpress._step_sum
-        coinpress._step_sum = cancelling_step_sum  # type: ignore[assignment]
+        coinpress._step_sum = lambda X, c, R, ref: cancelling_step_sum(X, c, R)  # type: ignore[assignment]
         try:
             return pipeline(*args, **kwargs)
         finally:

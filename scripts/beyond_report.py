@@ -62,7 +62,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse
 import dataclasses
 import functools
 import json
@@ -75,6 +74,7 @@ import numpy as np
 
 from egmbook import experiments, privacy_check
 from egmbook.beyond_report import BeyondReport, centre_improvements, load_beyond_report
+from egmbook.cli import argument_parser
 from egmbook.clipping_error import (
     ClippingOptimum,
     baseline_clip_moment_exact,
@@ -703,7 +703,7 @@ STAGES = {"B": "p_C sweep of the per-row model", "B_direct": "direct simulation 
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argument_parser(doc=__doc__)
     ap.add_argument("--quick", action="store_true", help="small smoke run (about a minute), separate output file")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--seed", type=int, default=SEED)

@@ -1,4 +1,4 @@
-"""Tests of the black-box audit (egmbook.privacy_audit, egmbook.privacy_audit_book), the
+"""Tests of the black-box audit (egmbook.privacy_audit, egmbook.book_audit), the
 white-box check (egmbook.privacy_check) and the attacked pairs (egmbook.neighbours).
 
 The black-box audit (chapter 7b), and why each test could fail:
@@ -42,17 +42,15 @@ The white-box check (kept for chapter 7a), and why it could fail:
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+from egmbook import book_audit as pab
 from egmbook import neighbours
 from egmbook import privacy_audit as pa
-from egmbook import privacy_audit_book as pab
 from egmbook.experiments import zipf_sigmas
 from egmbook.neighbours import worst_case_pair
 from egmbook.privacy_check import (
@@ -338,9 +336,10 @@ def test_stored_book_audit_is_at_its_claim_and_rederived_from_counts():
             r = named[honest]
             assert not any(r.caught.values()), (pair, honest)
             assert 0.8 < r.spread_ratio < 1.25 and r.shift_sd < 2.0, (pair, honest, r.spread_ratio, r.shift_sd)
-        assert named["algorithm3_private, cancelling distances"].caught[p], pair
+        # a control is refuted where any audited delta' refutes its claim (the bounds hold jointly)
+        assert any(named["algorithm3_private, cancelling distances"].caught.values()), pair
     assert audit.pairs["far from origin"][1].name == "Alg3, cancelling distances"
-    assert audit.pairs["far from origin"][1].caught[p]
+    assert any(audit.pairs["far from origin"][1].caught.values())
 
 
 def test_coordinate_statistics_catch_a_difference_of_spread():

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from egmbook.privacy_audit import cancelling_step_sum
 from egmlib import clipping, mechanisms
 from egmlib.peers import algorithm3_robust as ar
 from egmlib.peers import coinpress, quantiles, scales
@@ -102,14 +103,14 @@ def _public_centre(p: Pair, rng: np.random.Generator, where: str) -> np.ndarray:
 @given(p=PAIRS, where=st.sampled_from(["near", "corner", "middle"]),
        C=st.sampled_from([1e-3, 1.0, 30.0, 1e9]), floor=st.booleans())
 def test_clipped_sum_moves_at_most_its_sensitivity(p, where, C, floor):
-    """egmlib.clipping.clip_rows, the clipped sum of Algorithm 3, PLAN, IOME and the robust
+    """egmlib.clipping.clipped_sum, the clipped sum of Algorithm 3, PLAN, IOME and the robust
     pipeline, with a public centre and scaling (b at the floor: 1 / (1e-12 of the box))."""
     rng = np.random.default_rng(1)
     n, d = p.X.shape
     c = _public_centre(p, rng, where)
     b = np.full(d, 1.0 / (1e-12 * (p.upper - p.lower))) if floor else rng.uniform(0.1, 10.0, d)
-    T = clipping.clip_rows(p.X, C, c, b)[0]
-    Tp = clipping.clip_rows(p.Xp, C, c, b)[0]
+    T = clipping.clipped_sum(p.X, C=C, mu_hat=c, b=b).total
+    Tp = clipping.clipped_sum(p.Xp, C=C, mu_hat=c, b=b).total
     assert _moved(T, Tp) <= clipping.sum_sensitivity(C, n=n, d=d)
 
 
@@ -130,15 +131,8 @@ def test_report_algorithm3_and_baseline_move_at_most_their_sensitivity(p, baseli
 
 
 def _cancelling_step_sum(X: np.ndarray, c: np.ndarray, R: float) -> np.ndarray:
-    """CoinPress's step before issue 25 (a negative control): distances from the expansion
-    ||y||^2 - 2 y.c + ||c||^2 and the sum X^T s + (n - sum s) c, returned centred (minus n c)."""
-    n = X.shape[0]
-    sq = np.einsum("ij,ij->i", X, X)
-    dist = np.sqrt(np.maximum(sq - 2.0 * (X @ c) + float(c @ c), 0.0))
-    scale = np.ones(n)
-    far = dist > R
-    scale[far] = R / dist[far]
-    return X.T @ scale + (n - scale.sum()) * c - n * c
+    """CoinPress's step before issue 25 (the negative control of egmbook.privacy_audit)."""
+    return cancelling_step_sum(X, c, R)[0]
 
 
 def _coinpress_step(X: np.ndarray, c: np.ndarray, R: float) -> np.ndarray:
@@ -199,7 +193,7 @@ def test_iome_rotated_rows_differ_in_one_row_and_clip_within_sensitivity(p):
     N = R.padded_dim
     c = Y[0]
     C = 3.0 * p.spread * math.sqrt(d)
-    T, Tp = clipping.clip_rows(Y, C, c)[0], clipping.clip_rows(Yp, C, c)[0]
+    T, Tp = clipping.clipped_sum(Y, C=C, mu_hat=c).total, clipping.clipped_sum(Yp, C=C, mu_hat=c).total
     assert _moved(T, Tp) <= clipping.sum_sensitivity(C, n=n, d=N)
 
 
@@ -238,7 +232,7 @@ def test_radius_utility_moves_by_at_most_one(p, target):
     n, d = p.X.shape
     c = p.X[0]
     b = np.full(d, 1.0 / (1e-12 * (p.upper - p.lower)))
-    norms, normsp = clipping.row_norms(p.X, c, b), clipping.row_norms(p.Xp, c, b)
+    norms, normsp = clipping.transformed_norms(p.X, mu_hat=c, b=b), clipping.transformed_norms(p.Xp, mu_hat=c, b=b)
     positive = norms[norms > 0]
     C0 = float(np.median(positive)) if positive.size else 1.0
     radii = C0 * ar.RADIUS_GRID ** np.arange(200)
@@ -293,5 +287,5 @@ def test_rounding_slack_covers_an_adversarial_summation():
         X = np.ones((n, d)) * (C / math.sqrt(d)) * (1 + 1e-9)
         Xp = X.copy()
         Xp[n // 2] = -X[n // 2]
-        T, Tp = clipping.clip_rows(X, C)[0], clipping.clip_rows(Xp, C)[0]
+        T, Tp = clipping.clipped_sum(X, C=C).total, clipping.clipped_sum(Xp, C=C).total
         assert _moved(T, Tp) <= clipping.sum_sensitivity(C, n=n, d=d)

@@ -1,9 +1,8 @@
-"""The book's run of the black-box audit (chapter 7b), its typed setting and stored results.
+r"""The book's run of the black-box audit (chapter 7b), its typed setting and stored results.
 
-``python -m egmbook.privacy_audit_book`` runs :func:`run_book_audit` and writes
-``data/privacy_audit.json``; :func:`load_book_audit` reads it back as a
-:class:`BookAudit`.  The run has three parts, all on the same claim
-(:attr:`AuditSetting.eps`, :attr:`AuditSetting.delta`):
+``python -m egmbook.book_audit`` runs :func:`run_book_audit` and writes
+``data/privacy_audit.json``; :func:`load_book_audit` reads it back as a :class:`BookAudit`.
+The run has three parts, all on the same claim (``eps`` at ``delta`` of :class:`AuditSetting`):
 
 1. Algorithm 3 and its two weakened controls on the worst-case pair
    (:func:`egmbook.privacy_audit.black_box_audit`);
@@ -12,8 +11,7 @@
    :math:`\rho` = :func:`egmlib.calibration.eps_to_rho` of the claim;
 3. the same pipelines on issue 25's attacked pairs (:mod:`egmbook.neighbours`), a constant
    column and data far from the origin, which target their centre and radius steps, at the
-   claim (``pairs_eps``, delta), with each pipeline also run with CoinPress's cancelling
-   distances
+   claim (``pairs_eps``, ``delta``), each also run with CoinPress's cancelling distances
    (:func:`egmbook.privacy_audit.with_cancelling_distances`), a negative control that must
    be caught.
 
@@ -37,11 +35,11 @@ from egmbook import privacy_audit as pa
 from egmbook.experiments import zipf_sigmas
 from egmlib import calibration
 
-__all__ = ["BOOK_AUDIT", "AuditSetting", "BookAudit", "bounds_reported", "load_book_audit", "row_from_json",
+__all__ = ["AuditSetting", "BookAudit", "bounds_reported", "load_book_audit", "row_from_json",
            "run_book_audit", "to_json"]
 
-#: Where the book's run is stored.
-BOOK_AUDIT = Path(__file__).resolve().parents[1] / "data" / "privacy_audit.json"
+# Where the book's run is stored: data/privacy_audit.json of the repository.
+_BOOK_AUDIT = Path(__file__).resolve().parents[1] / "data" / "privacy_audit.json"
 
 
 @dataclass(frozen=True)
@@ -68,8 +66,8 @@ class AuditSetting:
     pipeline_n: int = 2000
     pipeline_trials: int = 1_200
     pipeline_bounds: tuple[float, float] = (-10.0, 10.0)
-    #: issue 25's attacked pairs, audited at the claim (pairs_eps, delta): the pipelines' budget is
-    #: then rho = 0.068, where n sqrt(rho) = 1040 keeps the robust pipeline on Algorithm 3's path
+    #: the claim eps of issue 25's attacked pairs, at delta; the pipelines' budget is then
+    #: rho = 0.068, where n sqrt(rho) = 1040 keeps the robust pipeline on Algorithm 3's path
     pairs_eps: float = 2.0
     #: a constant column (n, d, box, the moved entry's new value) ...
     constant_n: int = 4000
@@ -86,12 +84,12 @@ class AuditSetting:
 
     @property
     def rho(self) -> float:
-        """The pipelines' budget: :func:`egmlib.calibration.eps_to_rho` of the claim."""
+        """The pipelines' budget, :func:`egmlib.calibration.eps_to_rho` of the claim."""
         return calibration.eps_to_rho(self.eps, delta=self.delta)
 
     @property
     def pairs_rho(self) -> float:
-        """The pipelines' budget on the attacked pairs: eps_to_rho(pairs_eps, delta)."""
+        """The pipelines' budget on the attacked pairs, eps_to_rho(pairs_eps, delta)."""
         return calibration.eps_to_rho(self.pairs_eps, delta=self.delta)
 
 
@@ -102,11 +100,11 @@ class BookAudit:
     setting: AuditSetting
     rho: float  #: the pipelines' budget
     pairs_rho: float  #: their budget on the attacked pairs
-    alpha_each: float  #: level of each bound: (1 - CONFIDENCE) / bounds
+    alpha_each: float  #: the level of each bound, (1 - CONFIDENCE) / bounds
     bounds: int  #: the number of bounds the run reports
     mechanisms: tuple[pa.AuditRow, ...]  #: Algorithm 3 and its weakened controls
     pipelines: tuple[pa.AuditRow, ...]  #: the pipelines on the worst-case pair
-    #: pair name -> the pipelines and their cancelling-distance controls on that pair
+    #: the pipelines and their cancelling-distance controls, by pair
     pairs: Mapping[str, tuple[pa.AuditRow, ...]] = field(default_factory=dict)
 
 
@@ -127,22 +125,28 @@ def _pairs(st: AuditSetting,
     }
 
 
-def bounds_reported(st: AuditSetting) -> int:
+def bounds_reported(audit_setting: AuditSetting) -> int:
     """The number of bounds of :func:`run_book_audit`: one per audited row and delta."""
+    st = _check_setting(audit_setting)
     rows = 3 + len(_pipelines()) + 2 * 2 * len(_pipelines())
     return rows * len(st.deltas)
 
 
-def run_book_audit(setting: AuditSetting | None = None) -> BookAudit:
+def _check_setting(audit_setting: Any) -> AuditSetting:
+    if not isinstance(audit_setting, AuditSetting):
+        raise TypeError(f"audit_setting must be an AuditSetting, got audit_setting of type "
+                        f"{type(audit_setting).__name__}")
+    return audit_setting
+
+
+def run_book_audit(audit_setting: AuditSetting | None = None) -> BookAudit:
     """Chapter 7b's audit (module docstring); several minutes on one core.
 
     Random streams: Algorithm 3 and its controls from ``default_rng(seed)``; pipeline k on
     the worst-case pair from ``default_rng(seed + 1 + k)``; the attacked pairs from
     ``default_rng(seed + 10)``, and row j on pair i from ``default_rng(seed + 100 + 10 i + j)``.
     """
-    st = AuditSetting() if setting is None else setting
-    if not isinstance(st, AuditSetting):
-        raise TypeError(f"setting must be an AuditSetting, got setting of type {type(st).__name__}")
+    st = AuditSetting() if audit_setting is None else _check_setting(audit_setting)
     m = bounds_reported(st)
     alpha = (1.0 - pa.CONFIDENCE) / m
     sigma = zipf_sigmas(st.d, alpha=st.zipf_alpha)
@@ -154,10 +158,10 @@ def run_book_audit(setting: AuditSetting | None = None) -> BookAudit:
                                pipeline=pipe, alpha=alpha)
              for k, pipe in enumerate(_pipelines())]
     pairs: dict[str, tuple[pa.AuditRow, ...]] = {}
-    for i, (name, (pair, (plo, phi))) in enumerate(_pairs(st, np.random.default_rng(st.seed + 10)).items()):
+    for i, (name, ((X, Xp), (plo, phi))) in enumerate(_pairs(st, np.random.default_rng(st.seed + 10)).items()):
         runs = [p for pipe in _pipelines() for p in (pipe, pa.with_cancelling_distances(pipe))]
         pairs[name] = tuple(
-            pa.pair_audit(pair, pipeline=pipe, rho=st.pairs_rho, trials=st.pair_trials,
+            pa.pair_audit(X, Xp, pipeline=pipe, rho=st.pairs_rho, trials=st.pair_trials,
                           rng=np.random.default_rng(st.seed + 100 + 10 * i + j), deltas=st.deltas,
                           lower=plo, upper=phi, alpha=alpha)
             for j, pipe in enumerate(runs))
@@ -178,6 +182,11 @@ def _row_json(row: pa.AuditRow) -> dict[str, Any]:
 
 def row_from_json(rec: Mapping[str, Any]) -> pa.AuditRow:
     """Inverse of the stored record of one :class:`egmbook.privacy_audit.AuditRow`."""
+    if not isinstance(rec, Mapping):
+        raise TypeError(f"rec must be a mapping (a stored row), got rec of type {type(rec).__name__}")
+    missing = [k for k in ("name", "noise_factor", "claimed_eps", "true_eps", "attacks") if k not in rec]
+    if missing:
+        raise ValueError(f"rec must be a stored audit row, got rec without {missing}")
     return pa.AuditRow(name=rec["name"], noise_factor=float(rec["noise_factor"]),
                        claimed_eps={float(k): float(v) for k, v in rec["claimed_eps"]},
                        true_eps={float(k): float(v) for k, v in rec["true_eps"]},
@@ -187,6 +196,8 @@ def row_from_json(rec: Mapping[str, Any]) -> pa.AuditRow:
 
 def to_json(audit: BookAudit) -> dict[str, Any]:
     """Plain JSON material of a :class:`BookAudit`."""
+    if not isinstance(audit, BookAudit):
+        raise TypeError(f"audit must be a BookAudit, got audit of type {type(audit).__name__}")
     st = asdict(audit.setting)
     return {"setting": st, "rho": audit.rho, "pairs_rho": audit.pairs_rho, "alpha_each": audit.alpha_each,
             "bounds": audit.bounds,
@@ -195,9 +206,11 @@ def to_json(audit: BookAudit) -> dict[str, Any]:
             "pairs": {k: [_row_json(r) for r in rows] for k, rows in audit.pairs.items()}}
 
 
-def load_book_audit(path: str | Path = BOOK_AUDIT) -> BookAudit:
-    """The stored run of :func:`run_book_audit` (``data/privacy_audit.json``)."""
-    rec = json.loads(Path(path).read_text(encoding="utf-8"))
+def load_book_audit(path: str | Path | None = None) -> BookAudit:
+    """The stored run of :func:`run_book_audit` (default: the repository's ``data/privacy_audit.json``)."""
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str, a Path or None, got path of type {type(path).__name__}")
+    rec = json.loads(Path(_BOOK_AUDIT if path is None else path).read_text(encoding="utf-8"))
     st = rec["setting"]
     setting = AuditSetting(**{k: tuple(v) if isinstance(v, list) else v for k, v in st.items()})
     return BookAudit(setting=setting, rho=float(rec["rho"]), pairs_rho=float(rec["pairs_rho"]),
@@ -211,7 +224,7 @@ if __name__ == "__main__":  # pragma: no cover - writes the book's stored run
     import sys
     import time
 
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else BOOK_AUDIT
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else _BOOK_AUDIT
     t0 = time.perf_counter()
     out.write_text(json.dumps(to_json(run_book_audit()), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out} in {time.perf_counter() - t0:.0f} s")
