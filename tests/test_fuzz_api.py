@@ -181,7 +181,10 @@ VALID: dict[str, Any] = {
     "Y": np.random.default_rng(3).normal(size=(5, 4)),
     # the robust Algorithm 3 pipeline's radius step and CoinPress's clipping rule
     "norms": [0.5, 1.5, 2.5], "radii": [1.0, 2.0, 3.0], "target": 1.0, "C0": 1.0, "C_max": 8.0,
-    "grid": 1.5, "clip_rule": "paper", "rule": True,
+    "grid": 1.5, "clip_rule": "paper", "rho_noise": 0.5,
+    "log_scales": lambda: importlib.import_module("egmlib.peers.scales").coinpress_log_scales(
+        np.random.default_rng(6).normal(size=(40, 5)), rho=1.0, lower=-10.0, upper=10.0,
+        rng=np.random.default_rng(7), floor=1e-6),
     # chapter 7's stored results, chapter 5b's threshold, the off-model datasets
     "res": lambda: importlib.import_module("egmbook.beyond_report").load_beyond_report(), "x0": 2.0,
     "name": "wine", "seed": 0,

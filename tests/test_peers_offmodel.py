@@ -24,7 +24,7 @@ from egmlib.peers import coinpress as cp
 from egmlib.peers.arms import ARMS, GIVEN, Arm, nothing_known
 from egmlib.peers.hadamard import random_hadamard
 from egmlib.peers.iome import iome_mean
-from egmlib.peers.quantiles import coordinatewise_quantiles
+from egmlib.peers.quantiles import binary_search_quantiles
 from egmlib.peers.scales import pairwise_squared_differences
 
 
@@ -62,7 +62,7 @@ def test_shares_sum_to_one_and_are_named():
 def test_budget_of_each_release_sums_to_rho(rho):
     X = _data()
     runs = (ar.algorithm3_robust, ar.plan_last_step_private_inputs,
-            functools.partial(ar.algorithm3_robust, rule=False))
+            functools.partial(ar.algorithm3_robust, path="algorithm3"))
     for f in runs:
         r = f(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(1))
         assert math.isclose(math.fsum(r.budget.parts.values()), rho, rel_tol=1e-12)
@@ -119,14 +119,22 @@ def test_radius_utility_has_sensitivity_one(target):
     assert worst == 1.0  # attained: the bound of the lemma is tight
 
 
-def test_radius_utility_is_zero_at_the_smallest_radius_within_the_target():
+def test_radius_utility_is_zero_from_the_smallest_radius_within_the_target_on():
     norms = np.array([0.5, 1.2, 1.7, 2.5, 4.0])
     radii = np.array([1.0, 2.0, 3.0, 5.0])
-    # counts beyond the radii: 4, 2, 1, 0; target 2 -> k = 1 (k = 2 ties: c_1 = t exactly)
-    u = ar.radius_utility(norms, radii=radii, target=2.0)
-    assert u.tolist() == [-2.0, 0.0, 0.0, -1.0]
-    u = ar.radius_utility(norms, radii=radii, target=2.5)
-    assert u.tolist() == [-1.5, 0.0, -0.5, -1.5]
+    # counts beyond the radii: 4, 2, 1, 0
+    assert ar.radius_utility(norms, radii=radii, target=2.0).tolist() == [-2.0, 0.0, 0.0, 0.0]
+    assert ar.radius_utility(norms, radii=radii, target=0.5).tolist() == [-3.5, -1.5, -0.5, 0.0]
+
+
+def test_radius_prior_prefers_the_smallest_radius_within_the_target():
+    """Of the radii that clip at most t rows the smallest is the likeliest, and every step up
+    divides the probability by e^RADIUS_PRIOR (the public base measure)."""
+    norms = np.full(500, 0.99)
+    p = ar.radius_probabilities(norms, C0=1.0, C_max=20.0, rho=1.0, d=4, rho_noise=1.0)
+    k0 = ar.RADIUS_DOWN
+    assert int(np.argmax(p)) == k0
+    assert np.allclose(p[k0 + 1:] / p[k0:-1], math.exp(-ar.RADIUS_PRIOR), rtol=1e-12)
 
 
 @pytest.mark.parametrize("rho", [1e-3, 0.05, 1.0])
@@ -161,20 +169,25 @@ def test_select_radius_samples_the_stated_distribution():
 
 def test_on_the_model_the_radius_step_stays_near_the_model_radius():
     """On Gaussian rows the chosen radius lies between 0.7 and 1.2 times the model radius (k in
-    [-4, 2] on the grid 2^(1/8)) and clips no more rows than the radius step tolerates."""
+    [-4, 2] on the grid 2^(1/8)) and clips few rows."""
     rng = np.random.default_rng(7)
     sigma = np.array([4.0, 2.0, 1.0, 0.5])
     X = 10.0 + sigma * rng.standard_normal((5000, 4))
-    rs = [ar.algorithm3_robust(X, rho=0.25, lower=-100.0, upper=100.0, rng=np.random.default_rng(s))
-          for s in range(20)]
+    rs = [ar.algorithm3_robust(X, rho=0.25, lower=-100.0, upper=100.0, rng=np.random.default_rng(s),
+                               path="algorithm3") for s in range(20)]
     assert all(-4 <= r.radius.k <= 2 for r in rs)
-    assert all(r.n_clipped <= r.radius.target for r in rs)
+    # C_0 clips about one row and the step tolerates t (here 4.7) and prefers small radii: it takes
+    # a radius a little below, which clips a few rows more than t (the mechanism's eps is 0.18)
+    assert -3 <= np.median([r.radius.k for r in rs]) <= 0
+    assert np.median([r.n_clipped for r in rs]) <= 4 * rs[0].radius.target
+    assert max(r.n_clipped for r in rs) <= 0.01 * X.shape[0]
 
 
 def test_off_the_model_the_radius_step_enlarges_the_radius():
     rng = np.random.default_rng(8)
     X = 10.0 + np.exp(2.0 * rng.standard_normal((5000, 4)))  # heavy, skewed
-    r = ar.algorithm3_robust(X, rho=0.25, lower=-1e4, upper=1e4, rng=np.random.default_rng(0))
+    r = ar.algorithm3_robust(X, rho=0.25, lower=-1e4, upper=1e4, rng=np.random.default_rng(0),
+                             path="algorithm3")
     assert r.radius.k > 0 and r.C > r.radius.C0
 
 
@@ -184,7 +197,7 @@ def test_off_the_model_the_radius_step_enlarges_the_radius():
 def test_clipped_transformed_sum_moves_at_most_2C_on_adversarial_neighbours():
     X = _data()
     r = ar.algorithm3_robust(X, rho=0.25, lower=-50.0, upper=50.0, rng=np.random.default_rng(2),
-                             rule=False)
+                             path="algorithm3")
     assert r.path == "algorithm3"
     b = 1.0 / np.sqrt(r.sigma * r.sigma.sum())
     base = clipped_sum(X, C=r.C, mu_hat=r.centre, b=b).total
@@ -198,7 +211,7 @@ def test_clipped_transformed_sum_moves_at_most_2C_on_adversarial_neighbours():
 def test_noise_is_calibrated_to_2C(rho):
     X = _data()
     r = ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(3),
-                             rule=False)
+                             path="algorithm3")
     assert r.path == "algorithm3"
     b = 1.0 / np.sqrt(r.sigma * r.sigma.sum())
     s = r.noise_std * X.shape[0] * b  # back in the transformed space, per coordinate of the sum
@@ -218,58 +231,61 @@ def test_release_is_seeded_and_rng_driven():
 
 
 # ---------------------------------------------------------------------------------------
-# the public path rule: IOME's release when n sqrt(rho) < FEW_ROWS_CONSTANT
+# the path rule: IOME's release when n sqrt(rho) < FEW_ROWS_CONSTANT ln(1 + R_w)
 # ---------------------------------------------------------------------------------------
-def test_path_rule_reads_no_data():
-    """Two data sets of the same shape, one on the model and one far off it (a constant
-    block, a far outlier), take the same path at every budget: the rule sees (n, d, rho)."""
+def test_path_rule_reads_the_released_scales_only():
+    """The rule is a function of n, rho, the box and the released scales: the path taken is
+    the one few_rows states for the scales the release reports."""
     rng = np.random.default_rng(21)
-    for n, d in ((300, 5), (700, 5), (2500, 3)):
+    for n, d in ((300, 5), (3000, 5), (25000, 3)):
         A = rng.normal(size=(n, d))
         B = np.zeros((n, d))
         B[0] = 40.0
-        for rho in (1 / 16, 0.25, 1.0):
-            kw = dict(rho=rho, lower=-50.0, upper=50.0)
-            pa = ar.algorithm3_robust(A, rng=np.random.default_rng(1), **kw).path
-            pb = ar.algorithm3_robust(B, rng=np.random.default_rng(2), **kw).path
-            assert pa == pb == ("iome" if ar.few_rows(n, d=d, rho=rho) else "algorithm3")
-            assert ar.few_rows(n, d=d, rho=rho) == (n * math.sqrt(rho) < ar.FEW_ROWS_CONSTANT)
+        for rho in (1 / 16, 1.0):
+            for X in (A, B):
+                r = ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(1))
+                R_w = ar.whitened_box_radius(r.sigma, lower=-50.0, upper=50.0)
+                few = ar.few_rows(n, rho=rho, sigma=r.sigma, lower=-50.0, upper=50.0)
+                assert few == (n * math.sqrt(rho) < ar.FEW_ROWS_CONSTANT * math.log1p(R_w))
+                assert r.path == ("iome" if few else "algorithm3")
 
 
 @pytest.mark.parametrize("rho", [1 / 16, 0.25, 1.0])
 def test_path_rule_boundary(rho):
-    """The switch sits at n sqrt(rho) = FEW_ROWS_CONSTANT: the last n below it takes IOME's
-    path, the first n at or above it Algorithm 3's, whatever d."""
-    c = ar.FEW_ROWS_CONSTANT
+    """The switch sits at n sqrt(rho) = FEW_ROWS_CONSTANT ln(1 + R_w) for given scales."""
+    sigma = np.array([3.0, 1.0, 0.1])
+    R_w = ar.whitened_box_radius(sigma, lower=-50.0, upper=50.0)
+    c = ar.FEW_ROWS_CONSTANT * math.log1p(R_w)
     n_first = math.ceil(c / math.sqrt(rho))
     if (n_first - 1) * math.sqrt(rho) >= c:  # rounding of the square root
         n_first -= 1
-    for d in (1, 64, 10**6):
-        assert ar.few_rows(n_first - 1, d=d, rho=rho)
-        assert not ar.few_rows(n_first, d=d, rho=rho)
-    X = _data(n=n_first + 1, d=3)
-    kw = dict(rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(5))
-    assert ar.algorithm3_robust(X[:n_first - 1], **kw).path == "iome"
-    assert ar.algorithm3_robust(X[:n_first], **kw).path == "algorithm3"
+    assert ar.few_rows(n_first - 1, rho=rho, sigma=sigma, lower=-50.0, upper=50.0)
+    assert not ar.few_rows(n_first, rho=rho, sigma=sigma, lower=-50.0, upper=50.0)
+    # a looser box needs more rows: the whitened prior ball is larger
+    assert ar.few_rows(n_first, rho=rho, sigma=sigma, lower=-5000.0, upper=5000.0)
 
 
 @pytest.mark.parametrize("rho", [1 / 16, 0.5])
 def test_few_rows_path_is_iome_around_a_coarse_centre(rho):
-    """The few-rows release: the private coordinate-wise medians, then IOME on the shifted rows,
-    projected on the box; the same as those calls made by hand, bit for bit."""
+    """The few-rows release: the released scales, then the private bisection medians, then IOME
+    on the shifted rows, projected on the box; the same as those calls made by hand, bit for bit."""
     X = _data(n=200)
-    assert ar.few_rows(X.shape[0], d=X.shape[1], rho=rho)
     r = ar.algorithm3_robust(X, rho=rho, lower=-50.0, upper=50.0, rng=np.random.default_rng(8))
     g = np.random.default_rng(8)
+    sigma = ar.robust_scales(X, rho=ar.SHARES["scale"] * rho, lower=-50.0, upper=50.0, rng=g)
+    assert ar.few_rows(X.shape[0], rho=rho, sigma=sigma, lower=-50.0, upper=50.0)
+    rest = 1.0 - ar.SHARES["scale"]
     share = ar.COARSE_CENTRE_SHARE
-    c0 = coordinatewise_quantiles(X, q=0.5, rho=share * rho, lower=-50.0, upper=50.0, rng=g)
+    c0 = binary_search_quantiles(X, rank=100.0, rho=rho * (share * rest), lower=-50.0, upper=50.0, rng=g,
+                                 steps=ar.COARSE_CENTRE_STEPS)
     w = max(float(np.max(50.0 - c0)), float(np.max(c0 + 50.0)))
     R = random_hadamard(X.shape[1], rng=g)
-    ref = iome_mean(X - c0, rho=(1 - share) * rho, lower=-w, upper=w, rng=g, rotation=R)
+    ref = iome_mean(X - c0, rho=rho * ((1 - share) * rest), lower=-w, upper=w, rng=g, rotation=R)
     assert r.path == "iome"
+    assert np.array_equal(r.sigma, sigma)
     assert np.array_equal(r.estimate, np.clip(c0 + ref.estimate, -50.0, 50.0))
     assert r.C == ref.C and r.n_clipped == ref.n_clipped
-    assert r.sigma is None and r.radius is None
+    assert r.radius is None
     assert math.isclose(math.fsum(r.budget.parts.values()), rho, rel_tol=1e-12)
 
 
@@ -286,10 +302,19 @@ def test_few_rows_path_reaches_a_mean_far_from_the_box_centre():
     assert np.median(errs) < 1.0 < 30.0 < np.median(iome)
 
 
+def test_forced_paths_run_on_any_number_of_rows():
+    X = _data(n=200)
+    kw = dict(rho=0.25, lower=-50.0, upper=50.0)
+    assert ar.algorithm3_robust(X, rng=np.random.default_rng(0), path="algorithm3", **kw).path == "algorithm3"
+    big = _data(n=20000)
+    r = ar.algorithm3_robust(big, rng=np.random.default_rng(0), path="iome", **kw)
+    assert r.path == "iome" and set(r.budget.parts) == {"scale", "coarse centre", "iome"}
+
+
 def test_rule_off_runs_algorithm3_path_on_few_rows():
     X = _data(n=200)
     r = ar.algorithm3_robust(X, rho=0.25, lower=-50.0, upper=50.0, rng=np.random.default_rng(0),
-                             rule=False)
+                             path="algorithm3")
     assert r.path == "algorithm3" and r.sigma is not None and r.radius is not None
     assert set(r.budget.parts) == set(ar.SHARES)
 
@@ -303,17 +328,21 @@ def test_calibration_output_states_the_constant():
 
 
 def test_few_rows_rejects_bad_arguments():
+    kw = dict(sigma=[1.0, 2.0], lower=-1.0, upper=1.0)
     with pytest.raises(ValueError, match="n"):
-        ar.few_rows(0, d=3, rho=1.0)
-    with pytest.raises(ValueError, match="d"):
-        ar.few_rows(10, d=2.5, rho=1.0)
-    with pytest.raises(TypeError, match="d"):
-        ar.few_rows(10, d="3", rho=1.0)
+        ar.few_rows(0, rho=1.0, **kw)
     with pytest.raises(ValueError, match="rho"):
-        ar.few_rows(10, d=3, rho=0.0)
-    with pytest.raises(TypeError, match="rule"):
+        ar.few_rows(10, rho=0.0, **kw)
+    with pytest.raises(ValueError, match="sigma"):
+        ar.few_rows(10, rho=1.0, sigma=[1.0, 0.0], lower=-1.0, upper=1.0)
+    with pytest.raises(ValueError, match="lower|upper"):
+        ar.few_rows(10, rho=1.0, sigma=[1.0], lower=1.0, upper=-1.0)
+    with pytest.raises(TypeError, match="path"):
         ar.algorithm3_robust(_data(), rho=1.0, lower=-50.0, upper=50.0,
-                             rng=np.random.default_rng(0), rule=1)
+                             rng=np.random.default_rng(0), path=1)
+    with pytest.raises(ValueError, match="path"):
+        ar.algorithm3_robust(_data(), rho=1.0, lower=-50.0, upper=50.0,
+                             rng=np.random.default_rng(0), path="plan")
 
 
 # ---------------------------------------------------------------------------------------

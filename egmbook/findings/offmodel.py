@@ -107,7 +107,7 @@ def _steps(r: Any, X: np.ndarray, sd: np.ndarray, xbar: np.ndarray) -> dict[str,
 
 def diagnose(dataset: str, *, runs: int, rho: float) -> Diagnosis:
     """Chapter 9's diagnosis of Algorithm 3 with private inputs on ``dataset`` at budget ``rho``
-    (medians over ``runs`` runs; the robust pipeline with its few-rows rule off, ``rule=False``).
+    (medians over ``runs`` runs; the robust pipeline with its path rule off, ``path="algorithm3"``).
 
     The reference errors are those of Algorithm 3 given sigma with a private centre, given
     sigma and mu, of PLAN, IOME (Huang, Liang and Yi 2021) and of the released pipeline
@@ -124,7 +124,7 @@ def diagnose(dataset: str, *, runs: int, rho: float) -> Diagnosis:
     zero_cols = int(np.count_nonzero(s.sd == 0.0))
     pipelines: dict[str, Callable[..., Any]] = {
         "Alg3-private": algorithm3.algorithm3_private,
-        "Alg3": functools.partial(algorithm3_robust.algorithm3_robust, rule=False)}
+        "Alg3": functools.partial(algorithm3_robust.algorithm3_robust, path="algorithm3")}
     steps = {}
     for label, f in pipelines.items():
         per = [_steps(f(X, rho=rho, lower=s.lower, upper=s.upper,
