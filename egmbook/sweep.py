@@ -224,7 +224,7 @@ def _find_case(sweep: str, dataset: str, index: int) -> Case:
 
 # ------------------------------------------------------------------ arms
 def _estimate(name: str, data: Drawn, rho: float, rng: np.random.Generator,
-              public: dict[str, Any] | None = None) -> np.ndarray:
+              public: Any = None) -> np.ndarray:
     """The private mean of arm ``name`` on ``data`` at budget rho.
 
     Arms that are given inputs (``arm.given``: "sigma", "mu") get the case's standard
@@ -245,14 +245,45 @@ def _estimate(name: str, data: Drawn, rho: float, rng: np.random.Generator,
     return arm(data.X, rho=rho, lower=data.lower, upper=data.upper, rng=rng, **given).estimate
 
 
-def _public_inputs(seed: list[int], d: int) -> dict[str, Any]:
-    """Public randomness drawn once per task, independently of the data, and shared by the
-    five budgets of every arm that accepts it: IOME's randomised Hadamard rotation
-    (egmlib.peers.hadamard.random_hadamard, 3 rounds) from default_rng(seed + [id("rotation")]).
-    A release stays rho-zCDP for any fixed rotation; sharing one across budgets lets IOME
-    rotate the data once per task instead of once per budget."""
-    from egmlib.peers.hadamard import random_hadamard
-    return {"rotation": random_hadamard(d, rng=np.random.default_rng(seed + [name_id("rotation")]), rounds=3)}
+class _SharedInputs:
+    """Inputs shared by the five budgets of every arm that accepts them, computed on first use.
+
+    ``rotation``: IOME's public randomised Hadamard rotation
+    (egmlib.peers.hadamard.random_hadamard, 3 rounds) from default_rng(seed + [id("rotation")]),
+    drawn independently of the data (a release stays rho-zCDP for any fixed rotation);
+    ``rotated``: the task's data rotated by it once (egmlib.peers.iome.rotate_data);
+    ``presorted``: the data's sorted columns (egmlib.peers.quantiles.sorted_columns), PLAN's
+    order statistics.  The last two are computations on the data, not releases: passing them
+    gives the same estimates, bit for bit, as letting each call redo them.  Each is computed
+    inside the first call that needs it, so the call's recorded CPU time includes it once.
+    """
+
+    def __init__(self, seed: list[int], data: Drawn) -> None:
+        self._seed, self._data, self._values = seed, data, {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in ("rotation", "rotated", "presorted")
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._values:
+            self._values[key] = self._compute(key)
+        return self._values[key]
+
+    def _compute(self, key: str) -> Any:
+        from egmlib.peers.hadamard import random_hadamard
+        from egmlib.peers.iome import rotate_data
+        from egmlib.peers.quantiles import sorted_columns
+        X = self._data.X
+        if key == "rotation":
+            return random_hadamard(X.shape[1], rng=np.random.default_rng(self._seed + [name_id("rotation")]), rounds=3)
+        if key == "rotated":
+            return rotate_data(X, rotation=self["rotation"], lower=self._data.lower, upper=self._data.upper)
+        return sorted_columns(X)
+
+
+def _public_inputs(seed: list[int], data: Drawn) -> _SharedInputs:
+    """The inputs a task's arms share across their budgets (see :class:`_SharedInputs`)."""
+    return _SharedInputs(seed, data)
 
 
 def _read_only(data: Drawn) -> Drawn:
@@ -287,7 +318,7 @@ def run_task(task: Task) -> tuple[Task, list[tuple[Any, ...]]]:
     data = _read_only(case.draw([SEED, ds, case.index, task.run]))
     xbar = data.X.mean(axis=0)
     mu = data.mean
-    public = _public_inputs([SEED, ds, case.index, task.run], case.d)
+    public = _public_inputs([SEED, ds, case.index, task.run], data)
     rows = []
     for name in task.arms:
         a = name_id(STREAM.get(name, name))

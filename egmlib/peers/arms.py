@@ -10,8 +10,11 @@ colours -- is the caller's business).  Every arm is called the same way,
 
 where ``given`` holds exactly the inputs named in ``ARMS[name].given`` (``"sigma"``: the
 coordinate standard deviations, ``"mu"``: the mean; oracle arms only), plus optional
-keywords listed in ``ARMS[name].accepts`` (IOME's public ``rotation``, shared across
-budgets by a sweep).  The call returns an object whose ``estimate`` is the private
+keywords listed in ``ARMS[name].accepts``: IOME's public ``rotation`` and the data rotated by
+it once (``rotated``, :func:`egmlib.peers.iome.rotate_data`), PLAN's sorted columns
+(``presorted``, :func:`egmlib.peers.quantiles.sorted_columns`), which a sweep computes once and
+shares across the budgets of one dataset (the same releases, bit for bit, without redoing the
+work five times).  The call returns an object whose ``estimate`` is the private
 mean (the empirical mean for the non-private reference ``"empirical"``).
 
 =============================  =========  ==========================================================
@@ -145,9 +148,9 @@ _ARMS = (
     Arm("Alg3", algorithm3_robust.algorithm3_robust),
     Arm("Alg3-private", algorithm3.algorithm3_private),
     Arm("PLAN-last-step", algorithm3_robust.plan_last_step_private_inputs),
-    Arm("PLAN", plan.plan_mean),
-    Arm("PLAN-noscale", plan.plan_noscale_mean),
-    Arm("IOME", iome.iome_mean, accepts=("rotation",)),
+    Arm("PLAN", plan.plan_mean, accepts=("presorted",)),
+    Arm("PLAN-noscale", plan.plan_noscale_mean, accepts=("presorted",)),
+    Arm("IOME", iome.iome_mean, accepts=("rotation", "rotated")),
     Arm("CoinPress", _coinpress("paper"), given=("sigma",)),
     Arm("CoinPress-authors", _coinpress("authors"), given=("sigma",)),
     Arm("Alg3-private-centre", _alg3_private_centre, given=("sigma",)),
