@@ -128,7 +128,6 @@ def main(runs: int) -> None:
           f"cells); below it the largest ratio is {max(below):.2f} ({len(below)} cells)")
     constant = 10 * math.floor(value / 10)
     print(f"constant (rounded down to a multiple of 10): {constant}")
-    print(f"egmlib.peers.algorithm3_robust.FEW_ROWS_CONSTANT = {a3r.FEW_ROWS_CONSTANT:g}")
 
 
 if __name__ == "__main__":

@@ -135,6 +135,7 @@ from egmlib._validation import FloatArray
 
 __all__ = [
     "DATASETS",
+    "TITLES",
     "FAMILY_D",
     "FAMILY_MU",
     "FAMILY_N",
@@ -710,6 +711,21 @@ DATASETS: Mapping[str, OffModelSpec] = MappingProxyType({s.name: s for s in _SPE
 #: Names of the real datasets and of the synthetic families.
 REAL = tuple(s.name for s in _SPECS if s.kind == "real")
 SYNTHETIC = tuple(s.name for s in _SPECS if s.kind == "synthetic")
+#: Every dataset's name as a reader sees it in the book's tables, figures and captions.
+TITLES: Mapping[str, str] = MappingProxyType({
+    "digits": "digits", "breast_cancer": "breast cancer", "wine": "wine", "diabetes": "diabetes",
+    "fair": "affairs survey", "randhie": "RAND health", "alcohol": "alcohol and work",
+    "k401ksubs": "401(k) savings", "labsup": "labour supply",
+    "t3": "t, ν = 3", "t4": "t, ν = 4", "t10": "t, ν = 10", "lognormal": "log-normal", "gamma": "gamma",
+    "ar1": "AR(1)", "equicorrelated": "equicorrelated", "mixture": "mixture",
+    "sigma_x0.5": "σ given halved", "sigma_x2": "σ given doubled",
+    "baskets_n1e4": "baskets, n = 10⁴", "baskets_n1e5": "baskets, n = 10⁵", "poisson": "Poisson",
+    "negbin": "negative binomial", "likert": "Likert", "lomax_n1e5": "Lomax, n = 10⁵",
+    "far_mean": "mean far off", "gaussian_n1e2": "Gaussian, n = 10²", "gaussian_n1e3": "Gaussian, n = 10³",
+    "gaussian_n1e4": "Gaussian, n = 10⁴", "gaussian_n1e5": "Gaussian, n = 10⁵", "gaussian_n1e6": "Gaussian, n = 10⁶",
+})
+if set(TITLES) != set(DATASETS):  # a dataset added without a title would reach a table as its internal name
+    raise RuntimeError(f"TITLES and DATASETS differ: {sorted(set(TITLES) ^ set(DATASETS))}")
 
 
 def load(name: str, *, seed: int | Sequence[int] = 0) -> OffModelSample:

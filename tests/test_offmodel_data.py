@@ -323,3 +323,10 @@ def test_bad_arguments_are_rejected():
         od.load("wine", seed=True)
     with pytest.raises(ValueError, match="seed"):
         od.load("wine", seed=-1)
+
+
+def test_every_dataset_has_a_distinct_title_without_internal_tokens():
+    assert set(od.TITLES) == set(od.DATASETS)
+    titles = list(od.TITLES.values())
+    assert len(set(titles)) == len(titles)
+    assert not [t for t in titles if "_" in t or t != t.strip()]
