@@ -4,9 +4,12 @@
 spends its budget on d private scales, a whitened private centre, a radius and the noise;
 with few rows the first two steps cannot converge.  The few-rows path (IOME around a coarse
 private centre from noisy bisection medians) needs neither.  The pipeline takes the few-rows
-path when the public rule ``few_rows(n, d=d, rho=rho)`` holds:
+path when the rule ``few_rows(n, rho=rho, sigma=sigma_hat, lower=l, upper=u)`` holds on the
+released scales sigma_hat:
 
-    n * sqrt(rho) < FEW_ROWS_CONSTANT.
+    n * sqrt(rho) < FEW_ROWS_CONSTANT * ln(1 + R_w),
+
+R_w the box's half-width in units of sigma_hat (``whitened_box_radius``).
 
 This script calibrates that constant on data Algorithm 3's model generates, never on the
 datasets the pipeline is evaluated on: rows x_i ~ N(mu, diag(sigma^2)), mu_j = 10,
@@ -21,17 +24,20 @@ error added, ||estimate - x_bar||, of Algorithm 3's path (``path="algorithm3"``)
 few-rows path's (``path="iome"``; both spend the same first share on the scales), and the
 median over the runs of the rule's statistic n sqrt(rho) / ln(1 + R_w), R_w the released
 scales' ``whitened_box_radius``.  The constant is the smallest value of the statistic from
-which on every cell has a ratio of at most TOLERANCE = 1.25, rounded down to a multiple of
-10: from it on
+which on every cell has a ratio of at most egmbook.findings.offmodel.CROSSOVER_TOLERANCE =
+1.25, rounded down to a multiple of 10 (``Crossover.constant``): from it on
 Algorithm 3's path is never much worse than the alternative, and it is the better release
 where the scales differ (its noise shrinks by up to the factor of the report's Figure 2).
 
 Run:  python benchmarks/offmodel_crossover.py [--runs 20]  (about ten minutes on one core;
-the output is saved to benchmarks/results/offmodel_crossover.txt)
+the cells are written to benchmarks/results/offmodel_crossover.csv, which chapter 9 reads
+with egmbook.findings.offmodel.load_crossover, and the printed tables to
+offmodel_crossover.txt)
 """
 
 from __future__ import annotations
 
+import csv
 import io
 import math
 import sys
@@ -42,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from egmbook.cli import argument_parser
+from egmbook.findings.offmodel import CROSSOVER_FILE, Crossover, CrossoverCell
 from egmlib.peers import algorithm3_robust as a3r
 
 OUT = Path(__file__).resolve().parent / "results" / "offmodel_crossover.txt"
@@ -50,7 +57,6 @@ BOXES = (50.0, 1000.0, 20000.0)
 RHOS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
 NS = tuple(int(round(100 * 2 ** (k / 2))) for k in range(11))  # 100, 141, ..., 3200
 SEED = 20261126
-TOLERANCE = 1.25
 
 
 def medians(n: int, d: int, width: float, runs: int) -> dict[float, tuple[float, float, float]]:
@@ -74,17 +80,6 @@ def medians(n: int, d: int, width: float, runs: int) -> dict[float, tuple[float,
             for rho, v in errs.items()}
 
 
-def threshold(cells: list[tuple[float, float]], tolerance: float) -> float | None:
-    """The smallest statistic from which on every cell's ratio is <= tolerance.
-
-    ``cells`` are (statistic, ratio) pairs; None when the largest statistic's cell fails."""
-    cells = sorted(cells)
-    for k in range(len(cells)):
-        if all(r <= tolerance for _, r in cells[k:]):
-            return cells[k][0]
-    return None
-
-
 class _Tee(io.TextIOBase):
     """Write to several streams (the terminal and the saved copy)."""
 
@@ -101,11 +96,11 @@ class _Tee(io.TextIOBase):
             s.flush()
 
 
-def main(runs: int) -> None:
+def main(runs: int) -> Crossover:
     print(f"Algorithm 3's path / the few-rows path, median error added over {runs} runs; "
           "Gaussian rows, mu_j = 10, sigma_j = (d/j)^0.75; in brackets the median of the "
           "rule's statistic n sqrt(rho) / ln(1 + R_w)")
-    cells: list[tuple[float, float]] = []
+    cells: list[CrossoverCell] = []
     for width in BOXES:
         for d in DS:
             table = {n: medians(n, d, width, runs) for n in NS}
@@ -115,19 +110,26 @@ def main(runs: int) -> None:
                 row = []
                 for n in NS:
                     a, b, stat = table[n][rho]
-                    cells.append((stat, a / b))
+                    cells.append(CrossoverCell(half_width=width, d=d, rho=rho, n=n, runs=runs, error_algorithm3=a,
+                                               error_few_rows=b, statistic=stat))
                     row.append(f"{a / b:5.2f} [{stat:4.0f}]")
                 print(f"{str(Fraction(rho)):<8s} " + " ".join(f"{c:>12s}" for c in row), flush=True)
-    value = threshold(cells, TOLERANCE)
-    if value is None:
-        print(f"\nno value of the statistic from which on every ratio is <= {TOLERANCE}")
-        return
-    below = [r for stat, r in cells if stat < value]
-    print(f"\nfrom n sqrt(rho) / ln(1 + R_w) = {value:.1f} on, every cell has a ratio <= {TOLERANCE} "
-          f"(largest {max(r for stat, r in cells if stat >= value):.2f}, {sum(s >= value for s, _ in cells)} "
-          f"cells); below it the largest ratio is {max(below):.2f} ({len(below)} cells)")
-    constant = 10 * math.floor(value / 10)
-    print(f"constant (rounded down to a multiple of 10): {constant}")
+    cross = Crossover(tuple(cells))
+    print(f"\nfrom n sqrt(rho) / ln(1 + R_w) = {cross.switch:.1f} on, every cell has a ratio <= {cross.tolerance} "
+          f"(largest {max(c.ratio for c in cross.above):.2f}, {len(cross.above)} cells); below it the largest "
+          f"ratio is {max(c.ratio for c in cross.below):.2f} ({len(cross.below)} cells)")
+    print(f"constant (rounded down to a multiple of 10): {cross.constant:g}")
+    return cross
+
+
+def write_cells(cross: Crossover, path: Path = CROSSOVER_FILE) -> None:
+    """The cells, full precision, for egmbook.findings.offmodel.load_crossover."""
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(("half_width", "d", "rho", "n", "runs", "error_algorithm3", "error_few_rows", "statistic"))
+        for c in cross.cells:
+            w.writerow((repr(c.half_width), c.d, repr(c.rho), c.n, c.runs, repr(c.error_algorithm3),
+                        repr(c.error_few_rows), repr(c.statistic)))
 
 
 if __name__ == "__main__":
@@ -137,6 +139,7 @@ if __name__ == "__main__":
     args = parser.parse_args()
     buf = io.StringIO()
     with redirect_stdout(_Tee(buf, sys.stdout)):
-        main(args.runs)
+        result = main(args.runs)
     if not args.no_save:
         OUT.write_text(buf.getvalue())
+        write_cells(result)

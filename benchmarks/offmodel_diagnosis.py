@@ -17,8 +17,8 @@ prints, as medians over ``--runs`` runs at rho = ``--rho``:
 
 and, for reference, the errors of Algorithm 3 with sigma given (sigma floored as
 egmbook.offmodel_data does) and a private centre, with sigma and mu given, of PLAN and
-IOME, of the released pipeline ARMS["Alg3"] (with its rule: IOME's release when
-n sqrt(rho) is small), and the ratio of each pipeline's error to the better of PLAN and
+IOME, of the released pipeline ARMS["Alg3"] (with its rule: the few-rows path when
+n sqrt(rho) < c ln(1 + R_w)), and the ratio of each pipeline's error to the better of PLAN and
 IOME.
 
 Run:  python benchmarks/offmodel_diagnosis.py [--runs 6] [--rho 0.25] [--datasets digits ...]
@@ -40,7 +40,8 @@ from egmlib.peers import algorithm3, algorithm3_robust  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 from egmlib.peers.scales import pairwise_squared_differences  # noqa: E402
 
-DEFAULT = ("digits", "breast_cancer", "wine", "diabetes", "lognormal", "t4", "mixture")
+DEFAULT = ("digits", "breast_cancer", "wine", "diabetes", "fair", "randhie", "alcohol", "k401ksubs", "labsup",
+           "baskets_n1e4", "likert", "poisson", "lognormal", "t4", "mixture")
 SEED = 20261126
 
 

@@ -105,3 +105,43 @@ def test_bad_results_are_refused():
     with pytest.raises(TypeError, match="offmodel must be"):
         om.verdicts(PEERS_RES, PEERS_RES)  # type: ignore[arg-type]
     assert isinstance(PEERS_RES, PeersResults)
+
+
+# ---------------------------------------------------------------------------------------
+# the calibration of the few-rows rule
+# ---------------------------------------------------------------------------------------
+def test_crossover_switch_is_the_first_statistic_from_which_every_ratio_passes():
+    cells = [(10.0, 3.0), (20.0, 1.1), (30.0, 1.4), (40.0, 1.2), (50.0, 0.9)]
+    assert om.crossover_switch(cells, 1.25) == 40.0
+    assert om.crossover_switch(cells, 1.5) == 20.0
+    assert om.crossover_switch(cells, 5.0) == 10.0
+    assert om.crossover_switch([(1.0, 0.5), (2.0, 2.0)], 1.25) is None   # the largest statistic fails
+
+
+def test_committed_crossover_gives_the_pipelines_constant():
+    from egmlib.peers import algorithm3_robust
+
+    cross = om.load_crossover()
+    assert cross.constant == algorithm3_robust.FEW_ROWS_CONSTANT
+    assert len(cross.above) + len(cross.below) == len(cross.cells) == 3 * 3 * 5 * 11
+    assert max(c.ratio for c in cross.above) <= cross.tolerance < max(c.ratio for c in cross.below)
+    assert set(cross.glue()) == {"cross-runs", "cross-at", "cross-c", "cross-after", "cross-after-n", "cross-peak"}
+
+
+def test_crossover_file_must_have_its_columns(tmp_path):
+    bad = tmp_path / "cross.csv"
+    bad.write_text("half_width,d,rho\n50,10,1\n")
+    with pytest.raises(ValueError, match="must have the columns"):
+        om.load_crossover(bad)
+    with pytest.raises(TypeError, match="path must be"):
+        om.load_crossover(3)  # type: ignore[arg-type]
+
+
+def test_few_rows_share_follows_the_rows():
+    # 178 rows at the smallest budget take the few-rows path; 31857 rows at rho = 1 never do
+    assert om.few_rows_share("wine", rho=1 / 16, runs=3) == 1.0
+    assert om.few_rows_share("labsup", rho=1.0, runs=2) == 0.0
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        om.few_rows_share("nope", rho=1.0, runs=2)
+    with pytest.raises(ValueError, match="rho"):
+        om.few_rows_share("wine", rho=-1.0, runs=2)

@@ -13,15 +13,22 @@ r"""Findings of chapter 9: where Algorithm 3 with private inputs fails off its m
   method given nothing or within :data:`GOAL_RECOMMENDED` times it.
 - :func:`verdicts` says, for each kind of data, which method given nothing adds the least
   error most often.
+- :func:`load_crossover` reads the calibration of the few-rows rule
+  (``benchmarks/offmodel_crossover.py``) as a :class:`Crossover`: the switch point of the rule's
+  statistic and the constant it gives; :func:`few_rows_share` says how often the rule takes
+  the few-rows path on a dataset.
 
 ``benchmarks/offmodel_ratios.py`` and ``benchmarks/offmodel_diagnosis.py`` print these.
 """
 
 from __future__ import annotations
 
+import csv
 import functools
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -39,7 +46,9 @@ from egmlib.peers.scales import pairwise_squared_differences
 __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE",
            "GOAL_RECOMMENDED", "RECOMMENDED", "PEERS", "NEW", "OLD",
            "StepDiagnostics", "Diagnosis", "diagnose", "Comparison", "Goal", "Goals", "goals",
-           "best_peer_ratios", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts"]
+           "best_peer_ratios", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
+           "CROSSOVER_TOLERANCE", "CROSSOVER_FILE", "CrossoverCell", "Crossover", "crossover_switch",
+           "load_crossover", "few_rows_share"]
 
 #: Goal 1 -- off the model, chapter 9's pipeline adds at most this times the better peer's error ...
 GOAL_OFF_MODEL = 2.0
@@ -362,3 +371,116 @@ def verdicts(peers: PeersResults, offmodel: OffModelResults) -> tuple[Verdict, .
                     values.append({a: offmodel.excess_of(ds, a, rho=r).median for a in VERDICT_ARMS})
         out.append(_verdict(group, values))
     return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# the calibration of the few-rows rule (Proposition 9.B)
+# ---------------------------------------------------------------------------------------
+#: The largest ratio of Algorithm 3's path's error to the few-rows path's that the rule's
+#: switch point tolerates on data from Algorithm 3's model.
+CROSSOVER_TOLERANCE = 1.25
+#: Where ``benchmarks/offmodel_crossover.py`` writes its cells.
+CROSSOVER_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_crossover.csv"
+_CROSSOVER_COLUMNS = ("half_width", "d", "rho", "n", "runs", "error_algorithm3", "error_few_rows", "statistic")
+
+
+@dataclass(frozen=True)
+class CrossoverCell(Finding):
+    """One cell of the calibration: medians over the runs of the error each path adds and of the
+    rule's statistic :math:`n\\sqrt\\rho/\\ln(1 + R_w)`."""
+
+    half_width: float  #: the box is [-half_width, half_width]
+    d: int
+    rho: float
+    n: int
+    runs: int
+    error_algorithm3: float
+    error_few_rows: float
+    statistic: float
+
+    @property
+    def ratio(self) -> float:
+        return self.error_algorithm3 / self.error_few_rows
+
+
+def crossover_switch(cells: Sequence[tuple[float, float]], tolerance: float = CROSSOVER_TOLERANCE) -> float | None:
+    """The smallest statistic from which on every cell's ratio is at most ``tolerance``.
+
+    ``cells`` are (statistic, ratio) pairs; None when the cell of the largest statistic fails."""
+    ordered = sorted(cells)
+    for k in range(len(ordered)):
+        if all(r <= tolerance for _, r in ordered[k:]):
+            return float(ordered[k][0])
+    return None
+
+
+@dataclass(frozen=True)
+class Crossover(Finding):
+    """The calibration of :data:`egmlib.peers.algorithm3_robust.FEW_ROWS_CONSTANT` on data from
+    Algorithm 3's model: Algorithm 3's path against the few-rows path, cell by cell."""
+
+    cells: tuple[CrossoverCell, ...]
+    tolerance: float = CROSSOVER_TOLERANCE
+
+    @property
+    def runs(self) -> int:
+        return self.cells[0].runs
+
+    @property
+    def switch(self) -> float:
+        """The statistic from which on every ratio is at most the tolerance."""
+        value = crossover_switch([(c.statistic, c.ratio) for c in self.cells], self.tolerance)
+        if value is None:
+            raise ValueError(f"no value of the statistic from which on every ratio is <= {self.tolerance}")
+        return value
+
+    @property
+    def constant(self) -> float:
+        """The switch point rounded down to a multiple of 10: the rule's constant."""
+        return float(10 * math.floor(self.switch / 10))
+
+    @property
+    def above(self) -> tuple[CrossoverCell, ...]:
+        return tuple(c for c in self.cells if c.statistic >= self.switch)
+
+    @property
+    def below(self) -> tuple[CrossoverCell, ...]:
+        return tuple(c for c in self.cells if c.statistic < self.switch)
+
+    def glue(self) -> dict[str, Any]:
+        """``cross-runs``, ``cross-at``, ``cross-c``, ``cross-after``, ``cross-after-n``, ``cross-peak``."""
+        return {"cross-runs": self.runs, "cross-at": self.switch, "cross-c": self.constant,
+                "cross-after": max(c.ratio for c in self.above), "cross-after-n": len(self.above),
+                "cross-peak": max(c.ratio for c in self.below)}
+
+
+def load_crossover(path: str | Path | None = None) -> Crossover:
+    """The cells written by ``benchmarks/offmodel_crossover.py`` (default :data:`CROSSOVER_FILE`)."""
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
+    p = CROSSOVER_FILE if path is None else Path(path)
+    with p.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or tuple(rows[0]) != _CROSSOVER_COLUMNS:
+        raise ValueError(f"{p} must have the columns {', '.join(_CROSSOVER_COLUMNS)} and at least one row")
+    cells = tuple(CrossoverCell(half_width=float(r["half_width"]), d=int(r["d"]), rho=float(r["rho"]), n=int(r["n"]),
+                                runs=int(r["runs"]), error_algorithm3=float(r["error_algorithm3"]),
+                                error_few_rows=float(r["error_few_rows"]), statistic=float(r["statistic"]))
+                  for r in rows)
+    return Crossover(cells)
+
+
+def few_rows_share(dataset: str, *, rho: float, runs: int) -> float:
+    """The share of ``runs`` runs in which the pipeline's rule
+    (:func:`egmlib.peers.algorithm3_robust.few_rows`) takes the few-rows path on ``dataset`` at
+    budget ``rho``: the rule reads the released scales, which differ from run to run."""
+    dataset = _v.check_choice("dataset", dataset, od.DATASETS)
+    rho = _v.check_positive_finite("rho", rho)
+    runs = _v.check_count("runs", runs, maximum=10**4)
+    s = od.load(dataset, seed=0)
+    share = algorithm3_robust.SHARES["scale"]
+    hits = sum(algorithm3_robust.few_rows(s.X.shape[0], rho=rho, sigma=algorithm3_robust.robust_scales(
+                   s.X, rho=share * rho, lower=s.lower, upper=s.upper,
+                   rng=np.random.default_rng([DIAGNOSIS_SEED, run])), lower=s.lower, upper=s.upper)
+               for run in range(runs))
+    return hits / runs
