@@ -33,7 +33,8 @@ import numpy as np
 
 from egmlib._validation import check_count
 
-__all__ = ["STYLE", "glue_values", "table", "use_book_style"]  # Table: what table() returns
+__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_values", "phone_rendition", "save_figure", "table",
+           "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
@@ -63,18 +64,18 @@ def use_book_style() -> None:
         shell.display_formatter.formatters["image/png"].for_type(Figure, _palette_png)
 
 
-def _palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
-    """A figure of the book (the report's Figure 2 among them) as a palette PNG, with its size.
+#: Width (inches at ``figure.dpi``, i.e. hundreds of CSS px) of a figure's phone rendition:
+#: the text column of a 360-400 px screen.
+PHONE_WIDTH_IN = 3.6
+#: Height of one panel of the phone rendition, inches (panels are stacked in one column).
+PHONE_PANEL_IN = (2.1, 2.7)
+#: Key of the phone rendition in the metadata of a notebook's ``image/png`` output
+#: (``_ext/phone_figures.py`` reads it and serves it to narrow screens).
+PHONE_KEY = "egm_phone"
 
-    The PNG has 8-bit colour indices; the size is the display size in CSS px. The matplotlib
-    figure is drawn at ``savefig.dpi`` (twice ``figure.dpi`` in the book's style, for
-    high-density screens), on white, and its colours are reduced to an adaptive palette of
-    256 without dithering: line plots in a handful of colours and their anti-aliased
-    edges look the same, in about a third of the bytes of a full-colour PNG (the book's
-    size limit counts each figure twice, as an image and inside its notebook). The PNG
-    records its resolution; the metadata gives the size at ``figure.dpi``, the size at
-    which the text column shows it.
-    """
+
+def _png(fig: Any) -> tuple[bytes, int, int]:
+    """The figure as an 8-bit palette PNG at ``savefig.dpi``, with its size in CSS px."""
     import io
 
     import matplotlib as mpl
@@ -87,7 +88,114 @@ def _palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
     out = io.BytesIO()
     rgb.quantize(256, dither=Image.Dither.NONE).save(out, format="PNG", optimize=True, dpi=(dpi, dpi))
     scale = fig.dpi / dpi
-    return out.getvalue(), {"width": round(rgb.width * scale), "height": round(rgb.height * scale)}
+    return out.getvalue(), round(rgb.width * scale), round(rgb.height * scale)
+
+
+def _palette_png(fig: Any) -> tuple[bytes, dict[str, Any]]:
+    """A figure of the book (the report's Figure 2 among them) as a palette PNG, with its size
+    and its phone rendition.
+
+    The PNG has 8-bit colour indices; the size is the display size in CSS px. The matplotlib
+    figure is drawn at ``savefig.dpi`` (twice ``figure.dpi`` in the book's style, for
+    high-density screens), on white, and its colours are reduced to an adaptive palette of
+    256 without dithering: line plots in a handful of colours and their anti-aliased
+    edges look the same, in about a third of the bytes of a full-colour PNG (the book's
+    size limit counts each figure twice, as an image and inside its notebook). The PNG
+    records its resolution; the metadata gives the size at ``figure.dpi``, the size at
+    which the text column shows it, and under ``PHONE_KEY`` the figure drawn again for a
+    phone's column (:func:`phone_rendition`), which the book serves to narrow screens.
+    """
+    import base64
+
+    png, width, height = _png(fig)
+    meta: dict[str, Any] = {"width": width, "height": height}
+    phone = phone_rendition(fig)
+    if phone is not None:
+        data, w, h = _png(phone)
+        meta[PHONE_KEY] = {"png": base64.b64encode(data).decode("ascii"), "width": w, "height": h}
+        import matplotlib.pyplot as plt
+
+        plt.close(phone)
+    return png, meta
+
+
+def save_figure(fig: Any, path: str | Path) -> None:
+    """Save a figure for a page that shows it as a file (the landing page's Figure 2): the
+    palette PNG at ``path`` and its phone rendition beside it, ``<stem>-phone.png``, which
+    ``_ext/phone_figures.py`` serves to narrow screens."""
+    path = Path(path)
+    png, _, _ = _png(fig)
+    path.write_bytes(png)
+    phone = phone_rendition(fig)
+    target = path.with_name(path.stem + "-phone" + path.suffix)
+    if phone is None:
+        target.unlink(missing_ok=True)
+        return
+    target.write_bytes(_png(phone)[0])
+    import matplotlib.pyplot as plt
+
+    plt.close(phone)
+
+
+def phone_rendition(fig: Any) -> Any | None:
+    """The figure drawn again for a phone's text column, or None if it already fits one.
+
+    A copy of ``fig`` is set ``PHONE_WIDTH_IN`` wide with its fonts unchanged (so its
+    smallest text is as large on a phone as in the text column of a laptop), its panels
+    stacked in one column in reading order, each ``PHONE_PANEL_IN`` high; tick labels hidden
+    by shared axes are shown and axis labels repeated on every panel; a legend of the
+    figure gets one column. Figures the copy cannot restack (panels spanning several
+    cells) keep their arrangement.
+    """
+    import pickle
+
+    from matplotlib.gridspec import GridSpec
+
+    width, height = fig.get_size_inches()
+    if width <= PHONE_WIDTH_IN + 0.01:
+        return None
+    try:
+        phone = pickle.loads(pickle.dumps(fig))
+    except Exception:  # noqa: BLE001 - an unpicklable artist: no phone rendition
+        return None
+    grid_axes = [ax for ax in phone.axes if ax.get_subplotspec() is not None
+                 and not getattr(ax, "_colorbar", None) and ax.get_label() != "<colorbar>"]
+    specs = [ax.get_subplotspec() for ax in grid_axes]
+    grids = {id(spec.get_gridspec()) for spec in specs}
+    rows = cols = 1
+    if grid_axes and len(grids) == 1:
+        rows, cols = specs[0].get_gridspec().get_geometry()
+    panel_height = height / max(rows, 1)
+    stack = (len(grids) == 1 and all(len(sp.rowspan) == 1 and len(sp.colspan) == 1 for sp in specs))
+    if stack:
+        order = sorted(range(len(grid_axes)), key=lambda k: (specs[k].rowspan.start, specs[k].colspan.start))
+        # labels of the panel's row (y) and column (x), for panels that shared them
+        ylabel = {specs[k].rowspan.start: grid_axes[k].get_ylabel() for k in order if grid_axes[k].get_ylabel()}
+        xlabel = {specs[k].colspan.start: grid_axes[k].get_xlabel() for k in order if grid_axes[k].get_xlabel()}
+        panels = len(order)
+        new = GridSpec(panels, 1, figure=phone)
+        for position, k in enumerate(order):
+            ax, spec = grid_axes[k], specs[k]
+            ax.set_subplotspec(new[position])
+            ax.tick_params(labelbottom=True, labelleft=True)
+            if not ax.get_ylabel() and spec.rowspan.start in ylabel:
+                ax.set_ylabel(ylabel[spec.rowspan.start])
+            if not ax.get_xlabel() and spec.colspan.start in xlabel:
+                ax.set_xlabel(xlabel[spec.colspan.start])
+        low, high = PHONE_PANEL_IN
+        panel = min(max(panel_height * 0.8, low), high)
+    else:
+        panels, panel = 1, min(max(height * PHONE_WIDTH_IN / width, PHONE_PANEL_IN[0]), 2 * PHONE_PANEL_IN[1])
+    for legend in list(phone.legends):  # the figure's legends below the panels, in one column
+        handles, labels = legend.legend_handles, [t.get_text() for t in legend.texts]
+        legend.remove()
+        phone.legend(handles=handles, labels=labels, loc="outside lower center", ncols=1)
+    phone.set_size_inches(PHONE_WIDTH_IN, panels * panel)
+    if phone.legends:  # room for the figure's legends, now in one column
+        phone.canvas.draw()
+        extra = sum(lg.get_window_extent().height for lg in phone.legends) / phone.dpi
+        phone.set_size_inches(PHONE_WIDTH_IN, panels * panel + extra + 0.1)
+    return phone
 
 
 def _math(text: str) -> str:
