@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import html
+import math
 import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +34,7 @@ import numpy as np
 
 from egmlib._validation import check_count
 
-__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_values", "phone_rendition", "save_figure", "table",
+__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_values", "heatmap", "phone_rendition", "save_figure", "table",
            "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
@@ -172,6 +173,9 @@ def phone_rendition(fig: Any) -> Any | None:
         # labels of the panel's row (y) and column (x), for panels that shared them
         ylabel = {specs[k].rowspan.start: grid_axes[k].get_ylabel() for k in order if grid_axes[k].get_ylabel()}
         xlabel = {specs[k].colspan.start: grid_axes[k].get_xlabel() for k in order if grid_axes[k].get_xlabel()}
+        # one label shared by the whole grid goes on every panel
+        ylabel = ylabel if len(set(ylabel.values())) != 1 else dict.fromkeys(range(rows), next(iter(ylabel.values())))
+        xlabel = xlabel if len(set(xlabel.values())) != 1 else dict.fromkeys(range(cols), next(iter(xlabel.values())))
         panels = len(order)
         new = GridSpec(panels, 1, figure=phone)
         for position, k in enumerate(order):
@@ -347,6 +351,157 @@ def table(
     cells = [[f(v) for f, v in zip(fmt, r, strict=True)] for r in rows]
     numeric = [bool(rows) and all(_is_number(r[k]) for r in rows) for k in range(len(columns))]
     return Table(columns, cells, numeric, caption, head)
+
+
+#: Heat-map colours (ColorBrewer's RdBu ends, distinguishable with colour-vision
+#: deficiencies): a ratio above the centre is blue, below it orange-red; black text keeps a
+#: contrast above 5:1 on the deepest tint.
+HEAT_HIGH, HEAT_LOW = (67, 147, 195), (214, 96, 77)
+
+
+def _heat_colour(value: float, centre: float, saturate: float) -> str:
+    """The background of a heat-map cell: white at ``centre``, the full tint at a factor
+    ``saturate`` away from it (on a log scale), in between a mix."""
+    if not (value > 0 and math.isfinite(value)):
+        return ""
+    share = min(abs(math.log(value / centre)) / math.log(saturate), 1.0)
+    if share < 0.02:
+        return ""
+    rgb = HEAT_HIGH if value > centre else HEAT_LOW
+    mix = [round(255 + (c - 255) * share) for c in rgb]
+    return f"background:#{mix[0]:02x}{mix[1]:02x}{mix[2]:02x}"
+
+
+class HeatMap(Table):
+    """A table whose value cells are coloured by their ratio to a centre (see :func:`heatmap`)."""
+
+    def __init__(self, columns: list[str], cells: list[list[str]], numeric: list[bool], caption: str,
+                 shown: list[list[tuple[str, str]]], styles: list[list[str]], key: str) -> None:
+        super().__init__(columns, cells, numeric, caption, None)
+        self.shown, self.styles, self.key = shown, styles, key
+
+    @property
+    def text(self) -> str:
+        """The aligned plain text of :class:`Table` and the colour key."""
+        return super().text + (f"\n{_plain(self.key)}" if self.key else "")
+
+    def _html_table(self, rows: list[list[str]]) -> str:
+        def cell(value: tuple[str, str]) -> str:
+            main, spread = value
+            return _math(main) + (f'<br><span class="egm-heat-range" style="font-size:0.8em;color:#222">'
+                                  f"{_math(spread)}</span>" if spread else "")
+
+        head = "".join(
+            f'<th class="{"egm-num" if num else "egm-txt"}">{_math(c)}</th>'
+            for c, num in zip(self.columns, self.numeric, strict=True))
+        body = "".join(
+            "<tr>" + "".join(
+                f'<td class="{"egm-num" if num else "egm-txt"}"' + (f' style="{style}"' if style else "")
+                + f">{cell(v)}</td>"
+                for v, num, style in zip(r, self.numeric, styles, strict=True)) + "</tr>"
+            for r, styles in zip(self.shown, self.styles, strict=True))
+        return (f'<table class="egm-table egm-heatmap mathjax_process"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
+
+    @property
+    def html(self) -> str:
+        """The heat map as HTML, with its colour key below it."""
+        key = (f'<div class="egm-heat-key" style="font-size:0.85em;color:#333">{_math(self.key)}</div>'
+               if self.key else "")
+        return super().html.removesuffix("</div>") + key + "</div>"
+
+
+def heatmap(
+    data: Mapping[str, Sequence[Any]] | Any,
+    *,
+    heat: Sequence[str],
+    caption: str = "",
+    centre: float = 1.0,
+    saturate: float = 4.0,
+    digits: int = 3,
+    key: str = "",
+) -> HeatMap:
+    """A ratio table drawn as a heat map, with the numbers in its cells: HTML in the book,
+    aligned text (and the key) for nbval.
+
+    Parameters
+    ----------
+    data : mapping or pandas.DataFrame
+        Columns in order, as for :func:`table`. The columns named in ``heat`` hold ratios:
+        a number, or a tuple ``(value, low, high)`` shown as the value with its range
+        below it (``1.16`` over ``1.07–1.30``), coloured by the value; ``None`` leaves a
+        cell empty.
+    heat : sequence of str
+        The columns to colour.
+    caption : str
+        Shown above the table.
+    centre : float > 0
+        The ratio shown white (1: both sides equal).
+    saturate : float > 1
+        The factor away from ``centre`` at which the colour is full (log scale): above it,
+        blue; below it, orange-red.
+    digits : int
+        Significant digits of the numbers.
+    key : str
+        What the colours mean, shown below the table ("blue: Algorithm 3 adds less").
+
+    Returns
+    -------
+    HeatMap
+        Displayed by IPython as the cell's result.
+
+    Examples
+    --------
+    >>> heatmap({"data": ["A", "B"], "IOME": [(0.9, 0.8, 1.1), 4.2]}, heat=["IOME"], digits=2)
+    data             IOME
+    A     0.90 (0.80-1.1)
+    B                 4.2
+    """
+    columns, rows = _columns_of(data)
+    heat = list(heat)
+    unknown = sorted(set(heat) - set(columns))
+    if unknown:
+        raise ValueError(f"heat names columns that are not in data: {unknown}")
+    centre = float(centre)
+    saturate = float(saturate)
+    if not (centre > 0 and math.isfinite(centre)):
+        raise ValueError(f"centre must be a finite ratio > 0, got centre={centre!r}")
+    if not (saturate > 1 and math.isfinite(saturate)):
+        raise ValueError(f"saturate must be a finite factor > 1, got saturate={saturate!r}")
+    digits = check_count("digits", digits, minimum=1, maximum=6)
+    if not isinstance(caption, str) or not isinstance(key, str):
+        raise TypeError("caption and key must be str")
+
+    def number(x: float) -> str:
+        return f"{float(f'{x:.{digits}g}'):#.{digits}g}".rstrip(".") if abs(x) < 10 ** digits else f"{x:.0f}"
+
+    shown, styles, texts = [], [], []
+    for r in rows:
+        shown_row, style_row, text_row = [], [], []
+        for name, v in zip(columns, r, strict=True):
+            style, spread = "", ""
+            if name not in heat:
+                main = v if isinstance(v, str) else (f"{v:.6g}" if isinstance(v, float) else str(v))
+            elif v is None:
+                main = ""
+            else:
+                ok = _is_number(v) or (isinstance(v, tuple) and len(v) == 3 and all(_is_number(x) for x in v))
+                if not ok:
+                    raise TypeError(f"column {name!r} holds {v!r}: a ratio or a tuple (value, low, high)")
+                value, low, high = (v, None, None) if _is_number(v) else v
+                main = number(float(value))
+                if low is not None:
+                    spread = f"{number(float(low))}\N{EN DASH}{number(float(high))}"
+                style = _heat_colour(float(value), centre, saturate)
+            shown_row.append((main, spread))
+            text_row.append(f"{main} ({spread.replace(chr(0x2013), '-')})" if spread else main)
+            style_row.append(style)
+        shown.append(shown_row)
+        styles.append(style_row)
+        texts.append(text_row)
+    numeric = [name in heat or (bool(rows) and all(_is_number(r[k]) for r in rows))
+               for k, name in enumerate(columns)]
+    return HeatMap(columns, texts, numeric, caption, shown, styles, key)
 
 
 def glue_values(values: Mapping[str, Any], *, digits: int | None = None,
