@@ -161,8 +161,11 @@ class Check:
 
     @property
     def tag_html(self) -> str:
-        """The check as a tag at the foot of its statement's box: the verdict as a coloured
-        chip with its word, then the evidence, and the erratum's link."""
+        """The tag form, for the foot of the statement's box.
+
+        The verdict as a coloured chip with its word, then the evidence, and the link to
+        the erratum.
+        """
         bg, border = _COLOURS[self.outcome]
         parts = [
             f'<div class="egm-check-tag egm-check-{self.outcome} mathjax_process" id="check-{self.label}" '

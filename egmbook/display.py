@@ -359,7 +359,7 @@ def table(
 HEAT_HIGH, HEAT_LOW = (67, 147, 195), (214, 96, 77)
 
 
-def _heat_colour(value: float, centre: float, saturate: float) -> str:
+def _heat_colour(value: float, centre: float, saturate: float, blue_above: bool = True) -> str:
     """The background of a heat-map cell: white at ``centre``, the full tint at a factor
     ``saturate`` away from it (on a log scale), in between a mix."""
     if not (value > 0 and math.isfinite(value)):
@@ -367,7 +367,7 @@ def _heat_colour(value: float, centre: float, saturate: float) -> str:
     share = min(abs(math.log(value / centre)) / math.log(saturate), 1.0)
     if share < 0.02:
         return ""
-    rgb = HEAT_HIGH if value > centre else HEAT_LOW
+    rgb = HEAT_HIGH if (value > centre) == blue_above else HEAT_LOW
     mix = [round(255 + (c - 255) * share) for c in rgb]
     return f"background:#{mix[0]:02x}{mix[1]:02x}{mix[2]:02x}"
 
@@ -420,6 +420,7 @@ def heatmap(
     saturate: float = 4.0,
     digits: int = 3,
     key: str = "",
+    blue_above: bool = True,
 ) -> HeatMap:
     """A ratio table drawn as a heat map, with the numbers in its cells: HTML in the book,
     aligned text (and the key) for nbval.
@@ -438,8 +439,10 @@ def heatmap(
     centre : float > 0
         The ratio shown white (1: both sides equal).
     saturate : float > 1
-        The factor away from ``centre`` at which the colour is full (log scale): above it,
-        blue; below it, orange-red.
+        The factor away from ``centre`` at which the colour is full (log scale).
+    blue_above : bool
+        Ratios above ``centre`` are blue and those below orange-red (the default), or the
+        other way round: the book colours blue what favours the method the table is about.
     digits : int
         Significant digits of the numbers.
     key : str
@@ -471,6 +474,8 @@ def heatmap(
     digits = check_count("digits", digits, minimum=1, maximum=6)
     if not isinstance(caption, str) or not isinstance(key, str):
         raise TypeError("caption and key must be str")
+    if not isinstance(blue_above, bool):
+        raise TypeError(f"blue_above must be a bool, got blue_above={blue_above!r}")
 
     def number(x: float) -> str:
         return f"{float(f'{x:.{digits}g}'):#.{digits}g}".rstrip(".") if abs(x) < 10 ** digits else f"{x:.0f}"
@@ -492,7 +497,7 @@ def heatmap(
                 main = number(float(value))
                 if low is not None:
                     spread = f"{number(float(low))}\N{EN DASH}{number(float(high))}"
-                style = _heat_colour(float(value), centre, saturate)
+                style = _heat_colour(float(value), centre, saturate, blue_above)
             shown_row.append((main, spread))
             text_row.append(f"{main} ({spread.replace(chr(0x2013), '-')})" if spread else main)
             style_row.append(style)
