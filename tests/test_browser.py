@@ -760,6 +760,9 @@ return {
   equations: equations,
   captions: captions,
   literals: literals,
+  // the landing page's abstract (three points): where it ends, in CSS px from the top
+  abstractBottom: (() => { const a = document.querySelector("div.egm-abstract");
+    return a ? a.getBoundingClientRect().bottom + window.scrollY : null; })(),
   images: Array.from(article.querySelectorAll("img")).filter(seen).map(img => ({
       src: img.currentSrc || img.src, natural: img.naturalWidth,
       shown: img.getBoundingClientRect().width, right: img.getBoundingClientRect().right,
@@ -914,6 +917,9 @@ def test_layout_at_laptop_width(browser, page):
     problems += _eqno_problems(info)
     problems += [("caption", f"contrast {c['contrast']:.2f} (limit {MIN_CONTRAST}): {c['text']}")
                  for c in info["captions"] if c["contrast"] < MIN_CONTRAST]
+    if page == "chapters/index.html" and not (info["abstractBottom"] and info["abstractBottom"] <= SCREEN_HEIGHT):
+        problems.append(("abstract", f"the landing page's abstract ends at {info['abstractBottom']} px, "
+                                     f"below the first screen ({SCREEN_HEIGHT} px)"))
     if not page.startswith(CODE_PROSE_PAGES):
         names = sorted(set(info["literals"]))
         if names:
@@ -991,6 +997,15 @@ def test_landing_page_opens_with_the_verdict_table():
     assert len(verdicts) >= 5, f"only {len(verdicts)} claims in the verdict table"
     bad = [v for v in verdicts if v not in VERDICTS]
     assert not bad, f"verdicts must be one of {sorted(VERDICTS)}, got {bad}"
+    assert text.count('class="egm-verdict egm-verdict-') >= len(verdicts), (
+        "each verdict should be a coloured label ({verdict} role, _ext/verdicts.py)")
+    start = text.index('<div class="egm-abstract')
+    abstract = text[start:text.index("</ul>", start)]
+    points = re.findall(r"<li>\s*<p><strong>([^<]+)</strong>", abstract)
+    assert points == ["What holds.", "What is corrected.", "What the book adds."], (
+        f"the landing page's abstract should be three points (what holds, what is corrected, what the "
+        f"book adds), got {points}")
+    assert start < text.index("<table"), "the abstract comes before the verdict table"
     first_table = text.index("<table")
     first_figure = text.find("<img", text.index('<article'))
     assert first_figure == -1 or first_table < first_figure, "the verdict table must come first"
