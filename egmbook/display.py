@@ -155,9 +155,15 @@ def phone_rendition(fig: Any) -> Any | None:
     width, height = fig.get_size_inches()
     if width <= PHONE_WIDTH_IN + 0.01:
         return None
+    try:  # a copy: cloudpickle (joblib's) also copies lambdas, such as tick formatters
+        import cloudpickle
+
+        dumps = cloudpickle.dumps
+    except ImportError:  # pragma: no cover - joblib brings it
+        dumps = pickle.dumps
     try:
-        phone = pickle.loads(pickle.dumps(fig))
-    except Exception:  # noqa: BLE001 - an unpicklable artist: no phone rendition
+        phone = pickle.loads(dumps(fig))
+    except Exception:  # noqa: BLE001 - an artist that cannot be copied: no phone rendition
         return None
     grid_axes = [ax for ax in phone.axes if ax.get_subplotspec() is not None
                  and not getattr(ax, "_colorbar", None) and ax.get_label() != "<colorbar>"]
@@ -190,16 +196,60 @@ def phone_rendition(fig: Any) -> Any | None:
         panel = min(max(panel_height * 0.8, low), high)
     else:
         panels, panel = 1, min(max(height * PHONE_WIDTH_IN / width, PHONE_PANEL_IN[0]), 2 * PHONE_PANEL_IN[1])
-    for legend in list(phone.legends):  # the figure's legends below the panels, in one column
-        handles, labels = legend.legend_handles, [t.get_text() for t in legend.texts]
-        legend.remove()
-        phone.legend(handles=handles, labels=labels, loc="outside lower center", ncols=1)
     phone.set_size_inches(PHONE_WIDTH_IN, panels * panel)
-    if phone.legends:  # room for the figure's legends, now in one column
+    phone.canvas.draw()
+    # legends that a narrow panel cannot hold (several columns, or half the panel's width)
+    # go below the panels, with the figure's own, in one column: one entry per label
+    handles, labels = [], []
+    for legend in list(phone.legends):
+        handles += legend.legend_handles
+        labels += [t.get_text() for t in legend.texts]
+        legend.remove()
+    for ax in phone.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        wide = legend._ncols > 1 or legend.get_window_extent().width > 0.5 * ax.get_window_extent().width
+        if wide:
+            handles += legend.legend_handles
+            labels += [t.get_text() for t in legend.texts]
+            legend.remove()
+    if handles:
+        unique = dict(zip(labels, handles, strict=True))
+        phone.legend(handles=list(unique.values()), labels=list(unique), loc="outside lower center", ncols=1)
+    _wrap_labels(phone)
+    if phone.legends:  # room for the legend below the panels
         phone.canvas.draw()
         extra = sum(lg.get_window_extent().height for lg in phone.legends) / phone.dpi
         phone.set_size_inches(PHONE_WIDTH_IN, panels * panel + extra + 0.1)
     return phone
+
+
+def _wrap(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, never breaking inside ``$...$``."""
+    lines, line = [], ""
+    for word in re.findall(r"\S*\$[^$]*\$\S*|\S+", text):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "\n".join([*lines, line])
+
+
+def _wrap_labels(fig: Any) -> None:
+    """Axis labels and titles wider (taller) than their panel, broken into lines."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        for text, room, setter in ((ax.xaxis.label, box.width, ax.set_xlabel), (ax.title, box.width, ax.set_title),
+                                   (ax.yaxis.label, box.height, ax.set_ylabel)):
+            label = text.get_text()
+            extent = text.get_window_extent(renderer)
+            size = extent.height if setter is ax.set_ylabel else extent.width
+            if label and "\n" not in label and size > room:
+                setter(_wrap(label, max(int(len(label) * room / size * 0.95), 8)))
 
 
 def _math(text: str) -> str:

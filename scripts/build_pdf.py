@@ -284,11 +284,11 @@ class _Binder:
         for box in article.select("div.proof, div.admonition, div.egm-check"):
             if len(box.get_text()) > LONG_BOX_CHARS:
                 box["class"] = [*box.get("class", []), "egm-pdf-long"]
+        for source in article.select("picture > source"):
+            source.decompose()  # print the figure drawn for the text column, not its phone rendition
         for img in article.find_all("img", src=True):
             img["src"] = (HTML / posixpath.dirname(page.file) / img["src"]).resolve().as_uri()
             img.attrs.pop("loading", None)
-            if img.get("srcset"):
-                del img["srcset"]  # print the figure drawn for the text column
         section = soup.new_tag("section", attrs={
             "id": page.key, "class": f"egm-pdf-page egm-pdf-level-{page.level}", "data-page": page.key})
         section.extend(list(article.contents))
