@@ -431,6 +431,58 @@ def _start_pages(pdf: bytes, keys: list[str]) -> dict[str, int]:
     return out
 
 
+def _toc_links(reader, pages: list[Page]) -> list[tuple[int, list[float], str]]:
+    """The links of the table of contents: (page index, rectangle in points, target key).
+    The contents run from their own title to the page where the book's first page starts."""
+    targets = {"/" + _first_heading(p.key): p.key for p in pages} | {_first_heading(p.key): p.key for p in pages}
+    first = reader.get_destination_page_number(_destination(reader, "contents"))
+    end = reader.get_destination_page_number(_destination(reader, _first_heading(pages[0].key)))
+    out = []
+    for k, page in enumerate(reader.pages[first:end], start=first):
+        for annot in page.get("/Annots") or []:
+            annot = annot.get_object()
+            dest = annot.get("/Dest")
+            if dest is None and annot.get("/A") is not None:
+                dest = annot["/A"].get("/D")
+            if dest is not None and str(dest) in targets:
+                out.append((k, [float(v) for v in annot["/Rect"]], targets[str(dest)]))
+    return out
+
+
+def _contents_pages(reader, pages: list[Page]) -> list[int]:  # noqa: ANN001
+    return sorted({k for k, _, _ in _toc_links(reader, pages)})
+
+
+def _numbers_overlay(pdf: bytes, pages: list[Page], numbers: dict[str, int], style: dict) -> str:
+    """An HTML document of one transparent page per page of the contents, each number set
+    where its entry's link ends (the entry's right edge, its first line)."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(pdf))
+    links = _toc_links(reader, pages)
+    level = {p.key: p.level for p in pages}
+    width, height = (float(v) for v in reader.pages[0].mediabox.upper_right)
+    line = float(style["line"].removesuffix("px")) * 0.75 if style["line"].endswith("px") else 15.0  # pt
+    sheets = []
+    for k in sorted({k for k, _, _ in links}):
+        spans = []
+        for page_index, (_, _, x2, y2), key in links:
+            if page_index != k:
+                continue
+            weight = 600 if level[key] <= 1 else 400
+            spans.append(f'<span style="position:absolute;right:{width - x2:.2f}pt;top:{height - y2:.2f}pt;'
+                         f'height:{line:.2f}pt;line-height:{line:.2f}pt;font-weight:{weight}">'
+                         f'{numbers.get(_first_heading(key), "")}</span>')
+        sheets.append(f'<div class="sheet">{"".join(spans)}</div>')
+    return f"""<!DOCTYPE html><html><head><meta charset="utf-8"><style>
+@page {{ size: {width:.2f}pt {height:.2f}pt; margin: 0; }}
+html, body {{ margin: 0; padding: 0; background: transparent; }}
+div.sheet {{ position: relative; width: {width:.2f}pt; height: {height:.2f}pt; overflow: hidden;
+  break-after: page; font-family: {style["family"]}; font-size: {style["size"]}; color: {style["color"]}; }}
+div.sheet:last-child {{ break-after: auto; }}
+</style></head><body>{"".join(sheets)}</body></html>"""
+
+
 def _add_outline(writer, reader, headings: list[tuple[int, str, str]]) -> list[str]:  # noqa: ANN001
     """Nested bookmarks: chapter, section, subsection, each at its heading."""
     from pypdf.generic import Fit
@@ -483,25 +535,31 @@ def build(out: Path) -> dict:
             problems.append(f"{info['errors']} MathJax errors {info.get('failure', '')}")
         if info.get("broken"):
             problems.append(f"images that did not load: {info['broken'][:5]}")
-        keys = [p.key for p in pages]
-        numbers: dict[str, int] = {}
-        for _ in range(3):  # the table of contents' numbers change no page break: twice suffices
-            pdf = _print(driver)
-            found = _start_pages(pdf, [_first_heading(k) for k in keys])
-            if found == numbers:
-                break
-            numbers = found
-            driver.execute_script(
-                "const n = arguments[0]; document.querySelectorAll('.egm-toc-page').forEach(s => {"
-                " s.textContent = n[s.dataset.for + '--heading-0'] || ''; });", numbers)
-        lost = [k for k in keys if _first_heading(k) not in numbers]
+        pdf = _print(driver)
+        # the table of contents' page numbers: known only once the book is printed, so they
+        # are printed on a transparent page of their own, laid over the contents
+        style = driver.execute_script(
+            "const s = getComputedStyle(document.querySelector('.egm-toc-page'));"
+            "return {family: s.fontFamily, size: s.fontSize, color: s.color, line: s.lineHeight};")
+        numbers = _start_pages(pdf, [_first_heading(p.key) for p in pages])
+        lost = [p.key for p in pages if _first_heading(p.key) not in numbers]
         if lost:
             problems.append(f"pages with no destination in the PDF: {lost}")
+        overlay_file = source.with_name("contents-numbers.html")
+        overlay_file.write_text(_numbers_overlay(pdf, pages, numbers, style), encoding="utf-8")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+        driver.get(overlay_file.resolve().as_uri())
+        overlay = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", {
+            "printBackground": False, "preferCSSPageSize": True, "displayHeaderFooter": False})["data"])
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
     reader = PdfReader(io.BytesIO(pdf))
     writer = PdfWriter(clone_from=reader)
+    numbers_pages = PdfReader(io.BytesIO(overlay)).pages
+    for page_index, overlay_page in zip(_contents_pages(reader, pages), numbers_pages, strict=True):
+        writer.pages[page_index].merge_page(overlay_page)
+        writer.pages[page_index].compress_content_streams()
     lost = _add_outline(writer, reader, [(1, "Contents", "contents"), *binder.headings])
     if lost:
         problems.append(f"headings with no destination in the PDF: {lost[:5]}")
