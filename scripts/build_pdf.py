@@ -64,7 +64,7 @@ CSS = Path(__file__).with_name("pdf_edition.css")
 COLUMN_PX = 688
 PAGE_TIMEOUT = 300  # s, load + typesetting of the whole book
 SKIP_FILES = ("chapters/api/",)  # the API reference is HTML only
-LONG_TABLE_ROWS = 16  # a table with more rows may break across printed pages
+LONG_TABLE_ROWS = 8  # a table with more rows may break across printed pages (between rows)
 LONG_BOX_CHARS = 1600  # so may a statement, proof or note with more text
 LANDING_TITLE = "Overview"  # the landing page's heading in print (the title page has the book's title)
 
