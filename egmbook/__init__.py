@@ -12,7 +12,10 @@ engine depends on :mod:`egmlib` alone.
 - :mod:`egmbook.improvement_margin`          how far Figure 2's improvement R stays above 1
 - :mod:`egmbook.clipping_error`              noise, clipping and centre terms of a clipped noisy sum; best p_C
 - :mod:`egmbook.error_simulation`            the same error measured by running the mechanisms on simulated data
-- :mod:`egmbook.privacy_audit`               privacy check of Algorithm 3 on a worst-case pair
+- :mod:`egmbook.neighbours`                  the neighbouring datasets the privacy checks attack
+- :mod:`egmbook.privacy_check`               chapter 7a's white-box check of Algorithm 3 on a worst-case pair
+- :mod:`egmbook.privacy_audit`               the black-box audit: attacks on released outputs, with controls
+- :mod:`egmbook.privacy_audit_book`          chapter 7b's run of the audit, its setting and stored results
 - :mod:`egmbook.beyond_report`               typed access to the results of chapter 7's simulations
 - :mod:`egmbook.gaussian_benchmarks`         PLAN's Gaussian benchmarks GaussianA, B and C
 - :mod:`egmbook.peer_results`                typed access to the peers benchmarks' results files

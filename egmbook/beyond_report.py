@@ -23,7 +23,7 @@ The sections, in the script's order:
 * :attr:`BeyondReport.private_centre` (E) -- the centre claim with centres released
   privately on an independent batch;
 * :attr:`BeyondReport.privacy` (P) -- the empirical privacy check
-  (:func:`egmbook.privacy_audit.privacy_check`).
+  (:func:`egmbook.privacy_check.privacy_check`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from egmbook.clipping_error import ClippingOptimum
-from egmbook.privacy_audit import PrivacyCheck
+from egmbook.privacy_check import PrivacyCheck
 from egmlib import _validation as _v
 
 __all__ = [

@@ -184,7 +184,10 @@ def row_clip_moments(
         if np.any(sigma_mech == 0):
             raise ValueError("sigma_mech must be > 0 entrywise for method='alg3' "
                              "(Lemma 4.1's b_j = (sigma_j sum sigma)^(-1/2))")
-        b = scaling.algorithm3_scaling(sigma_mech)
+        try:
+            b = scaling.algorithm3_scaling(sigma_mech)
+        except ValueError as exc:  # its message names its own argument, sigma
+            raise ValueError(f"sigma_mech gives no finite scaling: {exc}") from None
     else:
         b = np.ones(d)
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below

@@ -122,10 +122,8 @@ def settings(dataset: str) -> list[GaussianSetting]:
 def sample(setting: GaussianSetting, *, rng: np.random.Generator) -> np.ndarray:
     """n rows of N(mu 1, diag(sigma^2)) for ``setting``, as a read-only float64 array.
 
-    PLAN's Gaussian benchmark data (Aumuller et al. 2024, Figure 3).
-
-    Read-only so that the estimators may share its sorted columns
-    (:func:`egmlib.peers.quantiles.sorted_columns`).
+    PLAN's Gaussian benchmark data (Aumuller et al. 2024, Figure 3).  Read-only: the
+    sweeps release from it many times and must not change it.
     """
     if not isinstance(setting, GaussianSetting):
         raise TypeError(f"setting must be a GaussianSetting, got setting of type "

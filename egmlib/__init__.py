@@ -10,6 +10,7 @@ egmlib and never the reverse.
 
 - :mod:`egmlib.calibration`                 noise calibration of the Gaussian mechanism (Theorems 1-2)
 - :mod:`egmlib.mechanisms`                  Algorithms 1-3 and Algorithm 3's baseline (the clipped Gaussian mechanism)
+- :mod:`egmlib.clipping`                    the one clipped sum of every release, and its sensitivity in floating point
 - :mod:`egmlib.scaling`                     optimal scalings and expected errors in closed form (Theorem 3, Lemma 4.1)
 - :mod:`egmlib.gchisq`                      tails and quantiles of weighted chi-square sums (the radius C)
 - :mod:`egmlib.bounds`                      Lemma 4.2 and Theorem 4; the Laurent-Massart bound for every n
@@ -26,7 +27,6 @@ egmlib and never the reverse.
   - :mod:`egmlib.peers.arms`                the registry of arms: display name -> estimator, label, style
   - :mod:`egmlib.peers.quantiles`           private quantiles: exponential mechanism, noisy bisection
   - :mod:`egmlib.peers.scales`              private standard deviations from pairwise differences
-  - :mod:`egmlib.peers.clipping`            the clipped sum shared by the estimators
   - :mod:`egmlib.peers.hadamard`            the randomised Hadamard rotation of IOME
   - :mod:`egmlib.peers.budget`              zCDP budget splits and (epsilon, delta) conversions
 

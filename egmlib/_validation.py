@@ -32,7 +32,6 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "is_immutable",
     "check_real",
     "check_positive_finite",
     "check_nonnegative_finite",
@@ -102,6 +101,8 @@ def check_real(name: str, value: Any) -> float:
         value = value[()]
     if isinstance(value, (bool, np.bool_)):
         raise _type_error(name, "a real number (not a bool)", value)
+    if isinstance(value, (np.timedelta64, np.datetime64)):  # numpy registers timedelta64 as an integer
+        raise _type_error(name, "a real number (not a time)", value)
     if not isinstance(value, numbers.Real):
         raise _type_error(name, "a real number", value)
     try:
@@ -173,6 +174,8 @@ def check_count(name: str, value: Any, *, minimum: int = 1, maximum: int | None 
         value = value[()]
     if isinstance(value, (bool, np.bool_)):
         raise _type_error(name, "an integer (not a bool)", value)
+    if isinstance(value, (np.timedelta64, np.datetime64)):  # numpy registers timedelta64 as an integer
+        raise _type_error(name, "an integer (not a time)", value)
     if isinstance(value, numbers.Integral):
         n = int(value)
     elif isinstance(value, numbers.Real):
@@ -250,6 +253,9 @@ def _as_numeric(name: str, value: Any) -> np.ndarray:
     """
     if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
         raise _type_error(name, "an array of real numbers", value)
+    if isinstance(value, np.ma.MaskedArray):  # np.asarray would drop the mask
+        raise TypeError(f"{name} must be a plain array of real numbers, got a masked array: fill or drop the "
+                        f"masked entries first (e.g. {name}.filled(...) or {name}.compressed())")
     try:
         arr = np.asarray(value)
     except ValueError as exc:  # numpy 2: inhomogeneous (ragged) nesting
@@ -378,9 +384,12 @@ def check_data_matrix(name: str, value: Any) -> np.ndarray:
     without a copy; its entries are checked for finiteness by the caller, chunk by chunk.
     Boolean data is a TypeError (convert 0/1 data with ``X.astype(float)``).
     """
-    arr = value if isinstance(value, np.ndarray) else _as_numeric(name, value)
+    if isinstance(value, np.ndarray) and not isinstance(value, (np.ma.MaskedArray, np.matrix)):
+        arr = value  # also a np.memmap: no copy
+    else:  # np.matrix becomes a plain 2-D array; a masked array is a TypeError
+        arr = _as_numeric(name, value)
     if arr.dtype.kind == "b" or arr.dtype.kind not in _REAL_KINDS:
-        _as_numeric(name, arr)  # raises the TypeError naming the dtype
+        arr = _as_numeric(name, arr)  # raises the TypeError naming the dtype, or converts exact reals
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (n, d), got {name} of shape {arr.shape}")
     n, d = arr.shape
@@ -392,9 +401,8 @@ def check_data_matrix(name: str, value: Any) -> np.ndarray:
 def check_finite_data(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray:
     """A data matrix of shape (n, d) with finite entries, as float64, and ``n >= min_rows``.
 
-    A float64 :class:`numpy.ndarray` is returned as it is, without a copy (a read-only
-    array stays read-only, so that caches keyed by the array can recognise it); integer
-    data are converted to a new float64 array.  Types and shape as in
+    A float64 :class:`numpy.ndarray` is returned as it is, without a copy; integer data
+    are converted to a new float64 array.  Types and shape as in
     :func:`check_data_matrix`.
     """
     arr = check_data_matrix(name, value)
@@ -410,13 +418,6 @@ def check_finite_data(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray
         if np.any(bad):
             raise ValueError(f"{name} must be finite, got {_first_bad(name, arr, bad)}")
     return arr
-
-
-def is_immutable(X: np.ndarray) -> bool:
-    """Whether ``X`` is read-only and owns its memory, so that it cannot change and results
-    computed from it may be memoised by the array object (sorted columns, rotated data,
-    private inputs of a release)."""
-    return (not X.flags.writeable) and X.base is None
 
 
 def check_finite_result(value: Any, *, what: str, inputs: str) -> None:
@@ -468,6 +469,8 @@ def check_symbolic_vector(name: str, value: Any) -> list[Any]:
 
     if isinstance(value, (str, bytes, bool)) or value is None:
         raise TypeError(f"{name} must be a sequence of sympy expressions or numbers, got {name}={value!r}")
+    if isinstance(value, np.ma.MaskedArray):  # iterating would drop the mask
+        raise TypeError(f"{name} must be a plain sequence, got a masked array: fill or drop the masked entries first")
     if isinstance(value, (int, float, sp.Expr)):
         raise ValueError(f"{name} must be a sequence (one-dimensional), got the scalar {name}={value!r}")
     if not isinstance(value, Iterable):

@@ -24,9 +24,15 @@ them -- ``noise``, ``clipped_sum``, ``transformed_sum``, ``n_clipped`` -- are
 functions of the data: they exist for tests and bias studies, and publishing any
 of them voids the privacy guarantee.  Arrays in the results are read-only.
 
-Floating point: the mechanisms draw noise with numpy's Gaussian sampler; the
-privacy statements are those of the real-valued mechanisms (the floating-point
-attacks on textbook Gaussian samplers are out of scope here).
+Floating point.  Algorithm 3 and its baseline sum their clipped rows with
+:func:`egmlib.clipping.clip_rows` (centred rows, in chunks) and calibrate their noise to
+:func:`egmlib.clipping.sum_sensitivity`, ``2 C (1 + nu)``, which adds the bound on the
+summation's rounding to the sensitivity 2 C (``nu`` is 1e-9 or less up to n = 1e5).
+Algorithms 1 and 2 add noise to the plain column sum for a sensitivity the caller states:
+it must bound the computed sums of neighbouring datasets, rounding included (for rows of
+l2 norm at most M, ``clipping.sum_sensitivity(M, n=n, d=d)`` does).  The mechanisms draw
+noise with numpy's Gaussian sampler, whose floating-point attacks on textbook samplers are
+out of scope here.
 """
 
 from __future__ import annotations
@@ -42,11 +48,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from egmlib import _validation as _v
-from egmlib import calibration, gchisq, scaling
+from egmlib import calibration, clipping, gchisq, scaling
 
 __all__ = [
     "METHODS",
-    "CHUNK_ELEMENTS",
     "B_NORM_TOL",
     "RADIUS_CACHE_SIZE",
     "RADIUS_CACHE_MAX_D",
@@ -58,13 +63,6 @@ __all__ = [
     "algorithm3",
     "clipped_gaussian_mechanism",
 ]
-
-#: Elements (float64) per row chunk of Algorithm 3 and its baseline, 2**17 elements
-#: = 1 MiB, small enough to stay in cache for the four passes made over each chunk
-#: (measured: 4x faster than 8 MiB chunks here).  No pass calls BLAS: the row norms
-#: and the weighted row sum are numpy einsum loops, so the result does not depend on
-#: the number of BLAS threads, and a threaded gemv cannot stall on a busy machine.
-CHUNK_ELEMENTS = 2**17
 
 #: Tolerance on | ||b|| - 1 | for a caller-supplied scaling of Algorithm 2.
 B_NORM_TOL = 1e-9
@@ -143,7 +141,7 @@ class EllipticalGaussianResult(_NoiseErrorMixin):
 
 
 @dataclass(frozen=True)
-class GaussianDataResult(_NoiseErrorMixin):
+class GaussianDataResult:
     """Output of :func:`algorithm3` (Algorithm 3) and of
     :func:`clipped_gaussian_mechanism` (the baseline, which is the same release
     with b = 1: its "transformed" space is the original space centred at mu_hat).
@@ -162,22 +160,34 @@ class GaussianDataResult(_NoiseErrorMixin):
     clipped_sum: np.ndarray  #: (d,) sum_i clip(x_i) = T / b + n mu_hat (noiseless)
     transformed_sum: np.ndarray  #: (d,) T = sum_i clip_C((x_i - mu_hat) * b)
     noise: np.ndarray  #: (d,) eta / b in the original space (zeros if not noise_added)
-    noise_std: np.ndarray  #: (d,) 2 C sigma_opt / b_j (what Algorithm 3 adds)
+    #: (d,) sensitivity * sigma_opt / b_j (what Algorithm 3 adds); None without a budget
+    noise_std: np.ndarray | None
     b: np.ndarray  #: (d,) Lemma 4.1 scaling, inf where sigma_j == 0
     C: float  #: clipping radius in the transformed space
     p_clip: float  #: tail probability defining C
     n_clipped: int  #: rows with ||(x_i - mu_hat) * b|| > C (not private)
     n: int
-    sigma_opt: float  #: Theorem 2 sigma_opt(eps, delta) for unit sensitivity
-    sensitivity: float  #: the l2 sensitivity 2 C of T
-    transformed_noise_std: float  #: 2 C sigma_opt, per coordinate of T
-    eps: float
-    delta: float
+    sigma_opt: float | None  #: Theorem 2 sigma_opt(eps, delta) for unit sensitivity (None without a budget)
+    #: the l2 sensitivity of the computed T: 2 C (1 + nu), nu the rounding bound of
+    #: :func:`egmlib.clipping.rounding_slack` (about 1e-10 at the book's sizes)
+    sensitivity: float
+    transformed_noise_std: float | None  #: sensitivity * sigma_opt, per coordinate of T
+    eps: float | None  #: None for the noiseless clipped sum called without a budget
+    delta: float | None
     noise_added: bool  #: False for the noiseless clipped sum (noise=False)
 
     def __post_init__(self):
         for name in ("sum", "clipped_sum", "transformed_sum", "noise", "noise_std", "b"):
-            object.__setattr__(self, name, _readonly(getattr(self, name)))
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _readonly(getattr(self, name)))
+
+    @property
+    def expected_noise_error(self) -> float:
+        """E||noise||^2 = sum_j noise_std_j^2 (eqs. (5), (9) and (24)); needs the budget."""
+        if self.noise_std is None:
+            raise ValueError("expected_noise_error needs eps and delta: the clipped sum was computed "
+                             "with noise=False and no budget")
+        return scaling.gaussian_noise_error(self.noise_std)
 
 
 # --------------------------------------------------------------------------- #
@@ -347,93 +357,6 @@ def elliptical_gaussian_mechanism(
 # --------------------------------------------------------------------------- #
 # Algorithm 3
 # --------------------------------------------------------------------------- #
-def _far_directions(
-    raw: NDArray[np.float64], mu: NDArray[np.float64], b: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """Unit vectors along (raw - mu) * b for rows whose squared norm overflows.
-
-    Works with logarithms of magnitudes, so rows such as 1e300 with b_j = 1e100
-    get the right direction instead of inf / NaN.
-    """
-    diff = raw * 0.5 - mu * 0.5  # cannot overflow for finite raw, mu
-    with np.errstate(divide="ignore"):
-        logmag = np.log(np.abs(diff)) + np.log(b)
-    top = np.max(logmag, axis=1, keepdims=True)
-    u = np.sign(diff) * np.exp(logmag - top)
-    u /= np.sqrt(np.einsum("ij,ij->i", u, u))[:, None]
-    return u
-
-
-def _clipped_transformed_sum(
-    X: np.ndarray,
-    *,
-    mu: NDArray[np.float64],
-    b: NDArray[np.float64],
-    C: float,
-    cols: NDArray[np.intp] | None = None,
-    chunk_rows: int | None = None,
-) -> tuple[NDArray[np.float64], int]:
-    """T = sum_i clip_C((x_i[cols] - mu) * b) and the number of rows clipped.
-
-    clip_C(y) = min(1, C / ||y||) y, so ||clip_C(y)|| <= C and substituting one
-    row moves T by at most 2 C in l2 norm.  X is read in row chunks into one
-    reused float64 buffer; the transformed data never exists whole.  Within a
-    chunk the rows are added in order (no BLAS), so T does not depend on the
-    number of BLAS threads.  ``mu`` and ``b``
-    are already restricted to ``cols`` (None = all columns).  Columns not in
-    ``cols`` are only checked to be finite.
-    """
-    n, d = X.shape
-    k = b.shape[0]
-    if chunk_rows is None:
-        chunk_rows = max(1, CHUNK_ELEMENTS // max(d, 1))
-    other = None
-    if cols is not None:
-        mask = np.ones(d, dtype=bool)
-        mask[cols] = False
-        other = np.flatnonzero(mask)
-    T = np.zeros(k)
-    n_clipped = 0
-    buf = np.empty((min(chunk_rows, n), k))  # the only chunk-sized work array
-    for start in range(0, n, chunk_rows):
-        block = X[start:start + chunk_rows]
-        Y = buf[: block.shape[0]]
-        with np.errstate(over="ignore"):
-            if cols is None:
-                np.subtract(block, mu, out=Y)
-            else:
-                Y[...] = block[:, cols]
-                Y -= mu
-        if cols is not None and other is not None:
-            if other.size and not np.all(np.isfinite(block[:, other])):
-                i = start + int(np.flatnonzero(~np.all(np.isfinite(block[:, other]), axis=1))[0])
-                raise ValueError(f"X must be finite, got NaN or inf in row {i}")
-        with np.errstate(over="ignore"):  # overflowing rows are handled below
-            Y *= b
-            sq = np.einsum("ij,ij->i", Y, Y)
-        bad = ~np.isfinite(sq)
-        norm = np.sqrt(sq)
-        clipped = norm > C
-        scale = np.ones_like(norm)
-        np.divide(C, norm, out=scale, where=clipped)
-        if np.any(bad):
-            rows = np.flatnonzero(bad)
-            raw = np.asarray(X[start + rows], dtype=np.float64)
-            if cols is not None:
-                raw = raw[:, cols]
-            finite = np.all(np.isfinite(raw), axis=1)
-            if not np.all(finite):
-                i = start + int(rows[np.flatnonzero(~finite)[0]])
-                raise ValueError(f"X must be finite, got NaN or inf in row {i}")
-            # finite data whose transformed norm overflows: certainly clipped
-            Y[rows] = C * _far_directions(raw, mu, b)
-            scale[rows] = 1.0
-            clipped[rows] = True
-        n_clipped += int(np.count_nonzero(clipped))
-        T += np.einsum("i,ij->j", scale, Y)  # sum_i scale_i y_i, rows in order, without BLAS
-    return T, n_clipped
-
-
 # --------------------------------------------------------------------------- #
 # the clipping radius (memoised)
 # --------------------------------------------------------------------------- #
@@ -460,14 +383,17 @@ def _clipping_radius(p: float, w: NDArray[np.float64]) -> float:
 
 def _check_clipping_inputs(
     X: Any, sigma: Any, mu_hat: Any, eps: Any, delta: Any, rng: Any, p_clip: Any, noise: Any, chunk_rows: Any
-) -> tuple[np.ndarray, NDArray[np.float64], NDArray[np.float64], float, float, Any, float, bool, int | None]:
+) -> tuple[np.ndarray, NDArray[np.float64], NDArray[np.float64], float | None, float | None, Any, float, bool,
+           int | None]:
     """The shared argument checks of Algorithm 3 and the clipped baseline."""
     X = _v.check_data_matrix("X", X)
     n, d = X.shape
     sigma = _v.check_nonnegative_vector("sigma", sigma, length=d, of=_PER_COLUMN)
     mu_hat = _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_COLUMN)
-    eps = _v.check_positive_finite("eps", eps)
-    delta = _v.check_probability("delta", delta)
+    noise = _v.check_bool("noise", noise)
+    if noise or eps is not None or delta is not None:  # a budget: needed to add noise
+        eps = _v.check_positive_finite("eps", eps)
+        delta = _v.check_probability("delta", delta)
     if p_clip is None:
         if n < 2:
             raise ValueError(
@@ -476,7 +402,6 @@ def _check_clipping_inputs(
             )
         p_clip = 1.0 / n
     p_clip = _v.check_probability("p_clip", p_clip)
-    noise = _v.check_bool("noise", noise)
     if noise:
         rng = _v.check_rng("rng", rng)
     if chunk_rows is not None:
@@ -492,8 +417,8 @@ def _scaled_clipped_release(
     C: float,
     mu_hat: NDArray[np.float64],
     p_clip: float,
-    eps: float,
-    delta: float,
+    eps: float | None,
+    delta: float | None,
     rng: np.random.Generator | None,
     noise: bool,
     chunk_rows: int | None,
@@ -506,16 +431,23 @@ def _scaled_clipped_release(
     """
     n, d = X.shape
     b_act = b[active]
-    s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
-    s_t = 2.0 * C * s_opt  # = sigma_opt(eps, delta, sensitivity=2C)
-    with np.errstate(over="ignore"):
-        std_act = s_t / b_act
-    _v.check_finite_result(std_act, what="the noise standard deviation 2 C sigma_opt / b_j", inputs="sigma")
+    k = b_act.shape[0]
+    rows = clipping.chunk_rows(k) if chunk_rows is None else chunk_rows
+    _v.check_finite_result(C, what="the clipping radius C", inputs="sigma")
+    sensitivity = clipping.sum_sensitivity(C, n=n, d=k, rows=rows)  # 2 C and the rounding bound
+    std: NDArray[np.float64] | None = None
+    s_opt = s_t = None
+    if eps is not None and delta is not None:  # with a budget: the noise it calls for
+        s_opt = float(calibration.sigma_opt(eps=eps, delta=delta))
+        s_t = sensitivity * s_opt  # = sigma_opt(eps, delta, sensitivity)
+        with np.errstate(over="ignore"):
+            std_act = s_t / b_act
+        _v.check_finite_result(std_act, what="the noise standard deviation 2 C sigma_opt / b_j", inputs="sigma")
+        std = np.zeros(d)
+        std[active] = std_act
 
     cols = None if np.all(active) else np.flatnonzero(active)
-    T_act, n_clipped = _clipped_transformed_sum(
-        X, mu=mu_hat[active], b=b_act, C=C, cols=cols, chunk_rows=chunk_rows
-    )
+    T_act, n_clipped = clipping.clip_rows(X, C, mu_hat[active], b_act, cols=cols, rows=rows)
 
     with np.errstate(over="ignore"):
         clipped_sum = n * mu_hat  # inactive coordinates: n * mu_hat_j exactly
@@ -523,17 +455,15 @@ def _scaled_clipped_release(
     _v.check_finite_result(clipped_sum, what="the clipped sum n mu_hat + T / b", inputs="mu_hat or sigma")
     T = np.zeros(d)
     T[active] = T_act
-    std = np.zeros(d)
-    std[active] = std_act
     eta = np.zeros(d)
-    if noise:
+    if noise and s_t is not None:
         # a Generator: _check_clipping_inputs requires one when noise=True
         eta[active] = _draw(cast(np.random.Generator, rng), np.full(b_act.shape[0], s_t)) / b_act
         _v.check_finite_result(clipped_sum + eta, what="the release clipped sum + noise", inputs="mu_hat or sigma")
     return GaussianDataResult(
         sum=clipped_sum + eta, clipped_sum=clipped_sum, transformed_sum=T,
         noise=eta, noise_std=std, b=b, C=C, p_clip=p_clip, n_clipped=n_clipped, n=n,
-        sigma_opt=s_opt, sensitivity=2.0 * C, transformed_noise_std=s_t,
+        sigma_opt=s_opt, sensitivity=sensitivity, transformed_noise_std=s_t,
         eps=eps, delta=delta, noise_added=bool(noise),
     )
 
@@ -543,8 +473,8 @@ def algorithm3(
     *,
     sigma: ArrayLike,
     mu_hat: ArrayLike,
-    eps: float,
-    delta: float,
+    eps: float | None = None,
+    delta: float | None = None,
     rng: np.random.Generator | None,
     p_clip: float | None = None,
     noise: bool = True,
@@ -561,6 +491,9 @@ def algorithm3(
        and every clipped row has norm <= C, so Delta(T) = 2 C.
     4. Release T / b + n mu_hat + eta / b, eta ~ N(0, (2 C sigma_opt)^2 I)
        (Theorem 2 in the transformed space, then post-processing, Lemma 2.1).
+       In floating point the computed T of neighbours differ by at most
+       2 C (1 + nu) (:func:`egmlib.clipping.sum_sensitivity`; nu about 1e-10 at the
+       book's sizes), and the noise is calibrated to that.
 
     With no row clipped and no noise the release is exactly sum_i x_i.  The
     report's pseudo-code adds mu_hat inside the transformed-space sum
@@ -590,7 +523,10 @@ def algorithm3(
     mu_hat : array_like, shape (d,), finite
         Centre (a public or separately privatised estimate of the mean).
     eps : float, finite and > 0
+        Required to add noise; optional with ``noise=False`` (then ``noise_std``,
+        ``sigma_opt`` and ``eps`` are None).
     delta : float in (0, 1)
+        As ``eps``.
     rng : numpy.random.Generator
         Not used (may be None) when ``noise=False``.
     p_clip : float in (0, 1), optional
@@ -635,8 +571,8 @@ def clipped_gaussian_mechanism(
     *,
     sigma: ArrayLike,
     mu_hat: ArrayLike,
-    eps: float,
-    delta: float,
+    eps: float | None = None,
+    delta: float | None = None,
     rng: np.random.Generator | None,
     p_clip: float | None = None,
     noise: bool = True,
@@ -671,7 +607,10 @@ def clipped_gaussian_mechanism(
     mu_hat : array_like, shape (d,), finite
         Centre of the clipping ball (public).
     eps : float, finite and > 0
+        Required to add noise; optional with ``noise=False`` (then ``noise_std``,
+        ``sigma_opt`` and ``eps`` are None).
     delta : float in (0, 1)
+        As ``eps``.
     rng : numpy.random.Generator
         Not used (may be None) when ``noise=False``.
     p_clip : float in (0, 1), optional

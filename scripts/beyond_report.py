@@ -43,7 +43,7 @@ Everything is seeded (numpy Generators spawned from one SeedSequence per experim
 The library code lives in egmlib: the two mechanisms in egmlib.mechanisms (which
 memoise their radius), the radii in egmbook.experiments, the per-row error model and its
 optimum over p_C in egmbook.clipping_error, the direct simulation in
-egmbook.error_simulation, the privacy check in egmbook.privacy_audit.  This script only
+egmbook.error_simulation, the privacy check in egmbook.privacy_check.  This script only
 runs the experiments and writes their results; the summary it prints is read back
 through egmbook.beyond_report, as the chapter reads it.
 """
@@ -70,7 +70,7 @@ from pathlib import Path
 
 import numpy as np
 
-from egmbook import experiments, privacy_audit
+from egmbook import experiments, privacy_check
 from egmbook.beyond_report import BeyondReport, load_beyond_report
 from egmbook.clipping_error import (
     baseline_clip_moment_exact,
@@ -572,7 +572,7 @@ def experiment_P(seed, n_mc, n_outputs, log):
     out = []
     for (d, a), child in zip(cfgs, ss.spawn(len(cfgs)), strict=True):
         t0 = time.time()
-        check = privacy_audit.privacy_check(zipf(d, a), n=1000, eps=EPS, delta=DELTA,
+        check = privacy_check.privacy_check(zipf(d, a), n=1000, eps=EPS, delta=DELTA,
                                             rng=np.random.default_rng(child), n_mc=n_mc, n_outputs=n_outputs)
         res = {"d": d, "alpha": a, **check.as_dict()}
         out.append(res)

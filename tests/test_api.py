@@ -30,7 +30,9 @@ CITATION = re.compile(
     r"Balle|Dwork|Pagh|lecture notes|chapter 7|report|"
     # the papers that egmlib.peers implements
     r"Aumuller|Huang, Liang and Yi|Biswas|Bun and Steinke|Kaplan|Smith \(2011|Laurent and Massart|"
-    r"Cesar and Rogers"
+    r"Cesar and Rogers|"
+    # floating-point error analysis of the clipped sum (egmlib.clipping)
+    r"Higham"
 )
 CALLABLES = public_callables()
 

@@ -16,7 +16,7 @@ import pytest
 
 from egmbook import beyond_report as br
 from egmbook.clipping_error import ClippingOptimum
-from egmbook.privacy_audit import ControlDelta, PrivacyCheck
+from egmbook.privacy_check import ControlDelta, PrivacyCheck
 
 
 @pytest.fixture(scope="module")

@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 
 from egmbook import gaussian_benchmarks as GB
-from egmlib import calibration, mechanisms
+from egmlib import calibration, clipping, mechanisms
+from egmlib.clipping import clipped_sum
 from egmlib.peers import algorithm3 as A3
 from egmlib.peers import budget as B
 from egmlib.peers import coinpress as CP
 from egmlib.peers import iome as IO
 from egmlib.peers import plan as PL
-from egmlib.peers.clipping import clipped_sum
 
 
 def _data(seed, n=3000, sigma=(4.0, 2.0, 1.0, 0.5), mu=3.0):
@@ -61,7 +61,9 @@ def test_coinpress_step_sensitivity():
         worst = max(worst, d / bound)
     assert worst > 0.999
     # the noise of that step is the zCDP Gaussian scale for sensitivity 2R/n
-    assert r1.noise_stds[0] == pytest.approx(bound / math.sqrt(2 * 0.5), rel=1e-14)
+    # (the sensitivity 2R/n with the bound on the sum's rounding, egmlib.clipping)
+    slack = 1 + clipping.rounding_slack(X.shape[0], d=4)
+    assert r1.noise_stds[0] == pytest.approx(bound * slack / math.sqrt(2 * 0.5), rel=1e-14)
 
 
 def test_coinpress_budget_schedule_and_accuracy():
@@ -97,7 +99,7 @@ def test_coinpress_validation():
                           steps=61)
     with pytest.raises(TypeError, match="steps must be an integer"):
         CP.coinpress_schedule(50, d=4, prior_radius=1.0, rho=1.0, steps="3")
-    with pytest.raises(ValueError, match="whitened prior radius overflows.*lower, upper or 1/sigma"):
+    with pytest.raises(ValueError, match="whitened (box|prior radius) overflows.*lower, upper or 1/sigma"):
         CP.coinpress_known_scales(X, sigma=np.full(4, 1e-300), rho=1.0, lower=-1e10, upper=1e10,
                                   rng=rng)
 
@@ -131,7 +133,8 @@ def test_plan_variants_budget_noise_and_accuracy(which):
         r = PL.plan_oracle_mean(X, mu_hat=np.full(4, mu), sigma=sigma, **kw)
         np.testing.assert_array_equal(r.centre, mu)
     assert math.fsum(r.budget.parts.values()) == pytest.approx(2.0, rel=1e-14)
-    assert r.noise_std == pytest.approx(2 * r.C / math.sqrt(2 * r.budget["noise"]), rel=1e-14)
+    sensitivity = clipping.sum_sensitivity(r.C, n=20000, d=4)  # 2C and the rounding bound
+    assert r.noise_std == pytest.approx(sensitivity / math.sqrt(2 * r.budget["noise"]), rel=1e-14)
     assert np.linalg.norm(r.estimate - mu) < 0.15
     # about k n rows clipped (not 1, as Algorithm 3)
     k = 1 - r.clip_quantile
@@ -179,7 +182,8 @@ def test_iome_budget_rank_noise_and_accuracy():
     assert math.fsum(r.budget.parts.values()) == pytest.approx(2.0, rel=1e-14)
     rn, rt = r.budget["noise"], r.budget["threshold"]
     assert r.rank_target == int(20000 - 4 * math.sqrt(8 / (2 * rn)) - 2 * math.sqrt(20 / (2 * rt)))
-    assert r.noise_std == pytest.approx(2 * r.C / math.sqrt(2 * rn) / 20000, rel=1e-14)
+    sensitivity = clipping.sum_sensitivity(r.C, n=20000, d=8)  # 2C and the rounding bound, N = 8
+    assert r.noise_std == pytest.approx(sensitivity / math.sqrt(2 * rn) / 20000, rel=1e-14)
     assert r.centre.shape == (8,)  # padded to a power of two
     assert np.linalg.norm(r.estimate - mu) < 0.1
 
@@ -207,7 +211,7 @@ def test_algorithm3_zcdp_release_is_clipped_sum_plus_calibrated_noise():
     ref = mechanisms.algorithm3(X, sigma=sigma, mu_hat=np.full(4, mu), eps=1.0,
                                        delta=1e-6, rng=None, noise=False)
     assert r.C == ref.C and r.n_clipped == ref.n_clipped
-    s = 2 * ref.C / math.sqrt(2 * rho)
+    s = ref.sensitivity / math.sqrt(2 * rho)  # 2C and the rounding bound
     np.testing.assert_allclose(r.noise_std, s / ref.b, rtol=1e-14)
     z = np.random.default_rng(seed).standard_normal(4)
     np.testing.assert_allclose(r.estimate * 2000, ref.clipped_sum + s * z / ref.b, rtol=1e-12)
@@ -244,7 +248,8 @@ def test_algorithm3_pipelines_budget_and_accuracy(which):
         assert r.budget.parts == {"scale": 0.125, "centre": 0.125, "noise": 0.75}
         np.testing.assert_allclose(r.sigma, sigma, rtol=0.1)
     np.testing.assert_allclose(r.noise_std / np.sqrt(r.sigma * r.sigma.sum()),
-                               2 * r.C / math.sqrt(2 * r.budget["noise"]), rtol=1e-12)
+                               clipping.sum_sensitivity(r.C, n=20000, d=4) / math.sqrt(2 * r.budget["noise"]),
+                               rtol=1e-12)
     assert np.linalg.norm(r.centre - mu) < 0.1
     assert np.linalg.norm(r.estimate - mu) < 0.1
 
@@ -346,3 +351,32 @@ def test_algorithm3_pipelines_default_shares_are_the_published_constants():
                                                "noise": 1 - p["scale_share"] - p["centre_share"]}
     for shares in (algorithm3.PRIVATE_CENTRE_SHARES, algorithm3.PRIVATE_SHARES):
         assert math.fsum(shares.values()) == 1.0
+
+
+def test_valid_budgets_that_give_eps_zero_are_accepted():
+    """Issue 25: a delta above the profile's value at eps = 0 (delta = 0.4 at rho = 1/2, or
+    rho = 1e-12 at delta = 1e-6) makes the exact eps 0; that is valid input, not an error."""
+    X, sigma, mu = _data(16, n=500)
+    r = A3.algorithm3_zcdp(X, sigma=sigma, mu_hat=np.full(4, mu), rho=0.5, delta=0.4, rng=np.random.default_rng(1))
+    assert r.eps == 0.0 and np.all(np.isfinite(r.estimate))
+    assert np.all(r.analytic_noise_std < r.noise_std)  # (0, 0.4)-DP needs less noise than rho = 1/2 gives
+    from egmlib.peers.arms import ARMS
+    r2 = ARMS["Alg3-private"](X, rho=1e-12, lower=-100.0, upper=100.0, rng=np.random.default_rng(2))
+    assert r2.eps == 0.0 and np.all(np.isfinite(r2.estimate))
+
+
+@pytest.mark.parametrize("name", ["Alg3-oracle", "PLAN-oracle", "CoinPress", "empirical"])
+def test_every_arm_checks_the_common_arguments(name):
+    """Issue 25: the oracle arms ignored lower, upper and rng, and named mu_hat for mu."""
+    from egmlib.peers.arms import ARMS
+    X, sigma, mu = _data(17, n=300)
+    arm = ARMS[name]
+    given = {g: {"sigma": sigma, "mu": np.full(4, mu)}[g] for g in arm.given}
+    kw = dict(rho=0.5, lower=-100.0, upper=100.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="lower must be < upper"):
+        arm(X, **{**kw, "lower": 1.0, "upper": 0.0}, **given)
+    with pytest.raises(TypeError, match="rng must be a numpy.random.Generator"):
+        arm(X, **{**kw, "rng": 3}, **given)
+    if "mu" in arm.given:
+        with pytest.raises(ValueError, match="mu must have length d=4"):
+            arm(X, **kw, **{**given, "mu": np.zeros(3)})

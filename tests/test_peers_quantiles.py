@@ -15,8 +15,6 @@ What could fail, and how it is caught:
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
 
@@ -157,20 +155,47 @@ def test_seeded_reproducibility():
     np.testing.assert_array_equal(a, b)
 
 
-def test_sort_cache_only_for_read_only_owning_arrays():
-    X = np.random.default_rng(8).normal(size=(50, 4))
-    assert Q.sorted_columns(X) is not Q.sorted_columns(X)
-    X.setflags(write=False)
+def _layouts(X):
+    """The same values as a writable, a read-only, a Fortran-ordered and a strided array."""
+    ro = np.array(X, copy=True)
+    ro.setflags(write=False)
+    wide = np.zeros((X.shape[0], 2 * X.shape[1]))
+    wide[:, ::2] = X
+    return {"writable": X, "read-only": ro, "fortran": np.asfortranarray(X), "strided": wide[:, ::2]}
+
+
+def test_one_seed_one_release_whatever_the_layout_or_presorting():
+    """The draws depend on the values and the seed only: not on the array's flags or memory
+    layout, nor on whether the caller passes the sorted columns (issue 25: a cache keyed on
+    read-only arrays once took another route and drew differently)."""
+    X = np.round(np.random.default_rng(8).normal(size=(300, 40)), 1)  # ties
     S = Q.sorted_columns(X)
-    assert Q.sorted_columns(X) is S
-    np.testing.assert_array_equal(S, np.sort(X, axis=0).T)
-    assert not S.flags.writeable
-    view = X[:, :2]
-    assert Q.sorted_columns(view) is not Q.sorted_columns(view)
-    key = id(X)
-    del X, view
-    gc.collect()
-    assert key not in Q._sort_cache
+    kw = dict(rho=0.05, lower=-10.0, upper=10.0)
+    runs = []
+    for arr in _layouts(X).values():
+        for pre in (None, S):
+            runs.append((Q.coordinatewise_quantiles(arr, q=0.5, rng=np.random.default_rng(1), presorted=pre, **kw),
+                         Q.binary_search_quantiles(arr, rank=150.0, rng=np.random.default_rng(1), presorted=pre,
+                                                   **kw)))
+    for med, bis in runs[1:]:
+        np.testing.assert_array_equal(med, runs[0][0])
+        np.testing.assert_array_equal(bis, runs[0][1])
+
+
+def test_sorted_columns_is_an_explicit_read_only_copy():
+    X = np.random.default_rng(8).normal(size=(50, 4))
+    S = Q.sorted_columns(X)
+    np.testing.assert_array_equal(S.values, np.sort(X, axis=0).T)
+    assert not S.values.flags.writeable and S.data_shape == (50, 4)
+    X[0, 0] = 1e6  # the caller's array changes; the sorted copy does not
+    assert S.values.max() < 1e6
+    assert Q.sorted_columns(X) is not Q.sorted_columns(X)  # nothing is looked up
+    with pytest.raises(ValueError, match="presorted must hold the sorted columns of X, of shape \\(50, 3\\)"):
+        Q.coordinatewise_quantiles(X[:, :3], q=0.5, rho=1.0, lower=-5, upper=5,
+                                   rng=np.random.default_rng(0), presorted=S)
+    with pytest.raises(TypeError, match="presorted must be a SortedColumns"):
+        Q.binary_search_quantiles(X, rank=2.0, rho=1.0, lower=-5, upper=5, rng=np.random.default_rng(0),
+                                  presorted=np.sort(X, axis=0).T)
 
 
 @pytest.mark.parametrize(
@@ -218,7 +243,7 @@ def test_data_validation():
         Q.binary_search_quantile([0.0], rank=None, rho=1.0, lower=-1, upper=1, rng=rng)
 
 
-# ------------------------------------------- the rejection sampler (no sorting), exactly
+# ------------------------------------------- the sampler over sorted columns, exactly
 def _exact_cdf(x, q, eps, lower, upper, y):
     """CDF of the exponential mechanism's output at the points y (independent code)."""
     p, z = _em_interval_probs(x, q, eps, lower, upper)
@@ -239,10 +264,10 @@ def _exact_cdf(x, q, eps, lower, upper, y):
         dict(dist="ties", q=0.5, rho_per_col=1e-3, lower=-5.0, upper=5.0),
     ],
 )
-def test_rejection_sampler_draws_the_exact_distribution(case):
-    """Kolmogorov-Smirnov distance of 12000 draws of the sampler that does not sort the
-    columns (every column the same data, so each column is one draw) to the exact CDF of the
-    exponential mechanism, at the 1e-3 level (critical value 1.95 / sqrt(12000))."""
+def test_column_sampler_draws_the_exact_distribution(case):
+    """Kolmogorov-Smirnov distance of 12000 draws of the many-columns sampler (every column
+    the same data, so each column is one draw) to the exact CDF of the exponential
+    mechanism, at the 1e-3 level (critical value 1.95 / sqrt(12000))."""
     rng = np.random.default_rng(20)
     n = 400
     base = {"normal": rng.normal(size=n), "chi2": rng.chisquare(1, size=n),
@@ -252,52 +277,11 @@ def test_rejection_sampler_draws_the_exact_distribution(case):
     X = np.repeat(base[:, None], d, axis=1)
     eps = np.sqrt(8 * case["rho_per_col"])
     draws = np.concatenate([
-        Q._em_columns(X, q=case["q"], eps=eps, lower=case["lower"], upper=case["upper"],
-                      rng=rng, method="rejection") for _ in range(calls)])
+        Q._em_columns(X, None, q=case["q"], eps=eps, lower=case["lower"], upper=case["upper"], rng=rng)
+        for _ in range(calls)])
     assert np.all((draws >= case["lower"]) & (draws <= case["upper"]))
     srt = np.sort(draws)
     F = _exact_cdf(base, case["q"], eps, case["lower"], case["upper"], srt)
     m = srt.size
     ks = max(np.max(np.arange(1, m + 1) / m - F), np.max(F - np.arange(m) / m))
     assert ks < 1.95 / np.sqrt(m), ks
-
-
-def test_rejection_sampler_leftover_columns_are_sorted_exactly(monkeypatch):
-    """With one proposal round, most columns are finished by the sorted sampler: still exact."""
-    monkeypatch.setattr(Q, "_MAX_ROUNDS", 1)
-    rng = np.random.default_rng(21)
-    base = rng.standard_cauchy(size=300)  # a loose envelope: many columns left over
-    X = np.repeat(base[:, None], 3000, axis=1)
-    eps, lower, upper = np.sqrt(8 * 1e-3), -30.0, 30.0
-    out, todo = Q._em_columns_rejection(X, q=0.5, eps=eps, lower=lower, upper=upper, bins=75,
-                                        rng=np.random.default_rng(3))
-    assert 0 < todo.sum() < todo.size  # both paths are exercised
-    draws = np.concatenate([Q._em_columns(X, q=0.5, eps=eps, lower=lower, upper=upper, rng=rng,
-                                          method="rejection") for _ in range(4)])
-    srt = np.sort(draws)
-    F = _exact_cdf(base, 0.5, eps, lower, upper, srt)
-    m = srt.size
-    ks = max(np.max(np.arange(1, m + 1) / m - F), np.max(F - np.arange(m) / m))
-    assert ks < 1.95 / np.sqrt(m), ks
-
-
-def test_auto_method_uses_rejection_only_for_small_n_eps():
-    assert Q.rejection_bins(10000, np.sqrt(8 * 0.125 / 16 / 2048)) == 512  # PLAN's centre
-    assert Q.rejection_bins(5000, np.sqrt(8 * 0.125 * 3 / 16 / 2048)) == 512  # its scales
-    assert Q.rejection_bins(10000, np.sqrt(8 / 16 / 16)) == 0  # large eps: sort
-    assert Q.rejection_bins(40, 1e-6) == 0  # too few values for 64 bins
-
-
-def test_rejection_bins_of_columns_are_exact_preimages():
-    """The left end of bin k is the smallest float whose bin is k (so c(y) in bin k lies
-    between the histogram's counts), also where the nominal edge is far off in ulps."""
-    lo, hi, bins = np.array([-32.75730168, 1e6]), np.array([31.45140651, 1e6 + 3.0]), 512
-    scale = bins / (hi - lo)
-    for k in (1, 7, 255, 267, 511):
-        kk = np.full(2, k)
-        e = Q._bin_edge(kk, lo, hi, scale, bins)
-        assert np.all(Q._bin_of(e, lo, scale, bins) == k)
-        assert np.all(Q._bin_of(np.nextafter(e, -np.inf), lo, scale, bins) == k - 1)
-    np.testing.assert_array_equal(Q._bin_edge(np.array([0, bins]), lo[:1].repeat(2),
-                                              hi[:1].repeat(2), scale[:1].repeat(2), bins),
-                                  [lo[0], hi[0]])

@@ -13,12 +13,15 @@ What could fail, and how it is caught:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy.linalg import hadamard
 
-from egmlib.peers import clipping, scales
+from egmlib import clipping
 from egmlib.peers import hadamard as H
+from egmlib.peers import scales
 
 
 # ----------------------------------------------------------------------------- scales
@@ -165,5 +168,9 @@ def test_clipped_sum_keeps_inner_rows_and_zero_radius():
         clipping.clipped_sum(Y, C=1.0, b=[1.0, -1.0])
     with pytest.raises(ValueError, match="mu_hat must have length d=2"):
         clipping.transformed_norms(Y, mu_hat=[1.0])
-    with pytest.raises(ValueError, match="row norm overflows.*X, mu_hat or b"):
-        clipping.transformed_norms([[1e200, 1e200]])
+    # a squared norm that overflows: the norm itself, by exact scaling; beyond float64: inf
+    np.testing.assert_allclose(clipping.transformed_norms([[1e200, 1e200]]), [math.sqrt(2) * 1e200],
+                               rtol=1e-14)
+    np.testing.assert_allclose(clipping.transformed_norms([[1e308, 1e308]]), [math.sqrt(2) * 1e308], rtol=1e-14)
+    assert clipping.transformed_norms([[1.5e308, 1.5e308]]).tolist() == [math.inf]
+    assert clipping.transformed_norms([[1e308, -1e308]], mu_hat=[-1e308, 1e308]).tolist() == [math.inf]

@@ -52,9 +52,10 @@ from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from egmlib import _validation as _v
-from egmlib import mechanisms
+from egmlib import calibration, clipping, mechanisms
 from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
 from egmlib.peers.coinpress import coinpress_known_scales
@@ -99,8 +100,10 @@ class Algorithm3Result:
     C: float  #: clipping radius in the transformed space
     p_clip: float
     noise_std: FloatArray  #: (d,) std of the noise on the sum, 2C/(sqrt(2 rho_noise) b_j)
-    analytic_noise_std: FloatArray  #: (d,) Theorem 2's std at the noise step's exact (eps, delta)
-    eps: float  #: exact epsilon of the noise step at delta (Balle-Wang profile)
+    #: (d,) Theorem 2's std at the noise step's exact (eps, delta): noise_std when eps > 0;
+    #: smaller at eps = 0, where the zCDP noise is more than (0, delta)-DP needs
+    analytic_noise_std: FloatArray
+    eps: float  #: exact epsilon of the noise step at delta (Balle-Wang profile; 0 if delta allows)
     delta: float
     n_clipped: int
     budget: _budget.ZCDPBudget
@@ -110,13 +113,14 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
           rng: np.random.Generator, p_clip: float | None, delta: float,
           budget: _budget.ZCDPBudget) -> Algorithm3Result:
     eps = _budget.gaussian_epsilon_exact(rho_noise, delta=delta)
-    r = mechanisms.algorithm3(X, sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta,
-                                     rng=None, p_clip=p_clip, noise=False)
+    r = mechanisms.algorithm3(X, sigma=sigma, mu_hat=mu_hat, rng=None, p_clip=p_clip, noise=False)
     n = X.shape[0]
     active = sigma > 0
-    s = _budget.gaussian_noise_std(rho_noise, sensitivity=2.0 * r.C)
+    s = _budget.gaussian_noise_std(rho_noise, sensitivity=r.sensitivity)  # 2C and the rounding bound
     std = np.zeros_like(sigma)
     std[active] = s / r.b[active]
+    analytic = np.zeros_like(sigma)
+    analytic[active] = _analytic_std(eps, delta, r.sensitivity) / r.b[active]
     noise = np.zeros_like(sigma)
     noise[active] = std[active] * rng.standard_normal(int(active.sum()))
     estimate = (r.clipped_sum + noise) / n
@@ -124,8 +128,28 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
     return Algorithm3Result(
         estimate=estimate, centre=np.array(mu_hat, dtype=float),
         sigma=np.array(sigma, dtype=float), C=r.C, p_clip=r.p_clip, noise_std=std,
-        analytic_noise_std=np.array(r.noise_std), eps=eps, delta=delta,
+        analytic_noise_std=analytic, eps=eps, delta=delta,
         n_clipped=r.n_clipped, budget=budget)
+
+
+def _analytic_std(eps: float, delta: float, sensitivity: float) -> float:
+    """Theorem 2's noise (Balle and Wang 2018, Thm. 8) at (eps, delta) for ``sensitivity``.
+
+    At eps = 0, which :func:`egmlib.peers.budget.gaussian_epsilon_exact` returns when the
+    zCDP noise already gives (0, delta)-DP, the profile is 2 Phi(Delta / (2 s)) - 1 and
+    the smallest s with profile delta is Delta / (2 Phi^-1((1 + delta) / 2)).
+    """
+    if eps > 0.0:
+        return float(calibration.sigma_opt(eps=eps, delta=delta, sensitivity=sensitivity))
+    return sensitivity / (2.0 * float(special.ndtri(0.5 * (1.0 + delta))))
+
+
+def _check_parts(budget: _budget.ZCDPBudget, **shares: tuple[str, float]) -> None:
+    """ValueError naming the share whose step's rho underflows to 0 (a subnormal share)."""
+    for step, (name, share) in shares.items():
+        if not budget[step] > 0.0:
+            raise ValueError(f"{name} is too small: {name} * rho underflows to 0, got {name}={share!r} "
+                             f"and rho={budget.total!r}")
 
 
 def _centre(X: np.ndarray, *, sigma: FloatArray, rho: float, lower: float, upper: float,
@@ -215,10 +239,12 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
     d = X.shape[1]
     sigma = _v.check_positive_vector("sigma", sigma, length=d, of=_PER_COLUMN)
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     rng = _v.check_rng("rng", rng)
     share = _v.check_probability("centre_share", centre_share)
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"centre": share, "noise": 1.0 - share})
+    _check_parts(budget, centre=("centre_share", share))
     centre = _centre(X, sigma=sigma, rho=budget["centre"], lower=lower, upper=upper, rng=rng)
     return _alg3(X, sigma=sigma, mu_hat=centre, rho_noise=budget["noise"], rng=rng,
                  p_clip=p_clip, delta=delta, budget=budget)
@@ -262,6 +288,7 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
     """
     X = _v.check_finite_data("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     rng = _v.check_rng("rng", rng)
     s_share = _v.check_probability("scale_share", scale_share)
     c_share = _v.check_probability("centre_share", centre_share)
@@ -271,6 +298,7 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"scale": s_share, "centre": c_share,
                                                "noise": 1.0 - s_share - c_share})
+    _check_parts(budget, scale=("scale_share", s_share), centre=("centre_share", c_share))
     sigma_hat = coinpress_log_scales(X, rho=budget["scale"], lower=lower, upper=upper,
                                      rng=rng, floor=floor).sigma_hat
     centre = _centre(X, sigma=sigma_hat, rho=budget["centre"], lower=lower, upper=upper,

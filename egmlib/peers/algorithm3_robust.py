@@ -87,8 +87,6 @@ private :math:`\hat\sigma` and :math:`\hat\mu` as :func:`algorithm3_robust`.
 from __future__ import annotations
 
 import math
-import weakref
-from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -96,11 +94,10 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
-from egmlib import gchisq
+from egmlib import clipping, gchisq
 from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
 from egmlib.peers import plan as _plan
-from egmlib.peers.clipping import clip_rows, row_norms
 from egmlib.peers.coinpress import coinpress_known_scales
 from egmlib.peers.hadamard import random_hadamard
 from egmlib.peers.iome import iome_mean
@@ -195,40 +192,12 @@ def _robust_inputs(X: np.ndarray, *, rho_scale: float, rho_centre: float, lower:
     2020) at ``rho_centre``, projected on the box (post-processing).  Together
     (``rho_scale`` + ``rho_centre``)-zCDP (Bun and Steinke 2016, Lemma 1.7).
     ``X`` is checked by the caller.
-
-    Memoised for a read-only ``X`` that owns its memory (it cannot change), keyed by the
-    budgets, the box and the state of ``rng`` before the call: a second call with the same
-    key returns the same :math:`(\hat\sigma, \hat\mu)` and leaves ``rng`` in the state the
-    computation leaves it, so the memo never changes a result.  Two releases that share
-    a random stream on the same data (a sweep runs :func:`plan_last_step_private_inputs`
-    on the stream of :func:`algorithm3_robust`) thus compute the inputs once and compare
-    their last steps on exactly the same private inputs.
     """
-    cacheable = _v.is_immutable(X)
-    if cacheable:
-        state = rng.bit_generator.state
-        key = (type(rng.bit_generator).__name__, float(rho_scale), float(rho_centre), float(lower),
-               float(upper))
-        for ref, k, st, sigma_hat, centre, after in _inputs_memo:
-            if ref() is X and k == key and st == state:
-                rng.bit_generator.state = after
-                return sigma_hat.copy(), centre.copy()
     sigma_hat = _floored(coinpress_log_scales(X, rho=rho_scale, lower=lower, upper=upper,
                                               rng=rng).sigma_hat)
     centre = np.clip(coinpress_known_scales(X, sigma=sigma_hat, rho=rho_centre, lower=lower,
                                             upper=upper, rng=rng).estimate, lower, upper)
-    if cacheable:
-        if len(_inputs_memo) >= _INPUTS_MEMO_SIZE:
-            del _inputs_memo[0]
-        _inputs_memo.append((weakref.ref(X), key, state, sigma_hat.copy(), centre.copy(),
-                             rng.bit_generator.state))
     return sigma_hat, centre
-
-
-#: Entries of the memo of :func:`_robust_inputs` (one per budget of a sweep's task, and spare).
-_INPUTS_MEMO_SIZE = 8
-_inputs_memo: list[tuple[Any, tuple[Any, ...], Mapping[str, Any], FloatArray, FloatArray,
-                         Mapping[str, Any]]] = []
 
 
 # ---------------------------------------------------------------------------------------
@@ -376,7 +345,7 @@ def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float,
     X = _v.check_finite_data("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
     rng = _v.check_rng("rng", rng)
-    return X, lower, upper, rng
+    return clipping.clamp_to_box(X, lower=lower, upper=upper), lower, upper, rng
 
 
 def few_rows(n: int, *, d: int, rho: float) -> bool:
@@ -501,19 +470,20 @@ def _algorithm3_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
     budget = _budget.split_budget(rho, shares=SHARES)
     sigma, centre = _robust_inputs(X, rho_scale=budget["scale"], rho_centre=budget["centre"],
                                   lower=lower, upper=upper, rng=rng)
+    d = X.shape[1]
     b = 1.0 / np.sqrt(sigma * float(np.sum(sigma)))
-    norms = row_norms(X, centre, b, inputs="X, lower or upper")
+    norms = clipping.row_norms(X, centre, b)
     C0 = _model_radius(sigma, p)
     C_max = (upper - lower) * float(np.linalg.norm(b))
     choice = _select_radius(norms, C0, C_max, budget["radius"], rng, RADIUS_GRID, RADIUS_BETA)
     C = choice.C
-    total = clip_rows(X, C, centre, b, norms, inputs="X, lower or upper")
-    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C)
+    total, n_clipped = clipping.clip_rows(X, C, centre, b, norms=norms)
+    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=clipping.sum_sensitivity(C, n=n, d=d))
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
     estimate = centre + noisy / b
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=centre, sigma=sigma, C=C, radius=choice,
-                        noise_std=s / (n * b), n_clipped=int(np.count_nonzero(norms > C)),
+                        noise_std=s / (n * b), n_clipped=n_clipped,
                         budget=budget, path="algorithm3")
 
 

@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib import clipping
 from egmlib._validation import FloatArray
 from egmlib.peers import algorithm3, algorithm3_robust, coinpress, iome, plan
 
@@ -98,6 +99,16 @@ class Arm:
         if extra:
             raise TypeError(f"arm {self.name!r} takes the inputs {list(self.given + self.accepts)}, "
                             f"got {extra}")
+        # every arm checks the common arguments, also those its estimator does not use (issue 25)
+        X = _v.check_finite_data("X", X)
+        _v.check_positive_finite("rho", rho)
+        lower, upper = _v.check_bounds(lower, upper)
+        _v.check_rng("rng", rng)
+        d = X.shape[1]
+        for g in ("sigma", "mu"):
+            if g in inputs:
+                check = _v.check_nonnegative_vector if g == "sigma" else _v.check_finite_vector
+                inputs[g] = check(g, inputs[g], length=d, of="one entry per column of X")
         return self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
 
 
@@ -106,7 +117,9 @@ class Arm:
 # ---------------------------------------------------------------------------------------
 def _alg3_oracle(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
                  sigma: Any, mu: Any) -> Any:
-    return algorithm3.algorithm3_zcdp(X, sigma=sigma, mu_hat=mu, rho=rho, rng=rng)
+    # the box is the data's public domain here too (egmlib.clipping.clamp_to_box)
+    return algorithm3.algorithm3_zcdp(clipping.clamp_to_box(X, lower=lower, upper=upper), sigma=sigma,
+                                      mu_hat=mu, rho=rho, rng=rng)
 
 
 def _plan_oracle(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,

@@ -48,6 +48,18 @@ cross term, a :math:`\mathcal N(0, \|\mu - c\|^2)` variable, at 3 standard devia
 than the paper's :math:`r + \gamma_1` (10-35 % on PLAN's benchmarks) and so is the
 noise.  Privacy is unchanged (any radius will do); the rule changes accuracy only.
 
+Floating point.  Step 3 is computed on centred rows, :math:`c + \frac1n\sum_i
+\mathrm{clip}_{R}(y_i - c)` with :func:`egmlib.clipping.clip_rows`, never through the
+expansion :math:`\|y_i\|^2 - 2\langle y_i, c\rangle + \|c\|^2`, which cancels once
+:math:`|y|` is about :math:`10^8` times the spread of the data (whitened by a tiny
+:math:`\hat\sigma_j`, an ordinary constant column gets there) and then lets a far row into
+the ball.  The noise is calibrated to :func:`egmlib.clipping.sum_sensitivity`, the
+sensitivity :math:`2R` plus the bound on the sum's rounding.  A step whose ball holds
+every row (tested with the centred distances from a reference point :math:`m` and a
+relative margin of :math:`10^{-6}`) takes the centred sum :math:`\sum_i(y_i - m) +
+n(m - c)` computed once instead of a pass over the data: the same value up to a rounding
+within the same bound.
+
 Known diagonal covariance.  :func:`coinpress_known_scales` whitens coordinate
 :math:`j` by the public :math:`\sigma_j`, takes the prior ball that contains the public
 box :math:`[\text{lower}, \text{upper}]^d` after whitening, runs :func:`coinpress_mean`
@@ -64,9 +76,9 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
+from egmlib import clipping
 from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
-from egmlib.peers.clipping import CHUNK_ELEMENTS
 
 __all__ = [
     "CLIP_RULES",
@@ -151,10 +163,15 @@ def _betas(t: int, beta: float) -> list[float]:
 
 def _recursion(n: int, d: int, radius: float, rho: float, beta: float, t: int,
                pre: float, rule: str = "paper") -> tuple[list[float], list[float], list[float]]:
-    """Public radii of t steps: r before each step, clip radius, noise std of each step."""
+    """Public radii of t steps: r before each step, clip radius, noise std of each step.
+
+    The noise std is that of a clipped mean whose sensitivity is 2R (1 + nu), nu the
+    rounding bound of :func:`egmlib.clipping.rounding_slack` (the module docstring).
+    """
     r = radius
     radii, clips, stds = [], [], []
     g = _gamma(d, beta)  # the authors' rule: one gamma for every step
+    slack = 1.0 + clipping.rounding_slack(n, d=d)
     for share, b in zip(_shares(t, pre), _betas(t, beta), strict=True):
         if rule == "paper":
             R = r + _gamma(d, b / n)
@@ -163,7 +180,7 @@ def _recursion(n: int, d: int, radius: float, rho: float, beta: float, t: int,
         two_share_rho = 2.0 * share * rho
         # budget.gaussian_noise_std; the product underflows for subnormal rho (5e-324)
         root = math.sqrt(two_share_rho) if two_share_rho > 1e-300 else math.sqrt(2.0 * share) * math.sqrt(rho)
-        s = 2.0 * R / n / root
+        s = 2.0 * R * slack / n / root
         radii.append(r)
         clips.append(R)
         stds.append(s)
@@ -247,17 +264,47 @@ def _best_schedule(n: int, d: int, radius: float, rho: float, beta: float,
 _SAFETY = 1e-6
 
 
-def _largest_distance(X: np.ndarray, mean: FloatArray) -> float:
-    """max_i ||x_i - mean||, computed on centred rows in chunks (no cancellation)."""
+@dataclass(frozen=True)
+class _Reference:
+    """A reference point m of the rows, their largest distance from it and sum_i (x_i - m)."""
+
+    point: FloatArray
+    spread: float
+    deviation: FloatArray
+
+
+def _reference(X: np.ndarray) -> _Reference:
+    """The mean as BLAS computes it (any point will do), with the largest distance of a row
+    from it and sum_i (x_i - m), on centred rows in chunks (no cancellation).  The spread is
+    inf when a centred row overflows (a step then never skips the data)."""
     n, d = X.shape
-    step = max(1, CHUNK_ELEMENTS // max(d, 1))
-    buf = np.empty((min(step, n), d))
+    with np.errstate(over="ignore", invalid="ignore"):
+        m = (X.T @ np.ones(n)) / n
+    if not np.all(np.isfinite(m)):
+        return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
+    rows = clipping.chunk_rows(d)
+    buf = np.empty((min(rows, n), d))
     top = 0.0
-    for a in range(0, n, step):
-        B = buf[:min(step, n - a)]
-        np.subtract(X[a:a + step], mean, out=B)
-        top = max(top, float(np.einsum("ij,ij->i", B, B).max()))
-    return math.sqrt(top)
+    total = np.zeros(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a in range(0, n, rows):
+            B = buf[:min(rows, n - a)]
+            np.subtract(X[a:a + rows], m, out=B)
+            top = max(top, float(np.einsum("ij,ij->i", B, B).max()))
+            total += B.sum(axis=0)
+    return _Reference(point=m, spread=math.sqrt(top) if math.isfinite(top) else math.inf, deviation=total)
+
+
+def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference) -> tuple[FloatArray, int]:
+    """The statistic of one CoinPress step before noise: sum_i clip_R(x_i - c), and the rows clipped.
+
+    Its sensitivity is :func:`egmlib.clipping.sum_sensitivity` of R (the module docstring).
+    A ball B(c, R) that holds B(m, spread) clips no row: the sum is then
+    sum_i (x_i - m) + n (m - c), with no pass over the data.
+    """
+    if ref.spread + float(np.linalg.norm(ref.point - c)) <= R * (1.0 - _SAFETY):
+        return ref.deviation + X.shape[0] * (ref.point - c), 0
+    return clipping.clip_rows(X, R, c)
 
 
 def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float,
@@ -311,34 +358,14 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
     shares = _shares(t, pre)
     budget = _budget.split_budget(rho, shares={f"step {s + 1}": sh for s, sh in enumerate(shares)})
     radii, clips, stds = _recursion(n, d, radius, rho, beta, t, pre, clip_rule)
-    with np.errstate(over="ignore"):
-        sq = np.einsum("ij,ij->i", X, X)
-    _v.check_finite_result(sq, what="a squared row norm", inputs="X")
     c = centre.copy()
     n_clipped = []
-    with np.errstate(over="ignore", invalid="ignore"):  # an overflow shows in the estimate
-        # The unclipped sum and the largest distance of a row from the mean, once: a step
-        # whose ball B(c, R) holds B(mean, spread) clips no row, and its clipped sum is then
-        # the unclipped one (the same product as X^T scale with scale = 1).  Such steps cost
-        # no pass over the data; on the model, every step is one.
-        unclipped = X.T @ np.ones(n)
-        mean = unclipped / n
-        spread = _largest_distance(X, mean)
-        for R, s in zip(clips, stds, strict=True):
-            if spread + float(np.linalg.norm(mean - c)) <= R * (1.0 - _SAFETY):
-                n_clipped.append(0)
-                c = unclipped / n + s * rng.standard_normal(d)
-                continue
-            # ||y_i - c||^2 from precomputed ||y_i||^2 (one matrix-vector product per step)
-            dist2 = np.maximum(sq - 2.0 * (X @ c) + float(c @ c), 0.0)
-            dist = np.sqrt(dist2)
-            scale = np.ones(n)
-            far = dist > R
-            scale[far] = R / dist[far]
-            n_clipped.append(int(np.count_nonzero(far)))
-            # sum_i c + scale_i (y_i - c) = X^T scale + (n - sum scale) c
-            total = X.T @ scale + (n - scale.sum()) * c
-            c = total / n + s * rng.standard_normal(d)
+    ref = _reference(X)  # once: steps that clip no row then cost no pass over the data
+    for R, s in zip(clips, stds, strict=True):
+        total, k = _step_sum(X, c, R, ref)
+        n_clipped.append(k)
+        # the noisy clipped mean of the centred rows, then c + it (post-processing)
+        c = c + (total / n + s * rng.standard_normal(d))
     _v.check_finite_result(c, what="the estimate", inputs="X or prior_centre")
     return CoinPressResult(estimate=c, steps=t, radii=tuple(radii), clip_radii=tuple(clips),
                            noise_stds=tuple(stds), n_clipped=tuple(n_clipped), budget=budget)
@@ -364,7 +391,8 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
         Public standard deviations.
     rho : float, finite and > 0
     lower, upper : float, finite, lower < upper
-        Public box containing the mean.
+        Public box of every coordinate of the data (entries outside it are moved onto it
+        first, :func:`egmlib.clipping.clamp_to_box`), which then contains the mean.
     rng : numpy.random.Generator
     beta, steps, clip_rule : see :func:`coinpress_mean`
 
@@ -377,7 +405,11 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
     d = X.shape[1]
     sigma = _v.check_positive_vector("sigma", sigma, length=d, of="one entry per column of X")
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        # public: the whitened box is finite, so the whitened rows (in it) are
+        _v.check_finite_result(max(abs(lower), abs(upper)) / sigma, what="the whitened box",
+                               inputs="lower, upper or 1/sigma")
         Y = X / sigma
         centre = (0.5 * (lower + upper)) / sigma
         half = (0.5 * (upper - lower)) / sigma
@@ -388,7 +420,6 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
         raise ValueError(f"(upper - lower) / (2 sigma) underflows to 0: sigma too large for the box, "
                          f"got max(sigma)={float(sigma.max())!r}, lower={lower!r}, upper={upper!r}")
     _v.check_finite_result(centre, what="the whitened prior centre", inputs="lower, upper or 1/sigma")
-    _v.check_finite_result(Y, what="the whitened data", inputs="X or 1/sigma")
     r = coinpress_mean(Y, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta,
                        steps=steps, clip_rule=clip_rule)
     with np.errstate(over="ignore"):

@@ -62,7 +62,7 @@ def _transform(Y: FloatArray, *, then: FloatArray | None = None) -> FloatArray:
     b = 1 << (k // 2)
     a = N // b
     rows = int(np.prod(Y.shape[:-1], dtype=np.int64))
-    out = np.empty(Y.shape)  # owns its memory (the sort cache needs that)
+    out = np.empty(Y.shape)
     with np.errstate(over="ignore", invalid="ignore"):  # callers check for overflow
         Z = (Y.reshape(-1, b) @ _factor(b)).reshape(rows, a, b)
         np.matmul(_factor(a), Z, out=out.reshape(rows, a, b))

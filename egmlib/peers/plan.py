@@ -74,11 +74,10 @@ from typing import Any
 import numpy as np
 
 from egmlib import _validation as _v
-from egmlib import gchisq
+from egmlib import clipping, gchisq
 from egmlib._validation import FloatArray
 from egmlib.peers import budget as _budget
-from egmlib.peers.clipping import clip_rows, row_norms
-from egmlib.peers.quantiles import coordinatewise_quantiles, private_quantile
+from egmlib.peers.quantiles import SortedColumns, coordinatewise_quantiles, private_quantile
 from egmlib.peers.scales import pairwise_scales
 
 __all__ = [
@@ -212,21 +211,26 @@ def _clipped_release(X: np.ndarray, *, centre: FloatArray, sigma_hat: FloatArray
                      rng: np.random.Generator, inputs: str = "X, lower or upper") -> PlanResult:
     """PLAN's last step, shared by its variants: private threshold at the 1 - k quantile
     of the scaled norms, clip, noise, scale back."""
-    n = X.shape[0]
+    n, d = X.shape
     q = max(1.0 - k, 0.0)
     root = np.sqrt(Delta)
     b = 1.0 / root
-    norms = row_norms(X, centre, b, inputs=inputs)
-    C = private_quantile(norms, q=q, rho=budget["threshold"], lower=0.0, upper=norm_upper,
-                         rng=rng)
-    total = clip_rows(X, C, centre, b, norms, inputs=inputs)
-    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=2.0 * C) if C > 0 else 0.0
+    norms = clipping.row_norms(X, centre, b)
+    # norms beyond the universe count as its end (inf where a norm exceeds float64)
+    C = private_quantile(np.minimum(norms, norm_upper), q=q, rho=budget["threshold"], lower=0.0,
+                         upper=norm_upper, rng=rng)
+    total, n_clipped = clipping.clip_rows(X, C, centre, b, norms=norms)
+    with np.errstate(over="ignore"):  # C lies in the public universe [0, norm_upper]
+        _v.check_finite_result(2.0 * C / math.sqrt(2.0 * budget["noise"]), what="the noise 2C/sqrt(2 rho_noise)",
+                               inputs=inputs)
+    sensitivity = clipping.sum_sensitivity(C, n=n, d=d)  # 2C and the rounding bound
+    s = _budget.gaussian_noise_std(budget["noise"], sensitivity=sensitivity) if C > 0 else 0.0
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
     estimate = centre + root * noisy
     _v.check_finite_result(estimate, what="the estimate", inputs=inputs)
     return PlanResult(estimate=estimate, centre=centre, sigma_hat=sigma_hat, Delta=Delta, C=C,
                       clip_quantile=q, norm_upper=norm_upper, noise_std=s,
-                      n_clipped=int(np.count_nonzero(norms > C)), budget=budget)
+                      n_clipped=n_clipped, budget=budget)
 
 
 def _check_common(X: Any, rho: Any, lower: Any, upper: Any, rng: Any, beta: Any, shares: Any,
@@ -234,6 +238,7 @@ def _check_common(X: Any, rho: Any, lower: Any, upper: Any, rng: Any, beta: Any,
                   ) -> tuple[np.ndarray, float, float, np.random.Generator, float, _budget.ZCDPBudget]:
     X = _v.check_finite_data("X", X, min_rows=min_rows)
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     rng = _v.check_rng("rng", rng)
     beta = _v.check_probability("beta", beta)
     shares = default if shares is None else shares
@@ -243,8 +248,18 @@ def _check_common(X: Any, rho: Any, lower: Any, upper: Any, rng: Any, beta: Any,
     return X, lower, upper, rng, beta, budget
 
 
+def _in_box(presorted: Any, lower: float, upper: float) -> Any:
+    """``presorted`` after checking that its values lie in the box (those of the clamped data)."""
+    if isinstance(presorted, SortedColumns) and presorted.values.size and not (
+            float(presorted.values[:, 0].min()) >= lower and float(presorted.values[:, -1].max()) <= upper):
+        raise ValueError("presorted must hold the sorted columns of X clamped to [lower, upper] "
+                         "(egmlib.clipping.clamp_to_box), got values outside the box")
+    return presorted
+
+
 def plan_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
-              beta: float = 0.1, shares: Mapping[str, float] | None = None) -> PlanResult:
+              beta: float = 0.1, shares: Mapping[str, float] | None = None,
+              presorted: SortedColumns | None = None) -> PlanResult:
     r"""PLAN (Aumuller, Lebeda, Nelson and Pagh 2024, Algorithm 1), :math:`\rho`-zCDP.
 
     Steps, split and scaling as in the module docstring: private coordinate-wise
@@ -263,6 +278,11 @@ def plan_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     beta : float in (0, 1), default 0.1 (the experiments' failure probability)
     shares : mapping with the steps ``centre``, ``scale``, ``threshold``, ``noise``
         Budget split; default ``PLAN_SHARES``.
+    presorted : SortedColumns, optional
+        ``sorted_columns(clamp_to_box(X, lower=lower, upper=upper))``
+        (:func:`egmlib.peers.quantiles.sorted_columns`, :func:`egmlib.clipping.clamp_to_box`)
+        when the caller releases several times from the same data: the centre's medians
+        then skip the sort (the same release).
 
     Returns
     -------
@@ -280,7 +300,7 @@ def plan_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
                                                        shares, PLAN_SHARES)
     n = X.shape[0]
     centre = coordinatewise_quantiles(X, q=0.5, rho=budget["centre"], lower=lower, upper=upper,
-                                      rng=rng)
+                                      rng=rng, presorted=_in_box(presorted, lower, upper))
     sigma_hat = pairwise_scales(X, rho=budget["scale"], lower=lower, upper=upper, rng=rng)
     Delta = plan_scaling(sigma_hat)
     k = plan_clip_fraction(n, rho_threshold=budget["threshold"], lower=lower, upper=upper,
@@ -292,7 +312,8 @@ def plan_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
 
 def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
                       rng: np.random.Generator, beta: float = 0.1,
-                      shares: Mapping[str, float] | None = None) -> PlanResult:
+                      shares: Mapping[str, float] | None = None,
+                      presorted: SortedColumns | None = None) -> PlanResult:
     r"""PLAN without the scaling step (Aumuller et al. 2024, "PLAN-noscale"), :math:`\rho`-zCDP.
 
     :math:`\Delta_j = 1`; budget ``PLAN_NOSCALE_SHARES`` (centre :math:`\rho/4`);
@@ -301,7 +322,7 @@ def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
 
     Parameters
     ----------
-    X, rho, lower, upper, rng, beta : as in :func:`plan_mean`
+    X, rho, lower, upper, rng, beta, presorted : as in :func:`plan_mean`
     shares : mapping with the steps ``centre``, ``threshold``, ``noise``
 
     Returns
@@ -313,7 +334,7 @@ def plan_noscale_mean(X: Any, *, rho: float, lower: float, upper: float,
                                                        shares, PLAN_NOSCALE_SHARES)
     n, d = X.shape
     centre = coordinatewise_quantiles(X, q=0.5, rho=budget["centre"], lower=lower, upper=upper,
-                                      rng=rng)
+                                      rng=rng, presorted=_in_box(presorted, lower, upper))
     k = plan_clip_fraction(n, rho_threshold=budget["threshold"], lower=lower, upper=upper,
                            beta=beta)
     norm_upper = math.sqrt(d) * (upper - lower)

@@ -61,6 +61,7 @@ import numpy as np
 from scipy import special
 
 from egmlib import _validation as _v
+from egmlib import clipping
 from egmlib._validation import FloatArray
 from egmlib.peers.coinpress import CoinPressResult, coinpress_mean
 from egmlib.peers.quantiles import coordinatewise_quantiles
@@ -173,6 +174,7 @@ def pairwise_scales(X: Any, *, rho: float, lower: float, upper: float,
     """
     X = _v.check_finite_data("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     rho = _v.check_positive_finite("rho", rho)
     rng = _v.check_rng("rng", rng)
     width = upper - lower
@@ -237,6 +239,7 @@ def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
     """
     X = _v.check_finite_data("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
     rho = _v.check_positive_finite("rho", rho)
     floor = _v.check_probability("floor", floor)
     beta = _v.check_probability("beta", beta)
@@ -252,8 +255,11 @@ def coinpress_log_scales(X: Any, *, rho: float, lower: float, upper: float,
                          f"lower={lower!r} and upper={upper!r}; rescale the data")
     lo = 2.0 * math.log(low_sd)
     hi = 2.0 * math.log(0.5 * width)
+    # public: the squared differences of rows in the box stay finite
+    _v.check_finite_result(0.5 * width * width, what="the universe of squared differences",
+                           inputs="lower, upper")
     V = _pairwise(X, rng)
-    np.clip(V, math.exp(lo), 0.5 * width * width, out=V)  # the upper end may be inf
+    np.clip(V, math.exp(lo), 0.5 * width * width, out=V)
     Z = np.log(V)
     Z -= LOG_CHI2_1_MEAN
     Z /= LOG_CHI2_1_SD

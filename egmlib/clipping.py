@@ -1,0 +1,407 @@
+r"""The clipped sum :math:`\sum_i \min(1, C/\|y_i\|)\,y_i` and its sensitivity in floating point.
+
+Every private release in egmlib that adds Gaussian noise to data goes through this module:
+the report's Algorithm 3 and its baseline (:mod:`egmlib.mechanisms`), and the clipped sums
+of PLAN, IOME, CoinPress and the private pipelines around Algorithm 3 (:mod:`egmlib.peers`).
+The rows are
+
+.. math:: y_i = (x_i - c)\odot b
+
+for a public centre :math:`c` and scaling :math:`b` (the report's eq. (7) for Algorithm 3;
+PLAN: :math:`b = \Delta^{-1/2}`; IOME: the rotated data, :math:`b = 1`; CoinPress: the
+current centre, :math:`b = 1`), restricted to some public columns where asked.  The sum is
+formed on these **centred** rows, never as :math:`\sum_i x_i\odot b - n\,c\odot b`, whose
+cancellation lets a row far from the centre escape its clip once :math:`|x|` is about
+:math:`10^8` times the spread of the data.
+
+Sensitivity on paper: every clipped row has norm at most :math:`C`, so substituting one
+row moves the sum by at most :math:`2C` in :math:`\ell_2` (the report, Section 4; PLAN,
+IOME and CoinPress calibrate their noise to the same :math:`2C`).
+
+Sensitivity in floating point (:func:`rounding_slack`)
+-------------------------------------------------------
+With unit roundoff :math:`u = 2^{-53}` and :math:`\gamma_k = ku/(1-ku)` (Higham 2002, Lemma 3.1):
+
+1. *One row.*  The row :math:`y_i` is computed from :math:`x_i` alone, so whatever its
+   rounding, it is a function of that row.  Its squared norm is a sum of :math:`d` rounded
+   squares, within a factor :math:`1\pm\gamma_d` of the exact one; the square root, the
+   factor :math:`C/\hat\nu_i` and the products :math:`f_i y_{ij}` each add one rounding.
+   Hence every computed contribution :math:`z_i` has :math:`\|z_i\| \le C(1+\kappa_d)`,
+   :math:`1+\kappa_d = (1+u)^2/((1-u)\sqrt{1-\gamma_d})`, clipped or not; this module uses
+   the larger :math:`\kappa_d = (d+8)u`.  Rows whose squared norm overflows are scaled by
+   exact powers of two first (the same bound holds).
+2. *The sum.*  The rows are added in chunks of :math:`m` rows (:func:`chunk_rows`; each
+   chunk is reduced in any order, then added to a running total), so every row passes
+   through at most :math:`D = (m-1) + \lceil n/m\rceil + 2` roundings and the computed sum
+   differs from the exact sum of the :math:`z_i` by at most
+   :math:`\gamma_D\sum_i\|z_i\| \le \gamma_D\,nC(1+\kappa_d)` (Higham 2002, eq. (4.4)).
+3. *Neighbours.*  The computed sums of neighbouring datasets share every contribution but
+   one, so they differ by at most
+   :math:`2C(1+\kappa_d) + 2\gamma_D nC(1+\kappa_d) = 2C(1+\nu)`,
+   :math:`1+\nu = (1+\kappa_d)(1+n\gamma_D)`.
+
+:func:`sum_sensitivity` returns :math:`2C(1+\nu)`, and every Gaussian release on a clipped
+sum calibrates its noise to it (the OpenDP convention of adding the rounding bound to the
+sensitivity; Casacuberta, Shoemate, Vadhan and Wagaman 2022 show what happens otherwise).
+:math:`\nu` is at most :math:`1.2\times10^{-8}` for :math:`n \le 10^4`, :math:`1.2\times10^{-6}`
+for :math:`n \le 10^5`, :math:`1.5\times10^{-5}` for :math:`n \le 10^6` and :math:`0.018`
+for :math:`n \le 10^8`, whatever :math:`d` (:math:`2.5\times10^{-10}` at :math:`n = 10^4`,
+:math:`d = 2048`): the noise grows by that factor, nothing more.  The tests check the bound
+on adversarial neighbours (``tests/test_privacy_floating_point.py``).
+
+Not covered: the floating-point Gaussian sampler itself (numpy's; the attacks of Mironov
+2012 and Jin et al. 2022 on textbook samplers are out of scope here), as in every module
+of egmlib.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from egmlib import _validation as _v
+from egmlib._validation import FloatArray
+
+__all__ = [
+    "CHUNK_ELEMENTS",
+    "ClippedSum",
+    "chunk_rows",
+    "clamp_to_box",
+    "clipped_sum",
+    "rounding_slack",
+    "sum_sensitivity",
+    "transformed_norms",
+]
+
+#: Elements (float64) per chunk of rows, 2**17 = 1 MiB: small enough to stay in cache
+#: for the passes made over each chunk.  No pass calls BLAS (the row norms and the
+#: weighted row sums are numpy einsum loops), so the result does not depend on the number
+#: of BLAS threads.
+CHUNK_ELEMENTS = 2**17
+
+#: Unit roundoff of float64.
+_U = 2.0**-53
+
+_PER_COLUMN = "one entry per column of X"
+
+
+def chunk_rows(d: int) -> int:
+    """Rows per chunk for rows of ``d`` entries: ``max(1, CHUNK_ELEMENTS // d)``.
+
+    The :math:`m` of the rounding bound (module docstring; Higham 2002, eq. (4.4)): a row
+    passes through at most :math:`m - 1` roundings in its chunk.
+
+    Examples
+    --------
+    >>> chunk_rows(2048), chunk_rows(10**6)
+    (64, 1)
+    """
+    d = _v.check_count("d", d)
+    return max(1, CHUNK_ELEMENTS // d)
+
+
+def rounding_slack(n: int, *, d: int, rows: int | None = None) -> float:
+    r"""The relative rounding bound :math:`\nu` of the clipped sum (module docstring; Higham 2002).
+
+    :math:`1+\nu = (1+(d+8)u)\,(1+n\gamma_D)`, :math:`D = (m-1)+\lceil n/m\rceil+2`,
+    :math:`m` = ``rows`` (default :func:`chunk_rows` of ``d``): the computed clipped sums of
+    two neighbouring datasets of ``n`` rows in ``d`` columns differ by at most
+    :math:`2C(1+\nu)`.
+
+    Parameters
+    ----------
+    n : int >= 1, rows
+    d : int >= 1, columns summed
+    rows : int >= 1, optional
+        Rows per chunk of the summation.
+
+    Examples
+    --------
+    >>> f"{rounding_slack(10_000, d=2048):.2e}"
+    '2.47e-10'
+    >>> f"{rounding_slack(10**8, d=1):.2e}"
+    '1.46e-03'
+    """
+    n = _v.check_count("n", n)
+    d = _v.check_count("d", d)
+    m = chunk_rows(d) if rows is None else _v.check_count("rows", rows)
+    return _slack(n, d, m)
+
+
+def _slack(n: int, d: int, m: int) -> float:
+    m = min(m, n)
+    depth = (m - 1) + -(-n // m) + 2
+    if not depth * _U < 0.5 and (d + 8) * _U < 0.5:  # pragma: no cover - n, d beyond 2^51
+        raise ValueError(f"n and d too large for the rounding bound, got n={n}, d={d}")
+    gamma = depth * _U / (1.0 - depth * _U)
+    return (1.0 + (d + 8) * _U) * (1.0 + n * gamma) - 1.0
+
+
+def sum_sensitivity(C: float, *, n: int, d: int, rows: int | None = None) -> float:
+    r"""The :math:`\ell_2` sensitivity :math:`2C(1+\nu)` of the computed clipped sum.
+
+    :math:`2C` is the sensitivity on paper (substitution of one row, each clipped row of
+    norm at most :math:`C`); :math:`\nu` = :func:`rounding_slack` bounds the rounding of
+    the computed sum (module docstring; Higham 2002).  Every Gaussian release on a clipped
+    sum in egmlib calibrates its noise to this value.
+
+    Examples
+    --------
+    >>> 0.0 < sum_sensitivity(1.0, n=100, d=3) - 2.0 < 1e-11
+    True
+    """
+    C = _v.check_nonnegative_finite("C", C)
+    out = 2.0 * C * (1.0 + rounding_slack(n, d=d, rows=rows))
+    _v.check_finite_result(out, what="the sensitivity 2 C (1 + nu)", inputs="C")
+    return out
+
+
+def clamp_to_box(X: Any, *, lower: float, upper: float) -> np.ndarray:
+    """``X`` with every entry moved into the public box ``[lower, upper]`` (``np.clip``).
+
+    The box is the public domain of the data in the report's Definition 2.1 sense: the
+    guarantees of the estimators hold for every dataset, inside the box or not.
+
+    Every estimator of :mod:`egmlib.peers` with a public box applies this first.  It is a
+    map of each row on its own, so the release stays private for any data, and what
+    follows can rely on the box: a whitened or transformed row is bounded by public
+    quantities and cannot overflow.  ``X`` itself is returned (no copy) when every entry is
+    already inside.
+
+    Examples
+    --------
+    >>> clamp_to_box(np.array([[-5.0, 0.5, 7.0]]), lower=0.0, upper=1.0).tolist()
+    [[0.0, 0.5, 1.0]]
+    """
+    X = _v.check_finite_data("X", X)
+    lower, upper = _v.check_bounds(lower, upper)
+    if float(X.min()) >= lower and float(X.max()) <= upper:
+        return X
+    return np.clip(X, lower, upper)
+
+
+@dataclass(frozen=True)
+class ClippedSum:
+    """Output of :func:`clipped_sum`."""
+
+    total: FloatArray  #: (d,) the clipped sum
+    norms: FloatArray  #: (n,) the norms before clipping (a diagnostic of the data, not private)
+
+
+# --------------------------------------------------------------------------------------- #
+# the chunked kernel (checked arguments)
+# --------------------------------------------------------------------------------------- #
+def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
+            cols: np.ndarray | None, rows: int) -> Iterator[tuple[int, np.ndarray, FloatArray]]:
+    """Yield (start, raw block, transformed rows) chunk by chunk, in one reused buffer.
+
+    Every raw block is checked to be finite (all columns, also those not in ``cols``).
+
+    The transformed rows are ``((block[:, cols] - centre) * b)``; entries that overflow
+    are inf (callers recompute those rows with :func:`_far_rows`).
+    """
+    n = X.shape[0]
+    k = X.shape[1] if cols is None else cols.size
+    buf = np.empty((min(rows, n), k))
+    for start in range(0, n, rows):
+        block = X[start:start + rows]
+        _check_finite_block(block, start)
+        B = buf[:block.shape[0]]
+        with np.errstate(over="ignore", invalid="ignore"):
+            src = block if cols is None else block[:, cols]
+            if centre is None:
+                B[...] = src
+            else:
+                np.subtract(src, centre, out=B)
+            if b is not None:
+                B *= b
+        yield start, block, B
+
+
+def _check_finite_block(block: np.ndarray, start: int) -> None:
+    """ValueError naming the first row of ``block`` (rows from ``start``) with NaN or inf."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(block)):  # finite iff every entry is, unless the sum overflows
+            return
+    bad = ~np.all(np.isfinite(block), axis=1)
+    if np.any(bad):
+        raise ValueError(f"X must be finite, got NaN or inf in row {start + int(np.flatnonzero(bad)[0])}")
+
+
+def _far_rows(raw: np.ndarray, centre: FloatArray | None,
+              b: FloatArray | None) -> tuple[FloatArray, FloatArray]:
+    """Unit directions and norms of rows ``(raw - centre) * b`` whose squares overflow.
+
+    Exact powers of two carry the magnitudes: half the difference cannot overflow, and
+    its mantissas times those of ``b`` are scaled by the row's largest exponent, so a row
+    such as 1e300 with b_j = 1e100 gets its direction to a few ulps instead of inf or NaN,
+    and its norm (inf where it exceeds the float64 range) to (d + 4) ulps.
+    """
+    half = 0.5 * raw - (0.0 if centre is None else 0.5 * centre)
+    mant, ex = np.frexp(half)
+    if b is not None:
+        mb, eb = np.frexp(b)
+        mant = mant * mb
+        ex = ex + eb
+    top = np.max(np.where(mant != 0.0, ex, np.iinfo(np.int32).min), axis=1, keepdims=True)
+    top = np.where(np.any(mant != 0.0, axis=1, keepdims=True), top, 0)
+    v = np.ldexp(mant, np.maximum(ex - top, -1100))  # entries far below the largest underflow to 0
+    length = np.sqrt(np.einsum("ij,ij->i", v, v))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        norms = np.ldexp(length, top[:, 0] + 1)
+        u = v / length[:, None]
+    return np.where(length[:, None] > 0, u, 0.0), norms
+
+
+def _chunk_norms(B: FloatArray, block: np.ndarray, centre: FloatArray | None,
+                 b: FloatArray | None, cols: np.ndarray | None,
+                 ) -> tuple[FloatArray, np.ndarray, FloatArray | None]:
+    """Norms of the transformed rows of one chunk, overflow-safe.
+
+    Returns the norms, the indices of the rows recomputed by :func:`_far_rows` and their
+    unit directions (None when there are none).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        norms = np.sqrt(np.einsum("ij,ij->i", B, B))
+    bad = np.flatnonzero(~np.isfinite(norms))
+    if bad.size == 0:
+        return norms, bad, None
+    raw = np.asarray(block[bad], dtype=np.float64)
+    if cols is not None:
+        raw = raw[:, cols]
+    u, far = _far_rows(raw, centre, b)
+    norms[bad] = far
+    return norms, bad, u
+
+
+def row_norms(X: np.ndarray, centre: FloatArray | None = None, b: FloatArray | None = None, *,
+              cols: np.ndarray | None = None, rows: int | None = None) -> FloatArray:
+    """:func:`transformed_norms` for checked arguments (``inf`` where a norm exceeds float64)."""
+    d = X.shape[1] if cols is None else cols.size
+    m = chunk_rows(d) if rows is None else rows
+    out = np.empty(X.shape[0])
+    for start, block, B in _chunks(X, centre, b, cols, m):
+        out[start:start + B.shape[0]] = _chunk_norms(B, block, centre, b, cols)[0]
+    return out
+
+
+def clip_rows(X: np.ndarray, C: float, centre: FloatArray | None = None,
+              b: FloatArray | None = None, *, norms: FloatArray | None = None,
+              cols: np.ndarray | None = None, rows: int | None = None) -> tuple[FloatArray, int]:
+    r"""The clipped sum :math:`\sum_i \min(1, C/\|y_i\|)\,y_i` and the number of rows clipped.
+
+    For checked arguments.  ``norms`` (from :func:`row_norms`, which PLAN, IOME and the
+    radius check need before clipping) saves recomputing them; the rows are transformed
+    again chunk by chunk either way, so no transformed copy of the data is ever whole.
+    Rows whose norm exceeds the float64 range are clipped along their direction.
+    """
+    d = X.shape[1] if cols is None else cols.size
+    m = chunk_rows(d) if rows is None else rows
+    total = np.zeros(d)
+    n_clipped = 0
+    for start, block, B in _chunks(X, centre, b, cols, m):
+        stop = start + B.shape[0]
+        if norms is None:
+            nb, bad, u = _chunk_norms(B, block, centre, b, cols)
+        else:
+            nb = norms[start:stop]
+            bad = np.flatnonzero(~np.isfinite(B).all(axis=1) | ~np.isfinite(nb))
+            u = None
+            if bad.size:
+                raw = np.asarray(block[bad], dtype=np.float64)
+                u = _far_rows(raw if cols is None else raw[:, cols], centre, b)[0]
+        far = nb > C
+        factor = np.ones(B.shape[0])
+        np.divide(C, nb, out=factor, where=far)
+        if u is not None:  # rows recomputed from their direction: min(norm, C) along it
+            B[bad] = u * np.minimum(nb[bad], C)[:, None]
+            factor[bad] = 1.0
+        n_clipped += int(np.count_nonzero(far))
+        total += np.einsum("i,ij->j", factor, B)  # rows in order, without BLAS
+    return total, n_clipped
+
+
+# --------------------------------------------------------------------------------------- #
+# public, checked
+# --------------------------------------------------------------------------------------- #
+def _check(X: Any, mu_hat: Any, b: Any) -> tuple[np.ndarray, FloatArray | None, FloatArray | None]:
+    X = _v.check_finite_data("X", X)
+    d = X.shape[1]
+    if mu_hat is not None:
+        mu_hat = _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_COLUMN)
+    if b is not None:
+        b = _v.check_nonnegative_vector("b", b, length=d, of=_PER_COLUMN, allow_all_zero=True)
+    return X, mu_hat, b
+
+
+def transformed_norms(X: Any, *, mu_hat: Any = None, b: Any = None) -> FloatArray:
+    r"""The norms :math:`\|(x_i - \hat\mu)\odot b\|` of every row (the report's eq. (7) rows).
+
+    :math:`\hat\mu = 0` and :math:`b = 1` by default.  Computed on centred rows, chunk by
+    chunk; a norm beyond the float64 range is ``inf``.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), finite
+    mu_hat : array_like, shape (d,), finite, optional
+        Public centre.
+    b : array_like, shape (d,), finite, >= 0, optional
+        Public per-coordinate scaling.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+
+    Examples
+    --------
+    >>> transformed_norms(np.array([[3.0, 5.0]]), mu_hat=[0.0, 1.0]).tolist()
+    [5.0]
+    >>> transformed_norms(np.array([[1e300, 1e300]]), b=[1e10, 1e10]).tolist()
+    [inf]
+    """
+    X, mu_hat, b = _check(X, mu_hat, b)
+    return row_norms(X, mu_hat, b)
+
+
+def clipped_sum(X: Any, *, C: float, mu_hat: Any = None, b: Any = None) -> ClippedSum:
+    r"""The clipped sum :math:`\sum_i \min(1, C/\|y_i\|)\,y_i` of :math:`y_i = (x_i - \hat\mu)\odot b`.
+
+    Step 3 of the report's Algorithm 3 (sensitivity :math:`2C` on paper,
+    :func:`sum_sensitivity` in floating point), and the clipped sum of PLAN (Aumuller et
+    al. 2024), IOME (Huang, Liang and Yi 2021) and CoinPress (Biswas et al. 2020).  Rows
+    with norm at most :math:`C` are kept as they are; the others are scaled onto the
+    sphere of radius :math:`C`.  ``C = 0`` clips every row to 0.
+
+    Parameters
+    ----------
+    X : array_like, shape (n, d), finite
+    C : float, finite and >= 0
+    mu_hat : array_like, shape (d,), finite, optional
+        Public centre (default 0).
+    b : array_like, shape (d,), finite, >= 0, optional
+        Public per-coordinate scaling (default 1).
+
+    Returns
+    -------
+    ClippedSum
+        ``total`` and the norms before clipping (``norms > C`` marks the clipped rows; a
+        diagnostic of the data, not private).
+
+    Examples
+    --------
+    >>> r = clipped_sum(np.array([[3.0, 4.0], [0.0, 1.0]]), C=2.0)
+    >>> np.round(r.total, 12).tolist(), r.norms.tolist()
+    ([1.2, 2.6], [5.0, 1.0])
+    >>> X = np.array([[1e12 + 3.0, 4.0], [1e12, 1.0]])
+    >>> np.round(clipped_sum(X, C=2.0, mu_hat=[1e12, 0.0]).total, 12).tolist()
+    [1.2, 2.6]
+    """
+    X, mu_hat, b = _check(X, mu_hat, b)
+    C = _v.check_nonnegative_finite("C", C)
+    norms = row_norms(X, mu_hat, b)
+    total, _ = clip_rows(X, C, mu_hat, b, norms=norms)
+    _v.check_finite_result(total, what="the clipped sum", inputs="X, mu_hat, b or C")
+    return ClippedSum(total=total, norms=norms)
