@@ -82,6 +82,12 @@
     article().querySelectorAll("table").forEach(function (table) {
       if (table.classList.contains("indextable") || !shown(table)) return;
       table.classList.remove("egm-compact", "egm-tight", "egm-stacked", "egm-scroll");
+      var columns = table.querySelectorAll("thead tr:last-child th").length;
+      if (phone && columns >= 3 && isProse(table)) {  // prose squeezed into narrow columns: cards
+        labelCells(table);
+        table.classList.add("egm-stacked");
+        return;
+      }
       if (fits(table)) return;
       table.classList.add("egm-compact");
       if (fits(table)) return;

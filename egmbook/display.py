@@ -3,13 +3,18 @@ r"""How the book shows results: its figure style and its tables.
 - :func:`use_book_style` applies the book's one matplotlib style (``book.mplstyle`` beside
   this module): figures drawn at the width of the text column, text no smaller than
   9 pt, colours that survive colour-vision deficiencies, stored at twice the screen
-  resolution as 8-bit palette PNGs (``_palette_png``).
+  resolution as 8-bit palette PNGs (``_palette_png``), each with a phone rendition
+  (:func:`phone_rendition`: the panels stacked in a 360 px column, the same text sizes)
+  that ``_ext/phone_figures.py`` serves to narrow screens; :func:`save_figure` does the
+  same for a figure shown from a file.
 - :func:`glue_values` glues many numbers for the prose at once (myst-nb ``glue``), in
   place of one ``glue(name, float(x), display=False)`` call per number.
 - :func:`table` shows a table as HTML (in the book and in Jupyter) with a plain-text twin
   (what nbval compares): formatted numbers, optional caption, inline math between
   ``$...$``; a long table shows its first rows and keeps the full table in a collapsed
   block.
+- :func:`heatmap` draws a table of ratios as a heat map: the numbers (and their ranges) in
+  the cells, coloured blue on one side of a centre and orange-red on the other.
 
 Examples
 --------
