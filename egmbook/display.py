@@ -39,7 +39,7 @@ import numpy as np
 
 from egmlib._validation import check_count
 
-__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_values", "heatmap", "phone_rendition", "save_figure", "table",
+__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "phone_rendition", "save_figure", "table",
            "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
@@ -620,3 +620,27 @@ def glue_values(values: Mapping[str, Any], *, digits: int | None = None,
     for full, v in out.items():
         glue(full, v, display=False)
     return out
+
+
+class _Text(str):
+    """A glued text shown as it is (the repr of a str would add quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def glue_text(name: str, text: str) -> str:
+    """Glue a text for the prose (``{glue:text}`name```), shown without quotes: a number
+    already written for a reader, such as :func:`egmbook.claims.readable`'s ``4.6 × 10⁶``.
+
+    Returns the text; raises TypeError for a name or text that is not a str and ValueError
+    for an empty name.
+    """
+    if not isinstance(name, str) or not isinstance(text, str):
+        raise TypeError(f"name and text must be str, got name={name!r}, text={text!r}")
+    if not name:
+        raise ValueError("name must not be empty")
+    from myst_nb import glue  # the book's toolchain (the book extra), only where gluing happens
+
+    glue(name, _Text(text), display=False)
+    return text

@@ -163,3 +163,13 @@ def test_heatmap_colours_ratios_and_keeps_the_numbers():
         heatmap({"a": [1.0]}, heat=["a"], saturate=1.0)
     with pytest.raises(TypeError, match="a ratio or a tuple"):
         heatmap({"a": ["x"]}, heat=["a"])
+
+
+def test_glue_text_rejects_what_is_not_a_text():
+    from egmbook.display import _Text, glue_text
+
+    assert repr(_Text("4.6 × 10⁶")) == "4.6 × 10⁶"  # no quotes in the glued text/plain
+    with pytest.raises(TypeError, match="must be str"):
+        glue_text("x", 4.6)
+    with pytest.raises(ValueError, match="must not be empty"):
+        glue_text("", "x")
