@@ -283,13 +283,13 @@ def check(
         from IPython.display import display
     except ImportError:  # pragma: no cover - IPython ships with the book's environment
         get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
-        if tag:
-            from myst_nb import glue  # the book's toolchain, only where a tag is glued
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is not None and tag and hasattr(shell, "kernel"):  # a notebook: glued for its box
+        from myst_nb import glue  # the book's toolchain, only where a tag is glued
 
-            glue(label, _Tag(record), display=False)
-        else:
-            display(record)
+        glue(label, _Tag(record), display=False)
+    elif shell is not None and not tag:
+        display(record)
     else:
         print(record.text)
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from egmlib._validation import check_count
+from egmlib._validation import check_bool, check_count, check_positive_finite
 
 __all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "phone_rendition", "save_figure", "table",
            "use_book_style"]  # Table: what table() returns
@@ -129,7 +129,12 @@ def save_figure(fig: Any, path: str | Path) -> None:
     """Save a figure for a page that shows it as a file (the landing page's Figure 2): the
     palette PNG at ``path`` and its phone rendition beside it, ``<stem>-phone.png``, which
     ``_ext/phone_figures.py`` serves to narrow screens."""
+    if isinstance(path, bool) or not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or a Path, got path={path!r} (type {type(path).__name__})")
+    _check_figure(fig)
     path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise ValueError(f"path must name a .png file, got path={str(path)!r}")
     png, _, _ = _png(fig)
     path.write_bytes(png)
     phone = phone_rendition(fig)
@@ -141,6 +146,13 @@ def save_figure(fig: Any, path: str | Path) -> None:
     import matplotlib.pyplot as plt
 
     plt.close(phone)
+
+
+def _check_figure(fig: Any) -> None:
+    from matplotlib.figure import Figure
+
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got fig={fig!r:.60} (type {type(fig).__name__})")
 
 
 def phone_rendition(fig: Any) -> Any | None:
@@ -157,6 +169,7 @@ def phone_rendition(fig: Any) -> Any | None:
 
     from matplotlib.gridspec import GridSpec
 
+    _check_figure(fig)
     width, height = fig.get_size_inches()
     if width <= PHONE_WIDTH_IN + 0.01:
         return None
@@ -170,6 +183,9 @@ def phone_rendition(fig: Any) -> Any | None:
         phone = pickle.loads(dumps(fig))
     except Exception:  # noqa: BLE001 - an artist that cannot be copied: no phone rendition
         return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(phone)  # measured and drawn by Agg, whatever canvas the original has
     grid_axes = [ax for ax in phone.axes if ax.get_subplotspec() is not None
                  and not getattr(ax, "_colorbar", None) and ax.get_label() != "<colorbar>"]
     specs = [ax.get_subplotspec() for ax in grid_axes]
@@ -516,21 +532,21 @@ def heatmap(
     B                 4.2
     """
     columns, rows = _columns_of(data)
+    if isinstance(heat, str) or not isinstance(heat, Sequence) or not all(isinstance(h, str) for h in heat):
+        raise TypeError(f"heat must be a sequence of column names, got heat={heat!r:.60}")
     heat = list(heat)
     unknown = sorted(set(heat) - set(columns))
     if unknown:
         raise ValueError(f"heat names columns that are not in data: {unknown}")
-    centre = float(centre)
-    saturate = float(saturate)
-    if not (centre > 0 and math.isfinite(centre)):
-        raise ValueError(f"centre must be a finite ratio > 0, got centre={centre!r}")
-    if not (saturate > 1 and math.isfinite(saturate)):
-        raise ValueError(f"saturate must be a finite factor > 1, got saturate={saturate!r}")
+    centre = check_positive_finite("centre", centre)
+    saturate = check_positive_finite("saturate", saturate)
+    if not saturate > 1:
+        raise ValueError(f"saturate must be a factor > 1, got saturate={saturate!r}")
     digits = check_count("digits", digits, minimum=1, maximum=6)
-    if not isinstance(caption, str) or not isinstance(key, str):
-        raise TypeError("caption and key must be str")
-    if not isinstance(blue_above, bool):
-        raise TypeError(f"blue_above must be a bool, got blue_above={blue_above!r}")
+    for name, value in (("caption", caption), ("key", key)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {name}={value!r} (type {type(value).__name__})")
+    blue_above = check_bool("blue_above", blue_above)
 
     def number(x: float) -> str:
         return f"{float(f'{x:.{digits}g}'):#.{digits}g}".rstrip(".") if abs(x) < 10 ** digits else f"{x:.0f}"
