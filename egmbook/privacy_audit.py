@@ -228,7 +228,7 @@ class AttackResult(NamedTuple):
 
     delta: float  #: the delta at which the bound is stated
     threshold: float  #: on the statistic, chosen on the training half
-    #: the test: 1 flags X when T > threshold, -1 flags X' when T <= threshold, 2 flags X' when
+    #: which test, 1 flags X when T > threshold, -1 flags X' when T <= threshold, 2 flags X' when
     #: T > threshold, -2 flags X when T <= threshold
     direction: int
     tp: int  #: held-out outputs of the flagged dataset that are flagged
@@ -309,8 +309,8 @@ def distinguishing_attack(Y: ArrayLike, Y_prime: ArrayLike, *, deltas: Iterable[
     1. the statistics of ``statistics``, learned on the training half with v the pooled
        per-coordinate variance: ``"linear"``, T(y) = w . y with w = (mean_X - mean_X') / v
        (the likelihood-ratio direction for Gaussian releases with diagonal covariance);
-       ``"coordinates"``, for every released coordinate j, T(y) = y_j and
-       T(y) = |y_j - med_j| with the pooled median (a difference of location or spread in
+       ``"coordinates"``, for every released coordinate j, ``T(y) = y_j`` and
+       ``T(y) = abs(y_j - med_j)`` with the pooled median (a difference of location or spread in
        one coordinate, also in a share of the runs only, which a linear test misses: issue
        25's leaks widened the releases of the private centre on one dataset);
     2. for each delta: among ``n_thresholds`` candidate thresholds (quantiles of the pooled
@@ -397,7 +397,7 @@ class AuditRow(NamedTuple):
     #: median over the released coordinates of sd(releases on X') / sd(releases on X), the sds
     #: as 1.4826 median absolute deviations
     spread_ratio: float | None = None
-    #: largest |median on X' - median on X| over the coordinates, in those sds on X
+    #: largest absolute difference of a coordinate's medians on X' and on X, in its sd on X
     shift_sd: float | None = None
 
     @property
@@ -427,7 +427,7 @@ def black_box_audit(sigma: ArrayLike, *, n: int, eps: float, delta: float, trial
                     far: float = 10.0, alpha: float = 1.0 - CONFIDENCE) -> list[AuditRow]:
     """The black-box audit of Algorithm 3 and its weakened controls on one worst-case pair.
 
-    :func:`worst_case_pair` (n rows, d = len(sigma), centre 0, p_C = 1/n) gives X ~ X';
+    :func:`egmbook.neighbours.worst_case_pair` (n rows, d = len(sigma), centre 0, p_C = 1/n) gives X ~ X';
     each mechanism in ``factors`` (:func:`weakened_algorithm3`) is run ``trials`` times on
     X and on X' (half for training the attack, half for scoring it), and
     :func:`distinguishing_attack` turns the outputs into a lower bound on epsilon at each
@@ -536,13 +536,13 @@ def default_pipeline() -> Callable[..., Any]:
 # A negative control of the pipelines: CoinPress's distances before issue 25
 # --------------------------------------------------------------------------------------- #
 def cancelling_step_sum(X: ArrayLike, c: ArrayLike, R: float) -> tuple[NDArray[np.float64], int]:
-    """CoinPress's step before issue 25: sum_i clip_R(x_i - c) from the cancelling expansion.
+    """CoinPress's step before issue 25: ``sum_i clip_R(x_i - c)`` from the cancelling expansion.
 
     As :func:`egmlib.peers.coinpress.coinpress_mean` computed it (Biswas et al. 2020's step):
     a step whose ball held every row (tested with centred distances from the mean) took the
-    plain sum X^T 1; any other step took the distances from ||x||^2 - 2 x.c + ||c||^2 and the
-    sum X^T s + (n - sum s) c.  Both are returned centred (minus n c), with the number of rows
-    clipped.  Once |x| is about 1e8 times the spread the expansion cancels, a far row is
+    plain sum ``X^T 1``; any other step took the distances from ``||x||^2 - 2 x.c + ||c||^2``
+    and the sum ``X^T s + (n - sum s) c``.  Both are returned centred (minus n c), with the number of rows
+    clipped.  Once the rows are about 1e8 times their spread from the origin the expansion cancels, a far row is
     judged inside the ball and enters whole.  Kept as a negative control: the audit and the
     sensitivity harness (tests/test_privacy_floating_point.py) must catch it.
     """

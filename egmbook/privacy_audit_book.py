@@ -1,9 +1,8 @@
-"""The book's run of the black-box audit (chapter 7b), its typed setting and stored results.
+r"""The book's run of the black-box audit (chapter 7b), its typed setting and stored results.
 
 ``python -m egmbook.privacy_audit_book`` runs :func:`run_book_audit` and writes
-``data/privacy_audit.json``; :func:`load_book_audit` reads it back as a
-:class:`BookAudit`.  The run has three parts, all on the same claim
-(:attr:`AuditSetting.eps`, :attr:`AuditSetting.delta`):
+``data/privacy_audit.json``; :func:`load_book_audit` reads it back as a :class:`BookAudit`.
+The run has three parts, all on the same claim (``eps`` at ``delta`` of :class:`AuditSetting`):
 
 1. Algorithm 3 and its two weakened controls on the worst-case pair
    (:func:`egmbook.privacy_audit.black_box_audit`);
@@ -12,8 +11,7 @@
    :math:`\rho` = :func:`egmlib.calibration.eps_to_rho` of the claim;
 3. the same pipelines on issue 25's attacked pairs (:mod:`egmbook.neighbours`), a constant
    column and data far from the origin, which target their centre and radius steps, at the
-   claim (``pairs_eps``, delta), with each pipeline also run with CoinPress's cancelling
-   distances
+   claim (``pairs_eps``, ``delta``), each also run with CoinPress's cancelling distances
    (:func:`egmbook.privacy_audit.with_cancelling_distances`), a negative control that must
    be caught.
 
@@ -37,11 +35,11 @@ from egmbook import privacy_audit as pa
 from egmbook.experiments import zipf_sigmas
 from egmlib import calibration
 
-__all__ = ["BOOK_AUDIT", "AuditSetting", "BookAudit", "bounds_reported", "load_book_audit", "row_from_json",
+__all__ = ["AuditSetting", "BookAudit", "bounds_reported", "load_book_audit", "row_from_json",
            "run_book_audit", "to_json"]
 
-#: Where the book's run is stored.
-BOOK_AUDIT = Path(__file__).resolve().parents[1] / "data" / "privacy_audit.json"
+# Where the book's run is stored: data/privacy_audit.json of the repository.
+_BOOK_AUDIT = Path(__file__).resolve().parents[1] / "data" / "privacy_audit.json"
 
 
 @dataclass(frozen=True)
@@ -68,8 +66,8 @@ class AuditSetting:
     pipeline_n: int = 2000
     pipeline_trials: int = 1_200
     pipeline_bounds: tuple[float, float] = (-10.0, 10.0)
-    #: issue 25's attacked pairs, audited at the claim (pairs_eps, delta): the pipelines' budget is
-    #: then rho = 0.068, where n sqrt(rho) = 1040 keeps the robust pipeline on Algorithm 3's path
+    #: the claim eps of issue 25's attacked pairs, at delta; the pipelines' budget is then
+    #: rho = 0.068, where n sqrt(rho) = 1040 keeps the robust pipeline on Algorithm 3's path
     pairs_eps: float = 2.0
     #: a constant column (n, d, box, the moved entry's new value) ...
     constant_n: int = 4000
@@ -86,12 +84,12 @@ class AuditSetting:
 
     @property
     def rho(self) -> float:
-        """The pipelines' budget: :func:`egmlib.calibration.eps_to_rho` of the claim."""
+        """The pipelines' budget, :func:`egmlib.calibration.eps_to_rho` of the claim."""
         return calibration.eps_to_rho(self.eps, delta=self.delta)
 
     @property
     def pairs_rho(self) -> float:
-        """The pipelines' budget on the attacked pairs: eps_to_rho(pairs_eps, delta)."""
+        """The pipelines' budget on the attacked pairs, eps_to_rho(pairs_eps, delta)."""
         return calibration.eps_to_rho(self.pairs_eps, delta=self.delta)
 
 
@@ -102,11 +100,11 @@ class BookAudit:
     setting: AuditSetting
     rho: float  #: the pipelines' budget
     pairs_rho: float  #: their budget on the attacked pairs
-    alpha_each: float  #: level of each bound: (1 - CONFIDENCE) / bounds
+    alpha_each: float  #: the level of each bound, (1 - CONFIDENCE) / bounds
     bounds: int  #: the number of bounds the run reports
     mechanisms: tuple[pa.AuditRow, ...]  #: Algorithm 3 and its weakened controls
     pipelines: tuple[pa.AuditRow, ...]  #: the pipelines on the worst-case pair
-    #: pair name -> the pipelines and their cancelling-distance controls on that pair
+    #: the pipelines and their cancelling-distance controls, by pair
     pairs: Mapping[str, tuple[pa.AuditRow, ...]] = field(default_factory=dict)
 
 
@@ -208,11 +206,11 @@ def to_json(audit: BookAudit) -> dict[str, Any]:
             "pairs": {k: [_row_json(r) for r in rows] for k, rows in audit.pairs.items()}}
 
 
-def load_book_audit(path: str | Path = BOOK_AUDIT) -> BookAudit:
-    """The stored run of :func:`run_book_audit` (``data/privacy_audit.json``)."""
-    if not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or a Path, got path of type {type(path).__name__}")
-    rec = json.loads(Path(path).read_text(encoding="utf-8"))
+def load_book_audit(path: str | Path | None = None) -> BookAudit:
+    """The stored run of :func:`run_book_audit` (default: the repository's ``data/privacy_audit.json``)."""
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str, a Path or None, got path of type {type(path).__name__}")
+    rec = json.loads(Path(_BOOK_AUDIT if path is None else path).read_text(encoding="utf-8"))
     st = rec["setting"]
     setting = AuditSetting(**{k: tuple(v) if isinstance(v, list) else v for k, v in st.items()})
     return BookAudit(setting=setting, rho=float(rec["rho"]), pairs_rho=float(rec["pairs_rho"]),
@@ -226,7 +224,7 @@ if __name__ == "__main__":  # pragma: no cover - writes the book's stored run
     import sys
     import time
 
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else BOOK_AUDIT
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else _BOOK_AUDIT
     t0 = time.perf_counter()
     out.write_text(json.dumps(to_json(run_book_audit()), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {out} in {time.perf_counter() - t0:.0f} s")

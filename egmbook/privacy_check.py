@@ -235,7 +235,7 @@ def privacy_check(
 ) -> PrivacyCheck:
     """Empirical delta(eps) of Algorithm 3 on a worst-case pair, from its actual outputs.
 
-    1. :func:`worst_case_pair` builds X ~ X'; the noise-free releases m = E[M(X)],
+    1. :func:`egmbook.neighbours.worst_case_pair` builds X ~ X'; the noise-free releases m = E[M(X)],
        m' = E[M(X')] and the noise scales s come from the mechanism
        (``noise=False``), and the check measures how far ||T - T'|| is from 2 C.
     2. ``n_outputs`` actual releases M(X): their privacy loss L = log p/p'

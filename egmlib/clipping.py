@@ -70,13 +70,15 @@ __all__ = [
     "ClippedSum",
     "chunk_rows",
     "clamp_to_box",
+    "clip_rows",
     "clipped_sum",
     "rounding_slack",
+    "row_norms",
     "sum_sensitivity",
     "transformed_norms",
 ]
 
-#: Elements (float64) per chunk of rows, 2**17 = 1 MiB: small enough to stay in cache
+#: Floats per chunk of rows (2**17 float64 values, 1 MiB), small enough to stay in cache
 #: for the passes made over each chunk.  No pass calls BLAS (the row norms and the
 #: weighted row sums are numpy einsum loops), so the result does not depend on the number
 #: of BLAS threads.

@@ -168,7 +168,7 @@ class GaussianDataResult:
     n_clipped: int  #: rows with ||(x_i - mu_hat) * b|| > C (not private)
     n: int
     sigma_opt: float | None  #: Theorem 2 sigma_opt(eps, delta) for unit sensitivity (None without a budget)
-    #: the l2 sensitivity of the computed T: 2 C (1 + nu), nu the rounding bound of
+    #: the l2 sensitivity of the computed T, 2 C (1 + nu) with nu the rounding bound of
     #: :func:`egmlib.clipping.rounding_slack` (about 1e-10 at the book's sizes)
     sensitivity: float
     transformed_noise_std: float | None  #: sensitivity * sigma_opt, per coordinate of T

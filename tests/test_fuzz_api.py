@@ -281,8 +281,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.privacy_audit.cancelling_step_sum": {"c": [0.0, 0.0, 0.0]},
     "egmbook.privacy_audit.with_cancelling_distances": {"pipeline": lambda: importlib.import_module(
         "egmlib.peers.arms").ARMS["Alg3"]},
-    "egmbook.privacy_audit_book.load_book_audit": {"path": lambda: importlib.import_module(
-        "egmbook.privacy_audit_book").BOOK_AUDIT},
+
     "egmbook.privacy_audit.run_releases": {"mechanism": lambda: _algorithm3_on_sigma},
     "egmbook.improvement_margin.majorizes": {"a": [0.6, 0.3, 0.1], "b": [0.4, 0.3, 0.3]},
     "peers.plan.plan_mean": {"shares": None},

@@ -100,8 +100,8 @@ class Algorithm3Result:
     C: float  #: clipping radius in the transformed space
     p_clip: float
     noise_std: FloatArray  #: (d,) std of the noise on the sum, 2C/(sqrt(2 rho_noise) b_j)
-    #: (d,) Theorem 2's std at the noise step's exact (eps, delta): noise_std when eps > 0;
-    #: smaller at eps = 0, where the zCDP noise is more than (0, delta)-DP needs
+    #: (d,) Theorem 2's std at the noise step's exact eps and delta, which is noise_std when
+    #: eps > 0, and smaller at eps = 0, where the zCDP noise is more than (0, delta)-DP needs
     analytic_noise_std: FloatArray
     eps: float  #: exact epsilon of the noise step at delta (Balle-Wang profile; 0 if delta allows)
     delta: float
