@@ -15,7 +15,7 @@ engine depends on :mod:`egmlib` alone.
 - :mod:`egmbook.neighbours`                  the neighbouring datasets the privacy checks attack
 - :mod:`egmbook.privacy_check`               chapter 7a's white-box check of Algorithm 3 on a worst-case pair
 - :mod:`egmbook.privacy_audit`               the black-box audit: attacks on released outputs, with controls
-- :mod:`egmbook.privacy_audit_book`          chapter 7b's run of the audit, its setting and stored results
+- :mod:`egmbook.book_audit`                  chapter 7b's run of the audit, its setting and stored results
 - :mod:`egmbook.beyond_report`               typed access to the results of chapter 7's simulations
 - :mod:`egmbook.gaussian_benchmarks`         PLAN's Gaussian benchmarks GaussianA, B and C
 - :mod:`egmbook.peer_results`                typed access to the peers benchmarks' results files

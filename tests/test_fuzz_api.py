@@ -194,14 +194,14 @@ VALID: dict[str, Any] = {
     "factor": 0.9, "trials": 8, "factors": (("Algorithm 3", 1.0),), "pipeline": None, "mu": 2.0,
     "sigma_claim": 1.0,
     # explicit precomputations (issue 25: no identity-keyed caches) and the rounding bound
-    "presorted": None, "rotated": None, "rows": None,
+    "presorted": None, "rotated": None, "rows": None, "cols": None,
     # chapter 7b's attacked pairs and the cancelling-distance control
     "X_prime": np.random.default_rng(5).normal(size=(6, D)), "moved_to": 15.0, "move": 1e-4, "R": 2.0,
     "statistics": ("linear", "coordinates"),
     "audit_setting": lambda: _tiny_audit_setting(),
-    "audit": lambda: importlib.import_module("egmbook.privacy_audit_book").load_book_audit(),
-    "rec": lambda: importlib.import_module("egmbook.privacy_audit_book").to_json(
-        importlib.import_module("egmbook.privacy_audit_book").load_book_audit())["mechanisms"][0],
+    "audit": lambda: importlib.import_module("egmbook.book_audit").load_book_audit(),
+    "rec": lambda: importlib.import_module("egmbook.book_audit").to_json(
+        importlib.import_module("egmbook.book_audit").load_book_audit())["mechanisms"][0],
 }
 
 
@@ -217,7 +217,7 @@ def _small_figure() -> Any:
 
 def _tiny_audit_setting() -> Any:
     """Chapter 7b's audit at toy sizes (a valid call that runs in a fraction of a second)."""
-    return importlib.import_module("egmbook.privacy_audit_book").AuditSetting(
+    return importlib.import_module("egmbook.book_audit").AuditSetting(
         d=3, n=10, trials=8, deltas=(0.1,), pipeline_n=30, pipeline_trials=8, constant_n=30, constant_d=2,
         far_n=30, far_d=2, pair_trials=8)
 
@@ -279,6 +279,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.privacy_audit.pair_audit": {"alpha": 0.05, "pipeline": lambda: importlib.import_module(
         "egmlib.peers.arms").ARMS["Alg3"]},
     "egmbook.privacy_audit.cancelling_step_sum": {"c": [0.0, 0.0, 0.0]},
+    "clipping.clipped_sum": {"norms": None},
     "egmbook.privacy_audit.with_cancelling_distances": {"pipeline": lambda: importlib.import_module(
         "egmlib.peers.arms").ARMS["Alg3"]},
 

@@ -29,7 +29,7 @@ Every estimator takes a :class:`numpy.random.Generator` and returns a frozen res
 whose ``estimate`` is the private mean and whose ``budget`` lists the rho of each step.
 An estimator with a public box ``[lower, upper]`` first moves entries outside it onto it
 (:func:`egmlib.clipping.clamp_to_box`, a map of each row on its own), and every clipped sum
-is :func:`egmlib.clipping.clip_rows` with its noise calibrated to
+is :func:`egmlib.clipping.clipped_sum` with its noise calibrated to
 :func:`egmlib.clipping.sum_sensitivity` (the sensitivity plus the bound on the rounding).
 """
 

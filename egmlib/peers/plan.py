@@ -215,11 +215,12 @@ def _clipped_release(X: np.ndarray, *, centre: FloatArray, sigma_hat: FloatArray
     q = max(1.0 - k, 0.0)
     root = np.sqrt(Delta)
     b = 1.0 / root
-    norms = clipping.row_norms(X, centre, b)
+    norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
     # norms beyond the universe count as its end (inf where a norm exceeds float64)
     C = private_quantile(np.minimum(norms, norm_upper), q=q, rho=budget["threshold"], lower=0.0,
                          upper=norm_upper, rng=rng)
-    total, n_clipped = clipping.clip_rows(X, C, centre, b, norms=norms)
+    clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms)
+    total, n_clipped = clipped.total, clipped.n_clipped
     with np.errstate(over="ignore"):  # C lies in the public universe [0, norm_upper]
         _v.check_finite_result(2.0 * C / math.sqrt(2.0 * budget["noise"]), what="the noise 2C/sqrt(2 rho_noise)",
                                inputs=inputs)
