@@ -102,7 +102,11 @@
         return;
       }
       table.classList.add("egm-tight");
-      if (fits(table) || !printing()) return;  // a desktop scrolls what is left in the table's box
+      if (fits(table)) return;
+      if (!printing()) {  // a desktop scrolls what is left in the table's box, its first column in view
+        table.classList.add("egm-scroll");
+        return;
+      }
       labelCells(table);  // paper cannot scroll: the last resort is a card per row
       table.classList.remove("egm-compact", "egm-tight");
       table.classList.add("egm-stacked");
