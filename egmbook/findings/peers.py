@@ -216,7 +216,7 @@ def budgets_on_one_dataset() -> OneDataset:
 class LastStepGain(Finding):
     """Observation 8.B: PLAN's last step over Algorithm 3, both given sigma and mu, against eq. (8.B)."""
 
-    columns: Mapping[str, tuple[Any, ...]]  #: the table by data and dimension: (median, min, max) per ratio
+    columns: Mapping[str, tuple[Any, ...]]  #: the table by data and dimension, each ratio as (median, min, max)
     n_big: int  #: settings with d >= 64
     ratio_min: float  #: measured ratio over d >= 64
     ratio_max: float
@@ -758,7 +758,7 @@ def same_inputs_two_radii(peers: PeersResults) -> TwoRadii:
 class PeersByKnowledge(Finding):
     """Observation 8.D: each peer over the Algorithm 3 pipeline that knows as much."""
 
-    columns: Mapping[str, tuple[Any, ...]]  #: the table's columns: data, alpha, then (median, min, max) per ratio
+    columns: Mapping[str, tuple[Any, ...]]  #: the table's columns (data, alpha, then each ratio as (median, min, max))
     groups: Mapping[tuple[str, str], tuple[tuple[float, ...], ...]]  #: IOME, CoinPress, authors', new pipeline
     total_max: float  #: IOME over Algorithm 3 in the total error, skewed settings
     conv_a: tuple[float, ...]  #: IOME / Algorithm 3 on GaussianA where its inputs converge, by the median
