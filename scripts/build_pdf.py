@@ -19,9 +19,11 @@ document (``_build/pdf/book.html``, outside the book's pages):
   outline gives nested bookmarks: chapter, section, subsection.
 
 Chromium opens the document, MathJax typesets it and ``_static/egm.js`` fits its tables and
-equations to the printed column, exactly as a reader's browser does. It is printed twice:
-the first print gives the page on which every chapter and section starts (the PDF's named
-destinations), which the table of contents then shows; the second print is the edition.
+equations to the printed column, exactly as a reader's browser does. It is printed once;
+the print gives the page on which every chapter and section starts (the PDF's named
+destinations), and those page numbers are printed on transparent pages laid over the table of
+contents. pypdf then adds the bookmarks and draws each recurring glyph outline once (a form
+painted at each use, ``share_paths``), which makes the file less than half as large.
 Numbers (sections, figures, equations, the report's statements) are the HTML's by
 construction. The API reference stays in the HTML book only: it is a reference to search
 and follow links in, not to read in print.
@@ -504,6 +506,88 @@ def _add_outline(writer, reader, headings: list[tuple[int, str, str]]) -> list[s
     return lost
 
 
+_PATH_OPS = {b"m", b"l", b"c", b"v", b"y", b"h", b"re"}
+SHARED_PATH_LINES = 6  # a path this long or longer, drawn twice or more, is drawn once and reused
+
+
+def _filled_paths(lines: list[bytes]) -> list[tuple[int, int]]:
+    """The paths of a content stream (one operator a line, as Chromium writes them) that a
+    plain fill paints and nothing else: (start, end) with ``lines[start]`` a moveto,
+    ``lines[start:end]`` path construction without rectangles, ``lines[end]`` ``f`` or ``f*``."""
+    out, start = [], None
+    for k, line in enumerate(lines):
+        op = line[line.rfind(b" ") + 1:]
+        if op in _PATH_OPS:
+            if start is None:
+                start = k if op == b"m" else -1
+            elif op == b"re":
+                start = -1
+        else:
+            if start is not None and start >= 0 and line in (b"f", b"f*") and k - start >= SHARED_PATH_LINES:
+                out.append((start, k))
+            start = None
+    return out
+
+
+def share_paths(writer) -> int:  # noqa: ANN001
+    """Draw each path that recurs once, as a form XObject, and paint it where it recurs.
+
+    Chromium prints MathJax's SVG glyphs as paths, the whole outline again at each use of a
+    glyph: about 31,000 uses of some 220 glyph outlines, two thirds of the PDF's bytes. A
+    glyph's path is the same at each use (in the glyph's own units; the ``cm`` before it
+    places it), so the content stream can name a form that holds it (``/P12 Do``). A form
+    takes the current colour and graphics state from where it is painted, so the page
+    renders as before (poppler's rendering of every page is pixel for pixel the same).
+    Returns the number of shared paths."""
+    from collections import Counter
+
+    from pypdf.generic import ArrayObject, DecodedStreamObject, DictionaryObject, FloatObject, NameObject
+
+    pages = []
+    uses: Counter[bytes] = Counter()
+    for page in writer.pages:
+        contents = page.get_contents()
+        lines = contents.get_data().split(b"\n") if contents is not None else []
+        paths = _filled_paths(lines)
+        pages.append((page, lines, paths))
+        uses.update(b"\n".join(lines[start:end + 1]) for start, end in paths)
+    forms: dict[bytes, tuple[str, object]] = {}
+    for page, lines, paths in pages:
+        used, out, last = {}, [], 0
+        for start, end in paths:
+            path = b"\n".join(lines[start:end + 1])
+            if uses[path] < 2:
+                continue
+            if path not in forms:
+                numbers = [float(v) for line in lines[start:end] for v in line.split()[:-1]]
+                xs, ys = numbers[0::2], numbers[1::2]  # every operand pair is a point
+                pad = 1 + 0.1 * max(max(xs) - min(xs), max(ys) - min(ys))  # room for anti-aliasing
+                form = DecodedStreamObject()
+                form.set_data(path)
+                form.update({NameObject("/Type"): NameObject("/XObject"), NameObject("/Subtype"): NameObject("/Form"),
+                             NameObject("/BBox"): ArrayObject(FloatObject(round(v, 3)) for v in (
+                                 min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)),
+                             NameObject("/Resources"): DictionaryObject()})
+                forms[path] = (f"/P{len(forms)}", writer._add_object(form.flate_encode(level=9)))
+            name, ref = forms[path]
+            used[name] = ref
+            out += [*lines[last:start], name.encode() + b" Do"]
+            last = end + 1
+        if not used:
+            continue
+        resources = page["/Resources"].get_object()
+        if "/XObject" not in resources:
+            resources[NameObject("/XObject")] = DictionaryObject()
+        xobjects = resources["/XObject"].get_object()
+        for name, ref in used.items():
+            xobjects[NameObject(name)] = ref
+        contents = DecodedStreamObject()
+        contents.set_data(b"\n".join([*out, *lines[last:]]))
+        page.replace_contents(contents)
+        page.compress_content_streams(level=9)
+    return len(forms)
+
+
 def build(out: Path) -> dict:
     from pypdf import PdfReader, PdfWriter
 
@@ -567,11 +651,14 @@ def build(out: Path) -> dict:
                          "/Subject": "Differential privacy: releasing the sum of Gaussian vectors (Algorithm 3)",
                          "/Creator": "scripts/build_pdf.py (headless Chromium, pypdf)"})
     writer.page_mode = "/UseOutlines"
+    shared = share_paths(writer)
+    writer.compress_identical_objects()
     with out.open("wb") as f:
         writer.write(f)
     if problems:
         sys.exit("build_pdf: " + "; ".join(problems))
-    return {"pages": len(reader.pages), "bytes": out.stat().st_size, "seconds": time.time() - start}
+    return {"pages": len(reader.pages), "bytes": out.stat().st_size, "seconds": time.time() - start,
+            "shared": shared}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -580,7 +667,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = build(args.out)
     print(f"build_pdf: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}: "
-          f"{result['pages']} pages, {result['bytes'] / 1e6:.1f} MB, {result['seconds']:.0f} s")
+          f"{result['pages']} pages, {result['bytes'] / 1e6:.1f} MB ({result['shared']} recurring glyph paths drawn "
+          f"once), {result['seconds']:.0f} s")
     return 0
 
 

@@ -38,7 +38,11 @@ REQUIRED = os.environ.get("REQUIRE_PDF_TEST") == "1"
 needs_pdf = pytest.mark.skipif(not PDF.is_file() and not REQUIRED,
                                reason=f"no PDF edition at {PDF}: run python scripts/build_pdf.py")
 MIN_PAGES = 100  # the chapters alone fill more than this
-MAX_PDF_BYTES = 16_000_000  # mostly MathJax's glyphs, printed as vector paths
+# 4.2 MB as built (186 pages: figures 1.8 MB, content streams 1.4 MB with each MathJax glyph's
+# path drawn once, build_pdf.share_paths); without shared paths it was 9.7 MB, and 15.8 MB
+# before the print style dropped the glyphs' strokes and the blurred shadows. Twice the size
+# leaves room for the book to grow and still fails if one of those comes back.
+MAX_PDF_BYTES = 8_000_000
 
 
 @cache
@@ -270,3 +274,30 @@ def test_pdf_equation_numbers_match_the_html(file):
         found = [k for k in range(position, len(printed)) if printed[k] == eqno]
         assert found, f"{file}: equation {eqno} of the HTML is not printed after position {position}: {printed}"
         position = found[0] + 1
+
+
+def test_share_paths_draws_a_recurring_path_once():
+    """A filled path drawn twice becomes one form painted twice; a path that is drawn once,
+    is clipped with (``W n``) or starts with a rectangle stays where it is."""
+    from pypdf import PdfWriter
+    from pypdf.generic import DecodedStreamObject
+
+    glyph = b"0 0 m\n10 0 l\n10 10 l\n5 12 2 12 0 10 c\n0 5 l\nh"
+    other = b"0 0 m\n20 0 l\n20 20 l\n15 22 2 22 0 20 c\n0 5 l\nh"
+    clip = glyph + b"\nW n"
+    rect = b"0 0 5 5 re\n" + glyph + b"\nf"
+    body = b"\n".join([b"q", b"1 0 0 1 10 10 cm", glyph, b"f", b"Q", b"q", b"1 0 0 1 40 10 cm", glyph, b"f*", b"Q",
+                        b"q", b"1 0 0 1 70 10 cm", glyph, b"f", b"Q", other, b"f", clip, rect])
+    writer = PdfWriter()
+    page = writer.add_blank_page(100, 100)
+    contents = DecodedStreamObject()
+    contents.set_data(body)
+    page.replace_contents(contents)
+    assert build_pdf.share_paths(writer) == 1
+    data = writer.pages[0].get_contents().get_data()
+    assert data.count(b"/P0 Do") == 2, data  # the two plain fills; f* is another path
+    assert glyph + b"\nf*" in data and other + b"\nf" in data and clip in data and rect in data
+    form = writer.pages[0]["/Resources"]["/XObject"]["/P0"].get_object()
+    assert form.get_data() == glyph + b"\nf" and form["/Subtype"] == "/Form"
+    x0, y0, x1, y1 = (float(v) for v in form["/BBox"])
+    assert x0 < 0 and y0 < 0 and x1 > 10 and y1 > 12, "the form's box cuts its path"
