@@ -26,10 +26,7 @@ CHAPTERS = ROOT / "chapters"
 SOURCES = sorted(p for p in CHAPTERS.glob("*") if p.suffix in (".md", ".ipynb"))
 STATEMENT = re.compile(r"^(?P<fence>[`:]{3,})\{prf:(?P<kind>\w+)\}[^\n]*\n(?P<options>(?::[a-z-]+:[^\n]*\n)*)", re.M)
 LABEL = re.compile(r"^(report-[a-z]+-[0-9]+(-[0-9]+)*|book-[a-z]+-[0-9a-z]+-[a-z]|book-[a-z]+-[a-z]-[0-9]+)$")
-KNOWN = {  # (rule, page) -> why; the lead empties it as the chapters land
-    ("numbering", "09a_offmodel_privacy.md"): "chapter 9's lemmas are numbered 9.1-9.7 (issue 27, chapter 9 rewrite)",
-    ("captions", "09b_offmodel_results.ipynb"): "its headline figure has no caption (chapter 9 rewrite)",
-}
+KNOWN: dict[tuple[str, str], str] = {}  # (rule, page) -> why; the lead empties it as the chapters land
 
 
 def _markdown(path: Path) -> str:
