@@ -33,7 +33,7 @@ import numpy as np
 
 from egmlib._validation import check_count
 
-__all__ = ["STYLE", "glue_values", "table", "use_book_style"]  # Table: what table() returns
+__all__ = ["STYLE", "glue_values", "math_html", "table", "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
@@ -90,7 +90,15 @@ def _palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
     return out.getvalue(), {"width": round(rgb.width * scale), "height": round(rgb.height * scale)}
 
 
-def _math(text: str) -> str:
+def math_html(text: str) -> str:
+    r"""``text`` as HTML for MathJax: inline math between ``$...$`` becomes ``\(...\)``,
+    everything else is HTML-escaped (the form of a table's cells and of a checked claim).
+
+    >>> math_html("a < b for $x_1 < 2$")
+    'a &lt; b for \\(x_1 &lt; 2\\)'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got text={text!r} (type {type(text).__name__})")
     pieces = re.split(r"(\$[^$]+\$)", text)
     return "".join(
         r"\(" + html.escape(p[1:-1], quote=False) + r"\)"
@@ -129,11 +137,11 @@ class Table:
 
     def _html_table(self, rows: list[list[str]]) -> str:
         head = "".join(
-            f'<th class="{"egm-num" if num else "egm-txt"}">{_math(c)}</th>'
+            f'<th class="{"egm-num" if num else "egm-txt"}">{math_html(c)}</th>'
             for c, num in zip(self.columns, self.numeric, strict=True))
         body = "".join(
             "<tr>" + "".join(
-                f'<td class="{"egm-num" if num else "egm-txt"}">{_math(v)}</td>'
+                f'<td class="{"egm-num" if num else "egm-txt"}">{math_html(v)}</td>'
                 for v, num in zip(r, self.numeric, strict=True)) + "</tr>"
             for r in rows)
         return (f'<table class="egm-table mathjax_process"><thead><tr>{head}</tr></thead>'
@@ -144,7 +152,7 @@ class Table:
         """The table as HTML; a long one shows ``head`` rows and collapses the rest."""
         parts = ['<div class="egm-table-wrap">']
         if self.caption:
-            parts.append(f'<div class="egm-table-caption mathjax_process">{_math(self.caption)}</div>')
+            parts.append(f'<div class="egm-table-caption mathjax_process">{math_html(self.caption)}</div>')
         n = len(self.cells)
         if self.head is not None and n > self.head:
             parts.append(self._html_table(self.cells[: self.head]))

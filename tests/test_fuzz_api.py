@@ -167,6 +167,7 @@ VALID: dict[str, Any] = {
     "statement": "b minimises the noise.", "evidence": "", "erratum": "",
     "directory": lambda: str(Path(__file__).resolve().parent.parent / "chapters"),
     "data": {"d": [10, 100], "ratio": [1.5, 2.5]}, "formats": None, "caption": "", "head": None,
+    "text": "a < b for $x_1$",
     # beyond the report: composition, the improvement's margin, the report's quantile procedure
     "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
     "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
