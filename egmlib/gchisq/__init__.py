@@ -54,6 +54,12 @@ Method (default ``backend="native"``, numpy and scipy only):
   and the rest through the contour; one weight uses the chi-square(1) closed
   forms: sf, logsf, cdf and logcdf are defined and accurate for every x from the
   smallest positive double to the largest;
+- many points: points on one side of the mean within 1 % of each other share a
+  contour pair planned at their median (the values at the nodes do not depend on
+  x), each value still certified on that pair at its own point, and a new pair is
+  planned where the primary contour fails its own checks there; at most 256 points
+  are planned at a time, so that memory stays bounded (10^5 points in about 3 s and
+  0.1 GB, ``benchmarks/gchisq_many_points.py``);
 - quantiles: Halley's method on :math:`\log \Pr(Q > x) - \log p`, started from
   the saddlepoint approximation (Lugannani-Rice {cite}`lugannani1980`, in
   Barndorff-Nielsen's :math:`r^*` form), whose relative error stays bounded but

@@ -19,6 +19,7 @@ from ._cumulants import Cumulants
 from ._planner import ContourPair, plan_contours
 from ._records import BoolArray, FloatArray, TailValue
 from ._saddlepoint import SaddlePoints, rstar_start, saddlepoint
+from ._tails import PLAN_BATCH
 
 _EPS = float(np.finfo(float).eps)
 
@@ -44,16 +45,20 @@ def quantiles(cum: Cumulants, logt: FloatArray, upper: bool, maxiter: int = 40) 
     does not converge the caller finishes with Brent's method on certified
     values (:meth:`egmlib.gchisq.WeightedChiSquare._bracketed`).
     """
+    logt = np.asarray(logt, dtype=float)
+    x = np.empty(logt.size)
+    xerr = np.full(logt.size, np.inf)
+    failed = np.zeros(logt.size, dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
-        logt = np.asarray(logt, dtype=float)
-        x, start = _start(cum, logt, upper)
-        m = x.size
-        pairs = plan_contours(cum, x, start, np.full(m, upper))
-        xerr = np.full(m, np.inf)
-        failed = np.zeros(m, dtype=bool)
-        for i in range(m):
-            xi, e, ok = _halley(cum, pairs[i], float(x[i]), float(logt[i]), upper, maxiter)
-            x[i], xerr[i], failed[i] = xi, e, not ok
+        # (at most PLAN_BATCH points planned at a time: bounded memory)
+        for lo in range(0, logt.size, PLAN_BATCH):
+            sl = slice(lo, lo + PLAN_BATCH)
+            xs, start = _start(cum, logt[sl], upper)
+            pairs = plan_contours(cum, xs, start, np.full(xs.size, upper))
+            for i, pair in enumerate(pairs):
+                k = lo + i
+                x[k], xerr[k], ok = _halley(cum, pair, float(xs[i]), float(logt[k]), upper, maxiter)
+                failed[k] = not ok
     return Quantiles(x, xerr, failed)
 
 
