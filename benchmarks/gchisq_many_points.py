@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-    python benchmarks/gchisq_many_points.py                 # 10^5 points, three weight vectors
+    python benchmarks/gchisq_many_points.py                 # 10^5 points (writes results/gchisq_many_points.txt)
     python benchmarks/gchisq_many_points.py --points 10000  # a quicker run
 
 Each case runs in a fresh process (so that its peak resident memory is its own) with
@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -60,6 +61,12 @@ def run_case(expr: str, n: int, seed: int, fn: str) -> dict[str, float | int | s
 
 
 def main() -> None:
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--points", type=int, default=100_000, help="number of points per call")
@@ -71,14 +78,14 @@ def main() -> None:
     if args.case is not None:
         print(json.dumps(run_case(CASES[args.case], args.points, args.seed, args.fn)))
         return
-    print(f"one process per case, address space capped at {args.mem_cap_gb:g} GB; "
+    say(f"one process per case, address space capped at {args.mem_cap_gb:g} GB; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     cap = int(args.mem_cap_gb * 2**30)
     engine = "?"
     for fn, n, what in (("sf", args.points, "points, log-uniform over [0.05, 30] x mean"),
                         ("isf", args.points // 10, "probabilities, log-uniform over [1e-12, 0.99]")):
-        print(f"\ngchisq.{fn} on {n} {what}")
-        print(f"{'weights':<28} {'wall s':>8} {'CPU s':>8} {'us/point':>9} {'peak GB':>8} {'warnings':>8} "
+        say(f"\ngchisq.{fn} on {n} {what}")
+        say(f"{'weights':<28} {'wall s':>8} {'CPU s':>8} {'us/point':>9} {'peak GB':>8} {'warnings':>8} "
               f"{'vs alone':>9}")
         for name in CASES:
             proc = subprocess.run(
@@ -87,13 +94,23 @@ def main() -> None:
                 preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (cap, cap)), check=False)
             if proc.returncode != 0:
                 last = (proc.stderr.strip().splitlines() or ["?"])[-1]
-                print(f"{name:<28} failed: {last[:90]}")
+                say(f"{name:<28} failed: {last[:90]}")
                 continue
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             engine = str(r["engine"])
-            print(f"{name:<28} {r['wall']:>8.2f} {r['cpu']:>8.2f} {1e6 * r['cpu'] / n:>9.1f} "
+            say(f"{name:<28} {r['wall']:>8.2f} {r['cpu']:>8.2f} {1e6 * r['cpu'] / n:>9.1f} "
                   f"{r['peak_gb']:>8.2f} {r['warnings']:>8d} {r['diff']:>9.1e}")
-    print(f"\nengine: {engine}")
+    say(f"\nengine: {engine}")
+    _save(lines, engine, args.points == 100_000)
+
+
+
+def _save(lines: list[str], used: str, defaults: bool) -> None:
+    """Keep the output in benchmarks/results/gchisq_many_points.txt when this checkout's library was
+    measured with the default arguments."""
+    here = Path(__file__).resolve().parent
+    if defaults and Path(used).resolve().is_relative_to(here.parent):
+        (here / "results" / "gchisq_many_points.txt").write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
