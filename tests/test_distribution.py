@@ -1,0 +1,57 @@
+"""The test command's sharing of work between pytest-xdist's workers (issue 29, item 6).
+
+``--dist loadgroup`` keeps each notebook's cells, and the browser test's checks of one page,
+on one worker through the xdist groups the root ``conftest.py`` gives them; every other
+item goes to any free worker. A pytest whose
+node ids drop xdist's group (pytest 9.2 with pytest-xdist 3.8,
+pytest-dev/pytest-xdist#1386) would silently split a notebook's cells between workers,
+and its later cells would fail without the earlier ones' state: these tests notice first.
+"""
+
+import importlib.util
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_xdist_keeps_a_group_on_one_worker(tmp_path):
+    (tmp_path / "test_grouped.py").write_text(textwrap.dedent("""
+        import os
+        import pytest
+
+        @pytest.mark.xdist_group("one")
+        @pytest.mark.parametrize("i", range(8))
+        def test_item(i):
+            with open("workers.txt", "a") as f:
+                f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+    """))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", "/dev/null",
+                           "--rootdir", str(tmp_path), "-n", "2", "--dist", "loadgroup", "test_grouped.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    workers = (tmp_path / "workers.txt").read_text().split()
+    assert len(workers) == 8 and len(set(workers)) == 1, f"one group ran on {sorted(set(workers))}"
+
+
+def _root_conftest():
+    spec = importlib.util.spec_from_file_location("root_conftest", ROOT / "conftest.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_groups_of_notebook_cells_and_browser_pages():
+    group = _root_conftest().xdist_group
+    nb = "chapters/05_empirical_evaluation.ipynb"
+    assert group(f"{nb}::Cell 3", {}) == nb
+    page = "tests/test_browser.py chapters/05_empirical_evaluation.html"
+    assert group("tests/test_browser.py::test_layout_at_laptop_width[x]",
+                 {"page": "chapters/05_empirical_evaluation.html"}) == page
+    assert group("tests/test_browser.py::test_notebook_page_offers_ipynb_download[x]",
+                 {"notebook": ROOT / nb}) == page
+    assert group("tests/test_browser.py::test_book_has_pages", {}) is None
+    assert group("tests/test_gchisq.py::test_round_trips[d2]", {"w": 1}) is None
