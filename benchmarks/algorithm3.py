@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
+from egmbook.cli import argument_parser
+
 EPS, DELTA = 1.0, 1e-8
 SEED = 20230120
 GEN_ROWS = 2**14
@@ -183,7 +185,7 @@ def run_child(path: Path, n_total: int, n: int, d: int, cold: bool) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argument_parser(doc=__doc__)
     ap.add_argument("--n-max", type=int, default=10**6)
     ap.add_argument("--d", type=int, default=1000)
     ap.add_argument("--dir", default="/tmp")

@@ -23,6 +23,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 
+from egmbook.cli import argument_parser
 from egmlib.calibration import privacy_profile, sigma_opt
 
 try:
@@ -122,8 +123,12 @@ def main() -> str:
 
 
 if __name__ == "__main__":
+    parser = argument_parser(doc=__doc__)
+    parser.add_argument("--no-save", action="store_true", help="print only (results/calibration.txt unchanged)")
+    args = parser.parse_args()
     text = main()
     print(text, end="")
-    res = Path(__file__).resolve().parent / "results"
-    res.mkdir(exist_ok=True)
-    (res / "calibration.txt").write_text(text)
+    if not args.no_save:
+        res = Path(__file__).resolve().parent / "results"
+        res.mkdir(exist_ok=True)
+        (res / "calibration.txt").write_text(text)

@@ -53,6 +53,7 @@ import numpy as np  # noqa: E402
 import scipy  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from egmbook.cli import argument_parser  # noqa: E402
 from egmbook.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N  # noqa: E402
 from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq  # noqa: E402
@@ -505,4 +506,9 @@ def main():
 
 
 if __name__ == "__main__":
+    parser = argument_parser(doc=__doc__)
+    parser.add_argument("--quick", action="store_true", help="no peers, fewer references")
+    parser.add_argument("--keep-env", action="store_true",
+                        help="keep OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (no re-execution)")
+    parser.parse_args()
     main()

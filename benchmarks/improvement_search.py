@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 from scipy import optimize
 
+from egmbook.cli import argument_parser
 from egmbook.experiments import figure2_improvement, zipf_sigmas
 from egmbook.improvement_margin import equal_weights_margin, schur_ostrowski_gap, tangent_certificate
 from egmlib.scaling import egm_improvement
@@ -233,9 +234,11 @@ def schur_scan() -> dict:
 
 
 if __name__ == "__main__":
-    import sys
-
-    if "--schur" in sys.argv:
+    parser = argument_parser(doc=__doc__)
+    parser.add_argument("--schur", action="store_true",
+                        help="scan the Schur-concavity hypothesis of chapter 5b instead (writes "
+                             "data/schur_threshold_scan.json)")
+    if parser.parse_args().schur:
         SCHUR_OUT.write_text(json.dumps(schur_scan(), indent=1) + "\n", encoding="utf-8")
         print("wrote", SCHUR_OUT)
         raise SystemExit(0)

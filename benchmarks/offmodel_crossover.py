@@ -34,7 +34,6 @@ the output is saved to benchmarks/results/offmodel_crossover.txt)
 
 from __future__ import annotations
 
-import argparse
 import io
 import math
 import sys
@@ -44,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 
+from egmbook.cli import argument_parser
 from egmbook.offmodel_data import box
 from egmlib.peers import algorithm3_robust as a3r
 from egmlib.peers.iome import iome_mean
@@ -141,7 +141,7 @@ def main(runs: int) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argument_parser(doc=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--no-save", action="store_true", help="print only")
     args = parser.parse_args()

@@ -5,7 +5,7 @@ in its `source` column) are compared with this project's estimators on the same
 settings: the per-run errors of the main arms are read from the sweep's log
 (benchmarks/results/peers_runs.csv, so run benchmarks/peers_sweep.py first), and two
 extra arms that explain the differences are run here on the sweep's datasets (same
-seeds as egmbook._peer_sweep, 50 runs):
+seeds as egmbook.sweep, 50 runs):
 
   PLAN@published-accounting   plan_mean with the budgets PLAN's code actually spent under
                               substitution: its exponential-mechanism medians use utility
@@ -34,7 +34,6 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import csv  # noqa: E402
 import math  # noqa: E402
 import sys  # noqa: E402
@@ -44,8 +43,9 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmbook import _peer_sweep as sweep  # noqa: E402
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
+from egmbook import sweep  # noqa: E402
+from egmbook.cli import argument_parser  # noqa: E402
 from egmlib.peers import plan  # noqa: E402
 from egmlib.peers.quantiles import coordinatewise_quantiles  # noqa: E402
 
@@ -69,7 +69,7 @@ def load_published():
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--results", type=Path, default=RESULTS,
                    help="folder with peers_runs.csv, for peers_faithfulness.csv")

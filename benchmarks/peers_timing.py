@@ -18,7 +18,6 @@ Run:  python benchmarks/peers_timing.py [--reps 5] [--threads N]
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
@@ -34,7 +33,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
-from egmbook._peer_sweep import keep_freed_memory  # noqa: E402
+from egmbook.cli import argument_parser  # noqa: E402
+from egmbook.sweep import keep_freed_memory  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "peers_timing.txt"
@@ -59,7 +59,7 @@ def methods(s, X):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argument_parser(doc=__doc__)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--threads", type=str, default="1", help="OPENBLAS_NUM_THREADS (default 1)")
     p.add_argument("--no-save", action="store_true")

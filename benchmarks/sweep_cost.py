@@ -20,7 +20,6 @@ import os
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import argparse  # noqa: E402
 import csv  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -28,7 +27,9 @@ from collections import defaultdict  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmbook import _peer_sweep as ps  # noqa: E402
+from egmbook import sweep as ps  # noqa: E402
+from egmbook.cli import argument_parser  # noqa: E402
+from egmlib.peers.arms import ARMS  # noqa: E402
 
 
 def fits(stems=("peers", "offmodel")):
@@ -59,12 +60,12 @@ def draw_cost(case) -> float:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--speedup", type=float, default=2.0)
     args = p.parse_args(argv)
     f = fits()
-    arms = [a for a in ps.arms_registry()]
+    arms = list(ARMS)
     missing = [a for a in arms if a not in f]
     print(f"fitted cpu = a + b n d per arm from {sum(v[2] for v in f.values())} logged calls"
           + (f"; no rows for {missing} (counted as 0)" if missing else ""))

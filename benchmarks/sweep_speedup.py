@@ -3,7 +3,7 @@
 The slice: GaussianB at alpha = 1 (n = 10^4, d = 512), ``--runs`` runs (default 16 tasks of
 equal cost), the arms PLAN, IOME and Alg3 of egmlib.peers.arms.ARMS at the five budgets.
 It runs with ``--jobs 1`` and then with ``--jobs 2`` (loky) into two temporary folders,
-``--reps`` times each (alternating), through egmbook._peer_sweep.run_sweep, exactly as the
+``--reps`` times each (alternating), through egmbook.sweep.run_sweep, exactly as the
 sweep does; the loky workers are started once before the clock (a long sweep pays for that
 once).  Printed: the wall time of each pass, the CPU time of the process and its workers,
 the load averages before and after (the machine may be shared: the wall time of the
@@ -20,14 +20,14 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
 import csv  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from egmbook import _peer_sweep as ps  # noqa: E402
+from egmbook import sweep as ps  # noqa: E402
+from egmbook.cli import argument_parser  # noqa: E402
 
 TARGET = 1.8
 DATASET, D = "GaussianB", 512
@@ -45,24 +45,25 @@ def _load() -> str:
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=16)
     p.add_argument("--reps", type=int, default=2)
     args = p.parse_args(argv)
     ps.keep_freed_memory()
-    reg = ps.arms_registry()
-    arms = tuple(a for a in ("PLAN", "IOME", "Alg3") if a in reg) or tuple(reg)[:3]
+    arms = ("PLAN", "IOME", "Alg3")
     case = next(c for c in ps.all_cases("gaussian") if c.dataset == DATASET and c.alpha == 1.0)
     kw = dict(arms=arms, runs=args.runs, datasets=[DATASET], progress=False)
     print(f"slice: {DATASET} alpha = 1 (n = {case.n}, d = {case.d}), {args.runs} runs x {len(arms)} arms "
           f"({', '.join(arms)}) x {len(ps.RHOS)} budgets; {os.cpu_count()} cores", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         # start the loky workers once (their imports) before any clock runs
+        (Path(tmp) / "warm").mkdir()
         ps.run_sweep("gaussian", **{**kw, "runs": 1}, jobs=2, results=Path(tmp) / "warm")
         walls = {1: [], 2: []}
         for rep in range(args.reps):
             for jobs in (1, 2):
                 out = Path(tmp) / f"j{jobs}_{rep}"
+                out.mkdir()
                 load0, t0 = _load(), time.perf_counter()
                 ps.run_sweep("gaussian", **kw, jobs=jobs, results=out)
                 wall = time.perf_counter() - t0

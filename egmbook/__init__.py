@@ -15,11 +15,14 @@ engine depends on :mod:`egmlib` alone.
 - :mod:`egmbook.neighbours`                  the neighbouring datasets the privacy checks attack
 - :mod:`egmbook.privacy_check`               chapter 7a's white-box check of Algorithm 3 on a worst-case pair
 - :mod:`egmbook.privacy_audit`               the black-box audit: attacks on released outputs, with controls
-- :mod:`egmbook.privacy_audit_book`          chapter 7b's run of the audit, its setting and stored results
+- :mod:`egmbook.book_audit`                  chapter 7b's run of the audit, its setting and stored results
 - :mod:`egmbook.beyond_report`               typed access to the results of chapter 7's simulations
 - :mod:`egmbook.gaussian_benchmarks`         PLAN's Gaussian benchmarks GaussianA, B and C
 - :mod:`egmbook.peer_results`                typed access to the peers benchmarks' results files
-- :mod:`egmbook._peer_sweep`                  the peers sweeps' engine: cases, seeding per task, joblib, resumable log
+- :mod:`egmbook.arm_styles`                  how the book shows the arms of chapters 8 and 9: labels, colours
+- :mod:`egmbook.sweep`                       the sweeps' engine: seeding per task, local or dask workers, resumable log
+- :mod:`egmbook.findings`                    the chapters' findings: typed records with their glue values
 - :mod:`egmbook.claims`                      how the book states a checked claim, and the table of checks
 - :mod:`egmbook.display`                     the book's figure style and tables
+- :mod:`egmbook.cli`                         the command lines of benchmarks/ and scripts/, defaults shown
 """

@@ -14,7 +14,9 @@ nested string keys.
 The sections, in the script's order:
 
 * :attr:`BeyondReport.sweep` (experiment B) -- the p_C sweep of the per-row error model
-  (:mod:`egmbook.clipping_error`) and its optimum for every (d, alpha, method, n);
+  (:mod:`egmbook.clipping_error`) and its optimum for every (d, alpha, method, n), searched
+  freely over the radius (:func:`egmbook.clipping_error.optimal_radius`), as are the
+  re-optimised radii of C and E;
 * :attr:`BeyondReport.sweep_direct` -- the same curve measured through the mechanisms;
 * :attr:`BeyondReport.direct` (A) -- direct simulation on the Figure 2 grid;
 * :attr:`BeyondReport.centre` and :attr:`BeyondReport.centre_direct` (C) -- a wrong centre;
@@ -38,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from egmbook.clipping_error import ClippingOptimum
+from egmbook.clipping_error import ClippingOptimum, RadiusOptimum
 from egmbook.privacy_check import PrivacyCheck
 from egmlib import _validation as _v
 
@@ -46,7 +48,6 @@ __all__ = [
     "BEYOND_REPORT_PATH",
     "Settings",
     "AtOneOverN",
-    "SmallRadii",
     "MethodSweep",
     "SweepConfig",
     "QuadratureCheck",
@@ -96,6 +97,8 @@ class Settings:
     reps_D_direct: int
     n_mc: int
     n_outputs: int
+    radius_range: tuple[float, ...]  #: the radii searched for an optimum, in units of the median radius
+    radius_per_decade: int  #: points per decade of that search's scan
 
 
 @dataclass(frozen=True)
@@ -111,18 +114,9 @@ class AtOneOverN:
 
 
 @dataclass(frozen=True)
-class SmallRadii:
-    """The model at radii below the p_C grid (down to C = 0), fractions of its smallest."""
-
-    C: Floats
-    noise: Floats
-    e2: Floats
-    e2_se: Floats
-
-
-@dataclass(frozen=True)
 class MethodSweep:
-    """One method's per-row model along the p_C grid, its optimum and its value at 1/n."""
+    """One method's per-row model along the p_C grid, its optimum (searched freely over the
+    radius, not on the grid) and its value at 1/n."""
 
     C: Floats  #: radius at each p_C of the grid
     noise: Floats  #: E||eta||^2 there
@@ -130,7 +124,6 @@ class MethodSweep:
     e2_se: Floats
     pclip: Floats  #: the model's clipping probability (should equal p_C)
     pclip_se: Floats
-    small: SmallRadii
     opt: dict[int, ClippingOptimum]  #: by n
     at_1n: dict[int, AtOneOverN]  #: by n
 
@@ -164,7 +157,6 @@ class Sweep:
     """Experiment B: the p_C sweep of the per-row model."""
 
     p_grid: Floats
-    small_radii: Floats
     configs: tuple[SweepConfig, ...]
     quadrature: tuple[QuadratureCheck, ...]
 
@@ -225,8 +217,10 @@ class OffsetAtN:
 
     ratio_1n: float
     ratio_opt0: float
-    ratio_reopt: float
-    p_reopt: float
+    ratio_reopt: float  #: at the radius re-optimised for the offset (a free search), over the exact optimum
+    C_reopt: float  #: that radius
+    log10_p_reopt: float  #: log10 of its exact-centre clipping probability (may lie below 1e-308)
+    search: RadiusOptimum  #: the search and its bracket
     sys_share_opt0: float
     mse_1n: float
     mse_opt0: float
@@ -300,7 +294,9 @@ class PrivateCentreAtN:
     ratio_opt0_ci: float
     ratio_reopt: float  #: at the p_C minimising the mean error over the draws, over the error at p*_0
     ratio_reopt_ci: float
-    p_reopt: float | None  #: the p_C of that radius, or None for a radius below experiment B's grid
+    C_reopt: float  #: that radius, searched freely
+    log10_p_reopt: float  #: log10 of its exact-centre clipping probability (may lie below 1e-308)
+    search: RadiusOptimum  #: the search and its bracket
     mse_exact_opt0: float  #: the exact centre's error at p*_0
     mse_reopt: float  #: the mean error with the private centre at the re-optimised p_C
 

@@ -22,8 +22,9 @@ the pieces:
   sampling (exponential tilting of ||u||^2, common random numbers, antithetic
   pairs); :func:`baseline_clip_moment_exact` -- the baseline's E||D||^2 as a
   one-dimensional integral of the generalized chi-square tail (a cross-check);
-* :func:`expected_error` -- the decomposition above; :func:`optimal_clipping` --
-  the p_C (or radius) that minimises it.
+* :func:`expected_error` -- the decomposition above; :func:`optimal_radius` -- the
+  radius (equivalently p_C, :func:`clipping_log10_probability`) that minimises it, found
+  by a free search over every radius with a bracket check, not on a grid of p_C.
 
 The same error measured by running the mechanisms on simulated datasets is
 :mod:`egmbook.error_simulation`.  Methods are named as in
@@ -35,36 +36,29 @@ The same error measured by running the mechanisms on simulated datasets is
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import interpolate, optimize
+from scipy import optimize
 
 from egmlib import _validation as _v
 from egmlib import gchisq, mechanisms, scaling
 
 __all__ = [
     "RowClipMoments",
+    "RadiusOptimum",
     "ClippingOptimum",
     "noise_error_at_radius",
     "row_clip_moments",
     "expected_error",
-    "optimal_clipping",
+    "optimal_radius",
+    "clipping_log10_probability",
     "baseline_clip_moment_exact",
 ]
 
 _PER_COLUMN = "one entry per column of Z"
-
-
-def _logit(p: ArrayLike) -> NDArray[np.float64]:
-    p = np.asarray(p, dtype=float)
-    return np.log(p) - np.log1p(-p)
-
-
-def _expit(x: ArrayLike) -> NDArray[np.float64]:
-    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
 
 
 # --------------------------------------------------------------------------- #
@@ -280,96 +274,139 @@ def expected_error(
 
 
 # --------------------------------------------------------------------------- #
-# the optimum over p_C
+# the optimum over the radius (equivalently over p_C)
 # --------------------------------------------------------------------------- #
 @dataclass(frozen=True)
-class ClippingOptimum:
-    """The radius minimising noise + n E||D||^2 (:func:`optimal_clipping`)."""
+class RadiusOptimum:
+    """The radius minimising an error curve, with the bracket that shows it (:func:`optimal_radius`).
 
-    p_opt: float | None  #: optimal p_C; None when the optimum lies below the grid
+    ``value_below >= value <= value_above`` with ``C_below <= C <= C_above < C_max``: the
+    minimum is bracketed inside the searched range, never at its upper edge.
+    """
+
+    C: float  #: the minimising radius
+    value: float  #: the error there
+    C_below: float  #: the scanned radius just below the scan's minimum (0 is scanned too)
+    value_below: float  #: the error there
+    C_above: float  #: the scanned radius just above the scan's minimum
+    value_above: float  #: the error there
+    C_max: float  #: the largest radius searched
+    evaluations: int  #: calls of the error function
+
+
+def optimal_radius(
+    error: Callable[[float], float], *, C_lo: float, C_hi: float, per_decade: int = 6, rtol: float = 1e-5
+) -> RadiusOptimum:
+    """Minimise ``error(C)`` over every radius C in [0, C_hi], with a bracket check.
+
+    The free optimisation of chapter 7 (the report leaves the choice of p_C open, Section 6):
+    ``error`` is a deterministic error curve, e.g. the decomposition of
+    :func:`expected_error` from :func:`row_clip_moments` with fixed draws Z (common random
+    numbers).  The radius C and the clipping probability p_C are one-to-one (p_C is the tail
+    probability of the centred law at C, :func:`clipping_log10_probability`), so this is the
+    optimum over p_C, including p_C below any float (C large) and p_C = 1 (C = 0, the
+    data-free release).
+
+    Method: ``error`` on C = 0 and on a geometric grid from ``C_lo`` to ``C_hi`` with
+    ``per_decade`` points per decade; the grid's minimum and its two neighbours bracket the
+    optimum (C = 0 and the first grid radius when the grid's minimum is at 0), which bounded
+    Brent (:func:`scipy.optimize.minimize_scalar`) then refines in log C (in C when the bracket
+    starts at 0) to a relative tolerance ``rtol``.  A minimum
+    at ``C_hi`` is a ValueError: the optimum lies beyond the search, which must not pass for
+    an optimum (as the first version of chapter 7 let p_C = 1e-8, the end of its grid, do).
+    C = 0 is a genuine end of the range, not an artefact, and may be returned.
+
+    Examples
+    --------
+    >>> o = optimal_radius(lambda C: (C - 2.0) ** 2 + 1.0, C_lo=1e-3, C_hi=1e3)
+    >>> round(o.C, 6), round(o.value, 12), o.C_below < o.C < o.C_above < o.C_max
+    (2.0, 1.0, True)
+    """
+    error = _v.check_callable("error", error)
+    C_lo = _v.check_positive_finite("C_lo", C_lo)
+    C_hi = _v.check_positive_finite("C_hi", C_hi)
+    if not C_hi > C_lo:
+        raise ValueError(f"C_hi must be larger than C_lo, got C_lo={C_lo!r}, C_hi={C_hi!r}")
+    if not C_hi <= 1e30 * C_lo:  # also catches the overflow of C_hi / C_lo
+        raise ValueError(f"C_hi must be at most 1e30 times C_lo (a scan of at most 30 decades), got C_lo={C_lo!r}, "
+                         f"C_hi={C_hi!r}")
+    per_decade = _v.check_count("per_decade", per_decade, minimum=2, maximum=1000)
+    rtol = _v.check_positive_finite("rtol", rtol)
+    if rtol >= 0.1:
+        raise ValueError(f"rtol must be < 0.1 (a relative tolerance on the radius), got rtol={rtol!r}")
+    calls = 0
+
+    def f(C: float) -> float:
+        nonlocal calls
+        calls += 1
+        v = error(float(C))
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)) or not math.isfinite(v):
+            raise ValueError(f"error must return a finite number, got {v!r} at C={C!r}")
+        return float(v)
+
+    k = max(3, int(math.ceil(per_decade * math.log10(C_hi / C_lo))) + 1)
+    grid = np.concatenate([[0.0], np.geomspace(C_lo, C_hi, k)])
+    vals = np.array([f(c) for c in grid])
+    i = int(np.argmin(vals))
+    if i == len(grid) - 1:
+        raise ValueError(f"the error still falls at the largest radius searched, C_hi={C_hi!r} (error "
+                         f"{vals[-2]!r} -> {vals[-1]!r}): the optimum lies beyond the search; raise C_hi")
+    lo, hi = float(grid[max(i - 1, 0)]), float(grid[i + 1])
+    if lo == 0.0:  # the bracket starts at C = 0: refine in C (0 itself may be the minimum)
+        r = optimize.minimize_scalar(f, bounds=(0.0, hi), method="bounded",
+                                     options={"xatol": rtol * float(grid[max(i, 1)])})
+        C_star = float(r.x)
+    else:
+        r = optimize.minimize_scalar(lambda u: f(math.exp(u)), bounds=(math.log(lo), math.log(hi)),
+                                     method="bounded", options={"xatol": rtol})
+        C_star = math.exp(float(r.x))
+    v_star = float(r.fun)
+    if not v_star <= vals[i]:  # Brent's last point is no better than the scan's: keep the scan's
+        C_star, v_star = float(grid[i]), float(vals[i])
+    return RadiusOptimum(C=C_star, value=v_star, C_below=lo, value_below=float(vals[max(i - 1, 0)]), C_above=hi,
+                         value_above=float(vals[i + 1]), C_max=C_hi, evaluations=calls)
+
+
+def clipping_log10_probability(method: str, *, sigma: ArrayLike, C: float) -> float:
+    """log10 of the clipping probability p_C of a row at radius C, with the exact centre.
+
+    The inverse of :func:`egmbook.experiments.clipping_radii`: for ``"alg3"`` the tail
+    P(sum_j (sigma_j / sum_i sigma_i) Z_j^2 > C^2) of the transformed row (Lemma 4.1's b),
+    for ``"base"`` P(sum_j sigma_j^2 Z_j^2 > C^2), from :func:`egmlib.gchisq.logsf`, so
+    that probabilities far below the float range (an offset centre's optimum) keep their
+    exponent.  C = 0 gives 0 (p_C = 1).
+
+    Examples
+    --------
+    >>> C = math.sqrt(2 * math.log(2))         # the median of chi^2_2 is 2 ln 2
+    >>> round(clipping_log10_probability("base", sigma=[1.0, 1.0], C=C), 12) == round(math.log10(0.5), 12)
+    True
+    """
+    method = _v.check_choice("method", method, mechanisms.METHODS)
+    sigma = _v.check_positive_vector("sigma", sigma)
+    C = _v.check_nonnegative_finite("C", C)
+    smax = float(sigma.max())
+    rel = sigma / smax
+    if method == "alg3":
+        w, x = rel / float(np.sum(rel)), C * C
+    else:
+        w, x = rel**2, (C / smax) ** 2
+    _v.check_finite_result(x, what="the squared radius", inputs="C or sigma")
+    return float(gchisq.logsf(x, w=w)) / math.log(10.0)
+
+
+@dataclass(frozen=True)
+class ClippingOptimum:
+    """The radius minimising noise + n E||D||^2 with the exact centre, and its terms."""
+
+    p_opt: float  #: the clipping probability p_C at the optimal radius (1.0 at C = 0)
     C_opt: float  #: optimal radius
     noise: float  #: noise term at the optimum
     bias: float  #: clipping term n E||D||^2 at the optimum
     bias_se: float  #: its Monte Carlo standard error
     total: float  #: noise + bias
-    at_edge: bool  #: the minimum is at an end of the searched range
-    below_grid: bool  #: the minimum is at one of the radii below the grid
-
-
-def optimal_clipping(
-    p: ArrayLike,
-    *,
-    C: ArrayLike,
-    noise: ArrayLike,
-    e2: ArrayLike,
-    e2_se: ArrayLike,
-    n: int,
-    below: Mapping[str, ArrayLike] | None = None,
-) -> ClippingOptimum:
-    """Minimise noise + n E||D||^2 over the clipping probability p_C (mu_hat = mu).
-
-    On the grid ``p`` (strictly increasing, in (0, 1)) with radii ``C``, noise
-    terms ``noise`` (:func:`noise_error_at_radius`) and per-row E||D||^2 ``e2`` with
-    standard errors ``e2_se`` (:func:`row_clip_moments`): cubic splines in
-    logit(p) of log noise, log e2 and log C through the grid values (points with
-    e2 = 0 left out), minimised on 4001 points between the first grid point with
-    e2 > 0 and the last.  The standard error of the clipping term is e2's,
-    interpolated relative to e2.  ``below`` optionally gives radii smaller than
-    the grid's (a mapping with equal-length sequences "C", "noise", "e2",
-    "e2_se"), where the values themselves are compared; if one of them beats the
-    spline minimum, it is returned with ``p_opt = None`` and ``below_grid``.
-    This answers the report's open question of the bias-variance choice of p_C
-    (Section 6) for the total error of the decomposition.
-    """
-    p = _v.check_probability_array("p", p)
-    if p.ndim != 1 or p.size < 4 or not np.all(np.diff(p) > 0):
-        raise ValueError(f"p must be a strictly increasing 1-D grid of at least 4 values, got p of shape {p.shape}")
-    k = p.size
-    C = _v.check_positive_vector("C", C, length=k, of="one entry per entry of p")
-    noise = _v.check_positive_vector("noise", noise, length=k, of="one entry per entry of p")
-    e2 = _v.check_nonnegative_vector("e2", e2, length=k, of="one entry per entry of p", allow_all_zero=True)
-    e2_se = _v.check_nonnegative_vector("e2_se", e2_se, length=k, of="one entry per entry of p",
-                                        allow_all_zero=True)
-    if int(np.count_nonzero(e2 > 0)) < 4:
-        raise ValueError("e2 must be > 0 at 4 or more grid points (log e2 is interpolated), "
-                         f"got {int(np.count_nonzero(e2 > 0))}")
-    n = _v.check_count("n", n)
-    x = _logit(p)
-    fn = interpolate.CubicSpline(x, np.log(noise))
-    fc = interpolate.CubicSpline(x, np.log(C))
-    good = e2 > 0
-    fe = interpolate.CubicSpline(x[good], np.log(e2[good]))
-    xf = np.linspace(x[good][0], x[-1], 4001)
-    with np.errstate(over="ignore"):  # an overflow is reported just below
-        nz, bz = np.exp(fn(xf)), np.exp(fe(xf))
-        tot = nz + n * bz
-    _v.check_finite_result(tot, what="noise + n e2 on the grid", inputs="noise, e2 or n")
-    i = int(np.argmin(tot))
-    with np.errstate(over="ignore"):  # reported with the result below
-        rel = np.interp(xf[i], x[good], (e2_se[good] / e2[good]))
-        out = ClippingOptimum(
-            p_opt=float(_expit(xf[i])), C_opt=float(np.exp(fc(xf[i]))), noise=float(nz[i]),
-            bias=float(n * bz[i]), bias_se=float(rel * n * bz[i]), total=float(tot[i]),
-            at_edge=bool(i == 0 or i == len(xf) - 1), below_grid=False)
-    _v.check_finite_result([out.C_opt, out.bias, out.bias_se], what="the optimum",
-                           inputs="C, noise, e2, e2_se or n")
-    if below is None:
-        return out
-    below = _v.check_mapping("below", below, keys=("C", "noise", "e2", "e2_se"))
-    sm = {"C": _v.check_nonnegative_vector("below['C']", below["C"], allow_all_zero=True)}
-    for name in ("noise", "e2", "e2_se"):
-        sm[name] = _v.check_nonnegative_vector(f"below[{name!r}]", below[name], length=sm["C"].size,
-                                               of="one entry per radius of below['C']", allow_all_zero=True)
-    with np.errstate(over="ignore"):
-        st = sm["noise"] + n * sm["e2"]
-    _v.check_finite_result(st, what="noise + n e2 below the grid", inputs="below or n")
-    j = int(np.argmin(st))
-    if st[j] < out.total:
-        out = ClippingOptimum(
-            p_opt=None, C_opt=float(sm["C"][j]), noise=float(sm["noise"][j]),
-            bias=float(n * sm["e2"][j]), bias_se=float(n * sm["e2_se"][j]), total=float(st[j]),
-            at_edge=j == len(st) - 1, below_grid=True)
-    return out
+    below_grid: bool  #: the radius lies below the plotted p_C grid's smallest (p_C > 1 - 1e-6)
+    search: RadiusOptimum  #: how the optimum was found (:func:`optimal_radius`)
 
 
 # --------------------------------------------------------------------------- #

@@ -28,7 +28,11 @@ equal, and so does :math:`R`. This module measures :math:`R \ge 1` on the scale 
 - the Schur route (chapter 5b, the reduction theorem): :func:`majorizes`,
   :func:`schur_ostrowski_gap` (the sign condition for :math:`w \mapsto F(x; w)` to be
   Schur-concave at a point), :func:`schur_threshold_p0` (the clipping probability below
-  which the reduction applies to every :math:`\sigma`) and :func:`transformed_radius_squared`.
+  which the reduction applies to every :math:`\sigma`) and :func:`transformed_radius_squared`;
+- Proposition 5.H (Schur-concavity from three times the mean, every :math:`d`):
+  :func:`transfer_slope` (the derivative of :math:`F` along a transfer of weight, eq. (5.K)),
+  :func:`augmented_mode` (the mode that decides its sign) and :func:`schur_concavity_level`
+  (the level above which the sign is right at every point majorized by :math:`w`).
 
 Notation: :math:`F(x; w) = P(\sum_j w_jZ_j^2 \le x)`; :math:`q_p(w)` its upper
 :math:`p`-quantile; :math:`\chi^2_k` a chi-square with :math:`k` degrees of freedom.
@@ -41,7 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import integrate, stats
+from scipy import integrate, optimize, stats
 
 from egmbook.experiments import figure2_improvement
 from egmlib import gchisq
@@ -50,6 +54,7 @@ from egmlib._validation import (
     check_count,
     check_finite_result,
     check_nonnegative_finite,
+    check_nonnegative_vector,
     check_positive_finite,
     check_positive_vector,
 )
@@ -64,6 +69,9 @@ __all__ = [
     "schur_ostrowski_gap",
     "schur_threshold_p0",
     "transformed_radius_squared",
+    "schur_concavity_level",
+    "transfer_slope",
+    "augmented_mode",
     "two_weight_cdf",
     "two_weight_cdf_slope",
 ]
@@ -333,6 +341,105 @@ def transformed_radius_squared(sigma: ArrayLike, *, n: int) -> float:
     if not math.isfinite(float(s.max()) * s.size):
         s = s / s.max()
     return float(gchisq.isf(1.0 / n, w=s / math.fsum(s)))
+
+
+def schur_concavity_level(w: ArrayLike) -> float:
+    r""":math:`1 + 2(w_{(1)} + w_{(2)})` for :math:`w` normalised to sum 1 (Proposition 5.H's level).
+
+    :math:`w_{(1)} \ge w_{(2)}` are the two largest weights. Moving weight between entries
+    :math:`i` and :math:`j` of a point :math:`u` changes :math:`F(x; u)` with the slope of a density
+    at :math:`x` (:func:`transfer_slope`), of a variable whose mean is :math:`1 + 2(u_i + u_j)`; the
+    slope is :math:`\le 0` beyond the mode, which lies below that mean. Every :math:`u` majorized
+    by :math:`w` has :math:`u_i + u_j \le w_{(1)} + w_{(2)}`, so :math:`F(x; \cdot)` is Schur-concave
+    on :math:`\{u: u \prec w\}` for every :math:`x` at least this level, which never exceeds 3.
+    With :math:`w = \sigma^2/\sum_j\sigma_j^2` and :math:`x = C_t^2(\sigma, n)` this is the pointwise
+    certificate of chapter 5c: :math:`R(\sigma, n) \ge \bar R(\sigma)` whenever :math:`C_t^2` is at
+    least the level.
+
+    Examples
+    --------
+    >>> schur_concavity_level([0.5, 0.3, 0.2])   # 1 + 2 (0.5 + 0.3)
+    2.6
+    """
+    w = check_nonnegative_vector("w", w)  # zero weights (underflowed squares) drop out
+    v = np.sort(w / float(w.max()))[::-1]
+    v = v / math.fsum(v)
+    if v.size < 2:
+        raise ValueError(f"w must have at least two entries, got w of length {v.size}")
+    return float(round(1.0 + 2.0 * (float(v[0]) + float(v[1])), 15))
+
+
+def _extreme_pair(name: str, w: ArrayLike) -> tuple[NDArray[np.float64], int, int]:
+    """Normalised ``w`` and the indices of its largest and (another) smallest entry."""
+    v = _normalised(name, check_positive_vector(name, w))
+    if v.size < 2:
+        raise ValueError(f"{name} must have at least two entries, got {name} of length {v.size}")
+    i = int(np.argmax(v))
+    rest = np.delete(np.arange(v.size), i)
+    return v, i, int(rest[np.argmin(v[rest])])
+
+
+def _augmented_density(x: ArrayLike, v: NDArray[np.float64], i: int, j: int) -> NDArray[np.float64]:
+    """Density at x (vectorised) of Y = sum_k v_k Z_k^2 + v_i chi^2_2 + v_j chi^2_2, from
+    F_Q - F_{Q + c chi^2_2} = 2c f_{Q + c chi^2_2} (upper tails: no cancellation near 1)."""
+    part = np.r_[v, v[i], v[i]]
+    full = np.r_[part, v[j], v[j]]
+    x = np.asarray(x, dtype=float)
+    return (np.asarray(gchisq.sf(x, w=full)) - np.asarray(gchisq.sf(x, w=part))) / (2.0 * float(v[j]))
+
+
+def transfer_slope(x: float, w: ArrayLike) -> float:
+    r"""The slope of :math:`F(x; w)` as weight moves from the smallest entry to the largest, eq. (5.K).
+
+    With :math:`w` normalised, :math:`i` its largest and :math:`j` its smallest entry and
+    :math:`w(t) = w + t(e_i - e_j)`,
+
+    .. math::
+
+        \frac{\partial}{\partial t}F(x; w(t))\Big|_{t=0} = 2(w_i - w_j)\,g'(x),
+
+    :math:`g` the density of :math:`Y = \sum_kw_kZ_k^2 + w_iE_1 + w_jE_2`,
+    :math:`E_1, E_2 \sim \chi^2_2` (Proposition 5.H of chapter 5c: comparing Laplace
+    transforms). :math:`g` comes from :func:`egmlib.gchisq.sf` through
+    :math:`F_Q - F_{Q + c\chi^2_2} = 2c\,f_{Q + c\chi^2_2}`, and :math:`g'` by a central
+    difference; :math:`\le 0` means that spreading the weights does not raise :math:`F`.
+
+    Examples
+    --------
+    >>> transfer_slope(3.0, [0.6, 0.3, 0.1]) < 0 < transfer_slope(1.0, [0.6, 0.3, 0.1])
+    True
+    """
+    x = check_positive_finite("x", x)
+    v, i, j = _extreme_pair("w", w)
+    h = 1e-4 * max(x, 1.0)
+    lo = max(x - h, 0.0)
+    g_hi, g_lo = _augmented_density(np.array([x + h, lo]), v, i, j)
+    slope = float(g_hi - g_lo) / (x + h - lo)
+    return 2.0 * float(v[i] - v[j]) * slope
+
+
+def augmented_mode(w: ArrayLike) -> float:
+    r"""The mode of :math:`Y = \sum_kw_kZ_k^2 + w_iE_1 + w_jE_2` (:func:`transfer_slope`'s :math:`g`).
+
+    :math:`w` normalised, :math:`i` and :math:`j` its largest and smallest entries. Found by
+    maximising the density on :math:`[0, 2\,\mathbb EY]` (a grid, then bounded Brent), so that
+    the bound of Proposition 5.H, mode :math:`< \mathbb EY = 1 + 2(w_i + w_j)`, is checked rather
+    than assumed.
+
+    Examples
+    --------
+    >>> m = augmented_mode([0.5, 0.5])          # Y = chi^2_6 / 2: mode (6 - 2) / 2 = 2
+    >>> round(m, 4)
+    2.0
+    """
+    v, i, j = _extreme_pair("w", w)
+    top = 2.0 * (1.0 + 2.0 * float(v[i] + v[j]))
+    grid = np.linspace(top / 200, top, 200)
+    k = int(np.argmax(_augmented_density(grid, v, i, j)))
+    lo, hi = float(grid[max(k - 1, 0)]), float(grid[min(k + 1, grid.size - 1)])
+    r = optimize.minimize_scalar(lambda x: -float(_augmented_density(x, v, i, j)), bounds=(lo, hi),
+                                 method="bounded", options={"xatol": 1e-9 * top})
+    return float(r.x)
 
 
 def _two_weight_integrand(x: float, a: float, deriv: bool) -> tuple[float, float]:

@@ -19,7 +19,7 @@ can refute a claim, never prove one (see :func:`trials_needed` for the cost of c
 small calibration errors).
 
 The book's own run of the audit, with its setting and stored results, is
-:mod:`egmbook.privacy_audit_book`; chapter 7a's white-box check is :mod:`egmbook.privacy_check`.
+:mod:`egmbook.book_audit`; chapter 7a's white-box check is :mod:`egmbook.privacy_check`.
 """
 
 from __future__ import annotations

@@ -70,10 +70,8 @@ __all__ = [
     "ClippedSum",
     "chunk_rows",
     "clamp_to_box",
-    "clip_rows",
     "clipped_sum",
     "rounding_slack",
-    "row_norms",
     "sum_sensitivity",
     "transformed_norms",
 ]
@@ -185,14 +183,6 @@ def clamp_to_box(X: Any, *, lower: float, upper: float) -> np.ndarray:
     return np.clip(X, lower, upper)
 
 
-@dataclass(frozen=True)
-class ClippedSum:
-    """Output of :func:`clipped_sum`."""
-
-    total: FloatArray  #: (d,) the clipped sum
-    norms: FloatArray  #: (n,) the norms before clipping (a diagnostic of the data, not private)
-
-
 # --------------------------------------------------------------------------------------- #
 # the chunked kernel (checked arguments)
 # --------------------------------------------------------------------------------------- #
@@ -279,32 +269,20 @@ def _chunk_norms(B: FloatArray, block: np.ndarray, centre: FloatArray | None,
     return norms, bad, u
 
 
-def row_norms(X: np.ndarray, centre: FloatArray | None = None, b: FloatArray | None = None, *,
-              cols: np.ndarray | None = None, rows: int | None = None) -> FloatArray:
-    """:func:`transformed_norms` for checked arguments (``inf`` where a norm exceeds float64)."""
-    d = X.shape[1] if cols is None else cols.size
-    m = chunk_rows(d) if rows is None else rows
+def _row_norms(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
+               cols: np.ndarray | None, rows: int) -> FloatArray:
     out = np.empty(X.shape[0])
-    for start, block, B in _chunks(X, centre, b, cols, m):
+    for start, block, B in _chunks(X, centre, b, cols, rows):
         out[start:start + B.shape[0]] = _chunk_norms(B, block, centre, b, cols)[0]
     return out
 
 
-def clip_rows(X: np.ndarray, C: float, centre: FloatArray | None = None,
-              b: FloatArray | None = None, *, norms: FloatArray | None = None,
-              cols: np.ndarray | None = None, rows: int | None = None) -> tuple[FloatArray, int]:
-    r"""The clipped sum :math:`\sum_i \min(1, C/\|y_i\|)\,y_i` and the number of rows clipped.
-
-    For checked arguments.  ``norms`` (from :func:`row_norms`, which PLAN, IOME and the
-    radius check need before clipping) saves recomputing them; the rows are transformed
-    again chunk by chunk either way, so no transformed copy of the data is ever whole.
-    Rows whose norm exceeds the float64 range are clipped along their direction.
-    """
+def _clip_rows(X: np.ndarray, C: float, centre: FloatArray | None, b: FloatArray | None,
+               norms: FloatArray | None, cols: np.ndarray | None, rows: int) -> tuple[FloatArray, int]:
     d = X.shape[1] if cols is None else cols.size
-    m = chunk_rows(d) if rows is None else rows
     total = np.zeros(d)
     n_clipped = 0
-    for start, block, B in _chunks(X, centre, b, cols, m):
+    for start, block, B in _chunks(X, centre, b, cols, rows):
         stop = start + B.shape[0]
         if norms is None:
             nb, bad, u = _chunk_norms(B, block, centre, b, cols)
@@ -327,31 +305,47 @@ def clip_rows(X: np.ndarray, C: float, centre: FloatArray | None = None,
 
 
 # --------------------------------------------------------------------------------------- #
-# public, checked
+# public
 # --------------------------------------------------------------------------------------- #
-def _check(X: Any, mu_hat: Any, b: Any) -> tuple[np.ndarray, FloatArray | None, FloatArray | None]:
-    X = _v.check_finite_data("X", X)
+def _check(X: Any, mu_hat: Any, b: Any, cols: Any,
+           rows: Any) -> tuple[np.ndarray, FloatArray | None, FloatArray | None, np.ndarray | None, int]:
+    """Cheap checks (no pass over X: its entries are checked chunk by chunk as they are read)."""
+    X = _v.check_data_matrix("X", X)
     d = X.shape[1]
+    if cols is not None:
+        cols = np.asarray(_v.as_real_array("cols", cols, ndim=1))
+        if not (np.all(cols == np.round(cols)) and np.all((cols >= 0) & (cols < d))
+                and np.unique(cols).size == cols.size):
+            raise ValueError(f"cols must hold distinct column indices in [0, {d}), got cols={cols.tolist()!r:.80}")
+        cols = cols.astype(np.intp)
+    k = d if cols is None else cols.size
+    of = "one entry per column of X" if cols is None else "one entry per column in cols"
     if mu_hat is not None:
-        mu_hat = _v.check_finite_vector("mu_hat", mu_hat, length=d, of=_PER_COLUMN)
+        mu_hat = _v.check_finite_vector("mu_hat", mu_hat, length=k, of=of)
     if b is not None:
-        b = _v.check_nonnegative_vector("b", b, length=d, of=_PER_COLUMN, allow_all_zero=True)
-    return X, mu_hat, b
+        b = _v.check_nonnegative_vector("b", b, length=k, of=of, allow_all_zero=True)
+    rows = chunk_rows(k) if rows is None else _v.check_count("rows", rows)
+    return X, mu_hat, b, cols, rows
 
 
-def transformed_norms(X: Any, *, mu_hat: Any = None, b: Any = None) -> FloatArray:
+def transformed_norms(X: Any, *, mu_hat: Any = None, b: Any = None, cols: Any = None,
+                      rows: int | None = None) -> FloatArray:
     r"""The norms :math:`\|(x_i - \hat\mu)\odot b\|` of every row (the report's eq. (7) rows).
 
-    :math:`\hat\mu = 0` and :math:`b = 1` by default.  Computed on centred rows, chunk by
-    chunk; a norm beyond the float64 range is ``inf``.
+    :math:`\hat\mu = 0` and :math:`b = 1` by default; with ``cols``, only those columns
+    (``mu_hat`` and ``b`` then have one entry per column in ``cols``).  Computed on centred
+    rows, chunk by chunk of ``rows`` rows (default :func:`chunk_rows`); a squared norm that
+    overflows is recomputed by exact scaling, and a norm beyond the float64 range is ``inf``.
 
     Parameters
     ----------
-    X : array_like, shape (n, d), finite
-    mu_hat : array_like, shape (d,), finite, optional
+    X : array_like, shape (n, d), finite (checked chunk by chunk as it is read)
+    mu_hat : array_like, finite, optional
         Public centre.
-    b : array_like, shape (d,), finite, >= 0, optional
+    b : array_like, finite, >= 0, optional
         Public per-coordinate scaling.
+    cols : array_like of distinct ints in [0, d), optional
+    rows : int >= 1, optional
 
     Returns
     -------
@@ -364,46 +358,63 @@ def transformed_norms(X: Any, *, mu_hat: Any = None, b: Any = None) -> FloatArra
     >>> transformed_norms(np.array([[1e300, 1e300]]), b=[1e10, 1e10]).tolist()
     [inf]
     """
-    X, mu_hat, b = _check(X, mu_hat, b)
-    return row_norms(X, mu_hat, b)
+    X, mu_hat, b, cols, rows = _check(X, mu_hat, b, cols, rows)
+    return _row_norms(X, mu_hat, b, cols, rows)
 
 
-def clipped_sum(X: Any, *, C: float, mu_hat: Any = None, b: Any = None) -> ClippedSum:
+@dataclass(frozen=True)
+class ClippedSum:
+    """Output of :func:`clipped_sum`."""
+
+    total: FloatArray  #: the clipped sum, one entry per column summed
+    n_clipped: int  #: rows beyond the radius (a diagnostic of the data, not private)
+
+
+def clipped_sum(X: Any, *, C: float, mu_hat: Any = None, b: Any = None, norms: Any = None,
+                cols: Any = None, rows: int | None = None) -> ClippedSum:
     r"""The clipped sum :math:`\sum_i \min(1, C/\|y_i\|)\,y_i` of :math:`y_i = (x_i - \hat\mu)\odot b`.
 
     Step 3 of the report's Algorithm 3 (sensitivity :math:`2C` on paper,
     :func:`sum_sensitivity` in floating point), and the clipped sum of PLAN (Aumuller et
     al. 2024), IOME (Huang, Liang and Yi 2021) and CoinPress (Biswas et al. 2020).  Rows
     with norm at most :math:`C` are kept as they are; the others are scaled onto the
-    sphere of radius :math:`C`.  ``C = 0`` clips every row to 0.
+    sphere of radius :math:`C`; rows whose norm exceeds the float64 range are clipped along
+    their direction.  ``C = 0`` clips every row to 0.  The rows are transformed chunk by
+    chunk in one reused buffer, so no transformed copy of the data is ever whole.
 
     Parameters
     ----------
-    X : array_like, shape (n, d), finite
+    X : array_like, shape (n, d), finite (checked chunk by chunk as it is read)
     C : float, finite and >= 0
-    mu_hat : array_like, shape (d,), finite, optional
+    mu_hat : array_like, finite, optional
         Public centre (default 0).
-    b : array_like, shape (d,), finite, >= 0, optional
+    b : array_like, finite, >= 0, optional
         Public per-coordinate scaling (default 1).
+    norms : array_like, shape (n,), >= 0, optional
+        :func:`transformed_norms` of the same rows, when the caller has them (PLAN, IOME
+        and the radius check need them before clipping); the sum is the same.
+    cols, rows : as in :func:`transformed_norms`
 
     Returns
     -------
     ClippedSum
-        ``total`` and the norms before clipping (``norms > C`` marks the clipped rows; a
-        diagnostic of the data, not private).
 
     Examples
     --------
     >>> r = clipped_sum(np.array([[3.0, 4.0], [0.0, 1.0]]), C=2.0)
-    >>> np.round(r.total, 12).tolist(), r.norms.tolist()
-    ([1.2, 2.6], [5.0, 1.0])
+    >>> np.round(r.total, 12).tolist(), r.n_clipped
+    ([1.2, 2.6], 1)
     >>> X = np.array([[1e12 + 3.0, 4.0], [1e12, 1.0]])
     >>> np.round(clipped_sum(X, C=2.0, mu_hat=[1e12, 0.0]).total, 12).tolist()
     [1.2, 2.6]
     """
-    X, mu_hat, b = _check(X, mu_hat, b)
+    X, mu_hat, b, cols, rows = _check(X, mu_hat, b, cols, rows)
     C = _v.check_nonnegative_finite("C", C)
-    norms = row_norms(X, mu_hat, b)
-    total, _ = clip_rows(X, C, mu_hat, b, norms=norms)
+    if norms is not None:
+        norms = np.asarray(_v.as_real_array("norms", norms, ndim=1))
+        _v.check_length("norms", norms, length=X.shape[0], of="one entry per row of X")
+        if np.any(np.isnan(norms)) or np.any(norms < 0):
+            raise ValueError("norms must be >= 0 (inf allowed), got a NaN or a negative entry")
+    total, n_clipped = _clip_rows(X, C, mu_hat, b, norms, cols, rows)
     _v.check_finite_result(total, what="the clipped sum", inputs="X, mu_hat, b or C")
-    return ClippedSum(total=total, norms=norms)
+    return ClippedSum(total=total, n_clipped=n_clipped)

@@ -25,7 +25,7 @@ functions of the data: they exist for tests and bias studies, and publishing any
 of them voids the privacy guarantee.  Arrays in the results are read-only.
 
 Floating point.  Algorithm 3 and its baseline sum their clipped rows with
-:func:`egmlib.clipping.clip_rows` (centred rows, in chunks) and calibrate their noise to
+:func:`egmlib.clipping.clipped_sum` (centred rows, in chunks) and calibrate their noise to
 :func:`egmlib.clipping.sum_sensitivity`, ``2 C (1 + nu)``, which adds the bound on the
 summation's rounding to the sensitivity 2 C (``nu`` is 1e-9 or less up to n = 1e5).
 Algorithms 1 and 2 add noise to the plain column sum for a sensitivity the caller states:
@@ -447,7 +447,8 @@ def _scaled_clipped_release(
         std[active] = std_act
 
     cols = None if np.all(active) else np.flatnonzero(active)
-    T_act, n_clipped = clipping.clip_rows(X, C, mu_hat[active], b_act, cols=cols, rows=rows)
+    r = clipping.clipped_sum(X, C=C, mu_hat=mu_hat[active], b=b_act, cols=cols, rows=rows)
+    T_act, n_clipped = r.total, r.n_clipped
 
     with np.errstate(over="ignore"):
         clipped_sum = n * mu_hat  # inactive coordinates: n * mu_hat_j exactly

@@ -12,7 +12,7 @@ standard deviations.  This script answers them by simulation with egmlib and wri
 which chapters/07_beyond_the_report.ipynb loads through egmbook.beyond_report
 (load_beyond_report, typed records).  Run from the repository root:
 
-    python scripts/beyond_report.py            # full run, about 20-30 min on 2 cores
+    python scripts/beyond_report.py            # full run, about 20 min on 2 cores (20.6 min measured)
     python scripts/beyond_report.py --quick    # smoke test, writes data/beyond_report_quick.json
 
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
@@ -24,11 +24,14 @@ A  direct simulation through the mechanisms (egmlib.mechanisms.algorithm3 and
    error split into noise and clipping error, means with 95% confidence intervals;
 B  the p_C sweep: total error = exact noise error + n E||D||^2, where D is the clipping
    loss of one row, estimated by importance sampling (exponential tilting) with common
-   random numbers; optimal p_C per method and the improvement at each method's optimum;
+   random numbers; optimal p_C per method, searched freely over every radius with a
+   bracket check (egmbook.clipping_error.optimal_radius), and the improvement at each
+   method's optimum;
    a quadrature cross-check of the baseline's E||D||^2 (gchisq.sf) and a direct
    simulation of the whole p_C curve for two configurations;
 C  a wrong centre: mu_hat = mu + c sigma (c in {0, 0.1, 0.5, 1, 2}), an isotropic offset of
-   the same norm, and mu_hat from a private release on an independent batch;
+   the same norm (c ||sigma|| / sqrt(d) in every coordinate), and mu_hat from a private
+   release on an independent batch; the radius re-optimised for each offset, freely;
 D  standard deviations (and the centre) estimated from a public sample of size m;
 E  the centre claim with real private centres: mu_hat released by the baseline (isotropic
    noise) or by Algorithm 3 on an independent batch of m rows, m in {1e4, 1e5, 1e6};
@@ -59,7 +62,6 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-import argparse
 import dataclasses
 import functools
 import json
@@ -71,12 +73,15 @@ from pathlib import Path
 import numpy as np
 
 from egmbook import experiments, privacy_check
-from egmbook.beyond_report import BeyondReport, load_beyond_report
+from egmbook.beyond_report import BeyondReport, centre_improvements, load_beyond_report
+from egmbook.cli import argument_parser
 from egmbook.clipping_error import (
+    ClippingOptimum,
     baseline_clip_moment_exact,
+    clipping_log10_probability,
     expected_error,
     noise_error_at_radius,
-    optimal_clipping,
+    optimal_radius,
     row_clip_moments,
 )
 from egmbook.error_simulation import mean_ci, simulate_errors
@@ -91,8 +96,9 @@ N_GRID = (10**3, 10**4, 10**5, 10**6)
 ALPHA_GRID = (0.5, 1.0, 2.0, 5.0)
 METHODS = ("alg3", "base")
 METHOD_NAMES = {"alg3": "Algorithm 3", "base": "clipped Gaussian mechanism"}
-#: p_C grid of the sweep: 1e-8 ... 0.5 on a log scale, then 1 - p down to 1e-6 (the
-#: optimum of the baseline lies above 1/2 when d is large and n small).
+#: p_C grid of the sweep's curves (the figures): 1e-8 ... 0.5 on a log scale, then 1 - p
+#: down to 1e-6.  The optima are not taken on it: they are searched over every radius
+#: (optimal_radius below), since with a wrong centre they lie far beyond 1e-8.
 P_GRID = np.concatenate([np.logspace(-8.0, math.log10(0.5), 23),
                          1.0 - np.logspace(math.log10(0.5), -6.0, 17)[1:]])
 RESULTS = Path(__file__).resolve().parent.parent / "data"
@@ -127,17 +133,66 @@ def run_mechanism(method, X, *, sigma, mu_hat, p_clip, noise, rng=None):
 
 
 # --------------------------------------------------------------------------------------
+# the free optimum over the radius (equivalently over p_C)
+# --------------------------------------------------------------------------------------
+#: The radii searched for an optimum (egmbook.clipping_error.optimal_radius): 0 and a
+#: geometric grid from RADIUS_RANGE[0] to RADIUS_RANGE[1] times the method's median radius
+#: (p_C = 1/2), RADIUS_PER_DECADE points per decade, refined by bounded Brent.  An optimum
+#: at the upper end stops the run (optimal_radius raises); C = 0 is the data-free release.
+RADIUS_RANGE = (1e-3, 1e4)
+RADIUS_PER_DECADE = 5
+
+
+@functools.cache
+def median_radius(method, d, alpha):
+    """The method's radius at p_C = 1/2 for the Zipf sigma of (d, alpha): the search's unit."""
+    return float(clipping_radii(zipf(d, alpha), p=0.5).of(method))
+
+
+def moments_at(Z, method, sigma, offset=None):
+    """C -> row_clip_moments(Z, ...) memoised by the value of C: the scan of the search is
+    shared by every n, whose error curves differ only in the weights of the same moments."""
+    return functools.cache(lambda C: row_clip_moments(Z, method=method, C=C, sigma_data=sigma, offset=offset))
+
+
+def search(error, method, d, alpha):
+    """optimal_radius over RADIUS_RANGE (in units of the median radius); a dict for the JSON."""
+    unit = median_radius(method, d, alpha)
+    return optimal_radius(error, C_lo=RADIUS_RANGE[0] * unit, C_hi=RADIUS_RANGE[1] * unit,
+                          per_decade=RADIUS_PER_DECADE)
+
+
+def offset_errors(method, sigma, moms, n):
+    """C -> the errors noise + n E||D||^2 + n (n - 1) ||E D||^2 (Proposition 7.A), one per
+    centre whose memoised moments are in ``moms`` (m2 < 0, Monte Carlo noise, counts as 0)."""
+    def errors(C):
+        nz = noise_error(method, sigma, C)
+        return np.array([nz + n * r.e2 + n * (n - 1.0) * max(r.m2, 0.0) for r in (mo(C) for mo in moms)])
+    return errors
+
+
+def log10_pclip(method, sigma, C):
+    """log10 of the exact-centre clipping probability at radius C (may lie far below 1e-308)."""
+    return clipping_log10_probability(method, sigma=sigma, C=C)
+
+
+# --------------------------------------------------------------------------------------
 # B: the p_C sweep (model) and its optimum
 # --------------------------------------------------------------------------------------
-#: Radii below the grid's smallest (p_C = 1 - 1e-6), as fractions of it, down to C = 0
-#: (every row clipped to the centre: the data-free release n mu_hat).
-SMALL_RADII = (0.7, 0.5, 0.35, 0.25, 0.18, 0.12, 0.08, 0.05, 0.03, 0.02, 0.01, 0.005, 0.0)
+def exact_centre_optimum(method, d, alpha, n, mom, C_grid_min):
+    """The radius minimising noise + n E||D||^2 (exact centre), found freely (optimal_radius)."""
+    sigma = zipf(d, alpha)
+    s = search(lambda C: noise_error(method, sigma, C) + n * mom(C).e2, method, d, alpha)
+    r, noise = mom(s.C), noise_error(method, sigma, s.C)
+    return ClippingOptimum(p_opt=10.0 ** log10_pclip(method, sigma, s.C), C_opt=s.C, noise=noise, bias=n * r.e2,
+                           bias_se=n * r.e2_se, total=noise + n * r.e2, below_grid=s.C < C_grid_min, search=s)
 
 
 def experiment_B(seed, rows_elems, p_grid, log):
-    """p_C sweep of the per-row model for every (d, alpha); optimum for every n."""
+    """p_C sweep of the per-row model for every (d, alpha) (the curves of the chapter's
+    figures); the optimum for every n, searched freely over the radius."""
     ss = np.random.SeedSequence([seed, 2])
-    out = {"p_grid": p_grid.tolist(), "small_radii": list(SMALL_RADII), "configs": []}
+    out = {"p_grid": p_grid.tolist(), "configs": []}
     for d, child in zip(D_GRID, ss.spawn(len(D_GRID)), strict=True):
         N = max(10000, int(rows_elems // d))
         Z = np.random.default_rng(child).standard_normal((N, d))
@@ -149,32 +204,26 @@ def experiment_B(seed, rows_elems, p_grid, log):
                    "fig2_improvement": None, "methods": {}}
             for method in METHODS:
                 Cs = radii.of(method)
-                res = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs]
+                mom = moments_at(Z, method, sigma)
+                res = [mom(float(c)) for c in Cs]
                 noise = np.array([noise_error(method, sigma, c) for c in Cs])
-                e2 = np.array([r.e2 for r in res])
-                e2_se = np.array([r.e2_se for r in res])
-                Cs_small = [f * float(Cs[-1]) for f in SMALL_RADII]
-                res_s = [row_clip_moments(Z, method=method, C=c, sigma_data=sigma) for c in Cs_small]
-                small = {"C": Cs_small, "noise": [noise_error(method, sigma, c) for c in Cs_small],
-                         "e2": [r.e2 for r in res_s], "e2_se": [r.e2_se for r in res_s]}
                 per_n, at_1n = {}, {}
                 for n in N_GRID:
-                    per_n[str(n)] = dataclasses.asdict(
-                        optimal_clipping(p_grid, C=Cs, noise=noise, e2=e2, e2_se=e2_se, n=n, below=small))
+                    per_n[str(n)] = dataclasses.asdict(exact_centre_optimum(method, d, alpha, n, mom, float(Cs[-1])))
                     C1 = float(clipping_radii(sigma, p=1.0 / n).of(method))
-                    r1 = row_clip_moments(Z, method=method, C=C1, sigma_data=sigma)
+                    r1 = mom(C1)
                     nz1 = noise_error(method, sigma, C1)
                     at_1n[str(n)] = {"C": C1, "noise": nz1, "bias": n * r1.e2, "bias_se": n * r1.e2_se,
                                      "total": nz1 + n * r1.e2, "pclip": r1.pclip}
                 cfg["methods"][method] = {
-                    "C": Cs.tolist(), "noise": noise.tolist(), "e2": e2.tolist(), "e2_se": e2_se.tolist(),
-                    "pclip": [r.pclip for r in res], "pclip_se": [r.pclip_se for r in res],
-                    "small": small, "opt": per_n, "at_1n": at_1n}
+                    "C": Cs.tolist(), "noise": noise.tolist(), "e2": [r.e2 for r in res],
+                    "e2_se": [r.e2_se for r in res], "pclip": [r.pclip for r in res],
+                    "pclip_se": [r.pclip_se for r in res], "opt": per_n, "at_1n": at_1n}
             cfg["fig2_improvement"] = {str(n): experiments.figure2_improvement(sigma, n=n) for n in N_GRID}
             out["configs"].append(cfg)
 
             def fmt(o):
-                return f"{o['p_opt']:.1e}" if o["p_opt"] is not None else f"C={o['C_opt']:.2g}"
+                return f"{o['p_opt']:.1e}" if not o["below_grid"] else f"C={o['C_opt']:.2g}"
             log(f"  B d={d:5d} alpha={alpha:3.1f}: {time.time() - t0:5.1f} s; " + ", ".join(
                 f"n={n:.0e} p*={fmt(cfg['methods']['alg3']['opt'][str(n)])}/"
                 f"{fmt(cfg['methods']['base']['opt'][str(n)])}" for n in N_GRID))
@@ -283,13 +332,11 @@ def offset_vector(shape, c, sigma):
 
 def experiment_C(seed, B, rows_elems, batch_draws, log):
     """Wrong centre, per-row model.  For each offset: the error at p_C = 1/n, at the
-    optimum p*_0 found for the exact centre, and at p_C re-optimised for that offset
-    (minimum over every second point of the p_C grid), each relative to the optimum with
-    the exact centre.  Plus mu_hat from a private release on an independent batch."""
+    optimum p*_0 found for the exact centre, and at the radius re-optimised for that offset
+    (a free search over every radius, optimal_radius), each relative to the optimum with the
+    exact centre.  Plus mu_hat from a private release on an independent batch."""
     ss = np.random.SeedSequence([seed, 3])
     bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
-    grid = P_GRID[::2]
-    grid = np.concatenate([grid[:-1], [P_GRID[-1]]])
     out = []
     for (d, a), child in zip(C_CONFIGS, ss.spawn(len(C_CONFIGS)), strict=True):
         t0 = time.time()
@@ -300,16 +347,16 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
         tr = float(np.sum(sigma**2))
         for m in METHODS:
             opt = bycfg[(d, a)]["methods"][m]["opt"]
-            # radii: the grid, p_C = 1/n and the exact-centre optimum C*_0(n) for every n
-            Cm = clipping_radii(sigma, p=np.concatenate([grid, [1.0 / n for n in N_GRID]])).of(m)
-            special = {("1/n", n): float(Cm[len(grid) + i]) for i, n in enumerate(N_GRID)}
+            # the special radii: p_C = 1/n and the exact-centre optimum C*_0(n) for every n
+            C1 = clipping_radii(sigma, p=np.array([1.0 / n for n in N_GRID])).of(m)
+            special = {("1/n", n): float(C1[i]) for i, n in enumerate(N_GRID)}
             special.update({("opt0", n): opt[str(n)]["C_opt"] for n in N_GRID})
-            Cs = np.concatenate([Cm[:len(grid)], list(special.values())])
+            Cs = np.array(list(special.values()))
             noise = np.array([noise_error(m, sigma, c) for c in Cs])
             mom0 = [row_clip_moments(Z, method=m, C=c, sigma_data=sigma) for c in Cs]
             e2_0 = np.array([r.e2 for r in mom0])
             e2_0se = np.array([r.e2_se for r in mom0])
-            k_special = {key: len(grid) + i for i, key in enumerate(special)}
+            k_special = {key: i for i, key in enumerate(special)}
             mse_star = {n: float(noise[k_special[("opt0", n)]] + n * e2_0[k_special[("opt0", n)]]) for n in N_GRID}
             rec = {"d": d, "alpha": a, "method": m, "trace": tr, "mse_star": {str(n): mse_star[n] for n in N_GRID},
                    "mse_star_se": {str(n): float(n * e2_0se[k_special[("opt0", n)]]) for n in N_GRID},
@@ -321,7 +368,8 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                 rows = []
                 for c in CENTRE_OFFSETS[1:]:
                     off = offset_vector(shape, c, sigma)
-                    mom = [row_clip_moments(Z, method=m, C=cc, sigma_data=sigma, offset=off) for cc in Cs]
+                    mom_c = moments_at(Z, m, sigma, offset=off)
+                    mom = [mom_c(float(cc)) for cc in Cs]
                     e2 = np.array([r.e2 for r in mom])
                     m2 = np.array([r.m2 for r in mom])
                     e2se = np.array([r.e2_se for r in mom])
@@ -330,11 +378,13 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                     per_n = {}
                     for n in N_GRID:
                         tot = noise + n * e2 + n * (n - 1.0) * m2
-                        ig = int(np.argmin(tot[:len(grid)]))
+                        err = offset_errors(m, sigma, [mom_c], n)
+                        s_n = search(lambda C, err=err: float(err(C)[0]), m, d, a)
                         i1, io = k_special[("1/n", n)], k_special[("opt0", n)]
                         per_n[str(n)] = {
                             "ratio_1n": float(tot[i1] / mse_star[n]), "ratio_opt0": float(tot[io] / mse_star[n]),
-                            "ratio_reopt": float(tot[ig] / mse_star[n]), "p_reopt": float(grid[ig]),
+                            "ratio_reopt": s_n.value / mse_star[n], "C_reopt": s_n.C,
+                            "log10_p_reopt": log10_pclip(m, sigma, s_n.C), "search": dataclasses.asdict(s_n),
                             "sys_share_opt0": float(n * (n - 1.0) * m2[io] / tot[io]),
                             "mse_1n": float(tot[i1]), "mse_opt0": float(tot[io]),
                             "mse_1n_se": float(math.hypot(n * e2se[i1], n * (n - 1.0) * m2se[i1])),
@@ -416,11 +466,10 @@ def experiment_E(seed, B, log):
     the centre (the baseline's isotropic release or Algorithm 3's own) and batch size m:
     E_DRAWS independent centres; for each method and n, the mean error with that centre at
     p_C = 1/n, at the exact-centre optimum p*_0 and at the radius that minimises the mean error
-    over the draws (every fourth point of the grid, and the radii at 1/n and p*_0 of every n),
-    each over the exact centre's error at the same p_C (1/n, p*_0) or at p*_0 (re-optimised)."""
+    over the draws (a free search over every radius, optimal_radius), each over the exact
+    centre's error at the same p_C (1/n, p*_0) or at p*_0 (re-optimised)."""
     ss = np.random.SeedSequence([seed, 9])
     bycfg = {(c["d"], c["alpha"]): c for c in B["configs"]}
-    grid = np.concatenate([P_GRID[:-1:4], [P_GRID[-1]]])
     out = []
     for (d, a), child in zip(E_CONFIGS, ss.spawn(len(E_CONFIGS)), strict=True):
         t0 = time.time()
@@ -432,42 +481,30 @@ def experiment_E(seed, B, log):
                    for src in E_SOURCES for m in E_M}
         for meth in METHODS:
             opt = bycfg[(d, a)]["methods"][meth]["opt"]
-            Cm = clipping_radii(sigma, p=np.concatenate([grid, [1.0 / n for n in N_GRID]])).of(meth)
-            C1 = {n: float(Cm[len(grid) + i]) for i, n in enumerate(N_GRID)}
+            C1 = clipping_radii(sigma, p=np.array([1.0 / n for n in N_GRID])).of(meth)
+            C1 = {n: float(C1[i]) for i, n in enumerate(N_GRID)}
             Co = {n: opt[str(n)]["C_opt"] for n in N_GRID}
-            Cs = np.concatenate([Cm[:len(grid)], [C1[n] for n in N_GRID], [Co[n] for n in N_GRID]])
-            noise = np.array([noise_error(meth, sigma, c) for c in Cs])
-            p_all = [float(x) for x in grid] + [1.0 / n for n in N_GRID] + [opt[str(n)]["p_opt"] for n in N_GRID]
-            i1 = {n: len(grid) + i for i, n in enumerate(N_GRID)}
-            io = {n: len(grid) + len(N_GRID) + i for i, n in enumerate(N_GRID)}
-            mom0 = [row_clip_moments(Z, method=meth, C=Cs[i], sigma_data=sigma) for i in (*i1.values(), *io.values())]
-            e0 = dict(zip((*[("1n", n) for n in N_GRID], *[("o", n) for n in N_GRID]), mom0, strict=True))
-            exact_1n = {n: noise[i1[n]] + n * e0[("1n", n)].e2 for n in N_GRID}
-            exact_o = {n: noise[io[n]] + n * e0[("o", n)].e2 for n in N_GRID}
+            mom0 = moments_at(Z, meth, sigma)
+            exact_1n = {n: noise_error(meth, sigma, C1[n]) + n * mom0(C1[n]).e2 for n in N_GRID}
+            exact_o = {n: noise_error(meth, sigma, Co[n]) + n * mom0(Co[n]).e2 for n in N_GRID}
             for src in E_SOURCES:
                 for m in E_M:
-                    offs = offsets[(src, m)]
-                    e2 = np.empty((len(offs), len(Cs)))
-                    m2 = np.empty_like(e2)
-                    for k, off in enumerate(offs):
-                        for i, c in enumerate(Cs):
-                            r = row_clip_moments(Z, method=meth, C=c, sigma_data=sigma, offset=off)
-                            e2[k, i], m2[k, i] = r.e2, r.m2
+                    moms = [moments_at(Z, meth, sigma, offset=off) for off in offsets[(src, m)]]
                     per_n = {}
                     for n in N_GRID:
-                        tot = noise + n * e2 + n * (n - 1.0) * np.maximum(m2, 0.0)  # (draws, radii); m2 < 0 is noise
-                        r1, _, c1 = mean_ci(tot[:, i1[n]] / exact_1n[n])
-                        ro, _, co = mean_ci(tot[:, io[n]] / exact_o[n])
-                        # re-optimised: the radius (grid, 1/n or p*_0 of any n) with the least mean error
-                        mg = tot.mean(axis=0)
-                        ig = int(np.argmin(mg))
-                        rr, _, cr = mean_ci(tot[:, ig] / exact_o[n])
+                        totals = offset_errors(meth, sigma, moms, n)
+                        r1, _, c1 = mean_ci(totals(C1[n]) / exact_1n[n])
+                        ro, _, co = mean_ci(totals(Co[n]) / exact_o[n])
+                        s_n = search(lambda C, totals=totals: float(np.mean(totals(C))), meth, d, a)
+                        rr, _, cr = mean_ci(totals(s_n.C) / exact_o[n])
                         per_n[str(n)] = {"ratio_1n": float(r1), "ratio_1n_ci": float(c1), "ratio_opt0": float(ro),
                                          "ratio_opt0_ci": float(co), "ratio_reopt": float(rr),
-                                         "ratio_reopt_ci": float(cr), "p_reopt": p_all[ig],
-                                         "mse_exact_opt0": float(exact_o[n]), "mse_reopt": float(mg[ig])}
-                    rms = [float(np.sqrt(np.mean((o / sigma) ** 2))) for o in offs]
-                    out.append({"d": d, "alpha": a, "source": src, "m": m, "method": meth, "draws": len(offs),
+                                         "ratio_reopt_ci": float(cr), "C_reopt": s_n.C,
+                                         "log10_p_reopt": log10_pclip(meth, sigma, s_n.C),
+                                         "search": dataclasses.asdict(s_n),
+                                         "mse_exact_opt0": float(exact_o[n]), "mse_reopt": s_n.value}
+                    rms = [float(np.sqrt(np.mean((o / sigma) ** 2))) for o in offsets[(src, m)]]
+                    out.append({"d": d, "alpha": a, "source": src, "m": m, "method": meth, "draws": E_DRAWS,
                                 "offset_rms_sigma": float(np.mean(rms)), "per_n": per_n})
         log(f"  E d={d:5d} alpha={a:3.1f}: {time.time() - t0:5.1f} s")
     return out
@@ -666,7 +703,7 @@ STAGES = {"B": "p_C sweep of the per-row model", "B_direct": "direct simulation 
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argument_parser(doc=__doc__)
     ap.add_argument("--quick", action="store_true", help="small smoke run (about a minute), separate output file")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--seed", type=int, default=SEED)
@@ -692,6 +729,7 @@ def main(argv=None):
         "rows_elems_CD": 2e5 if q else 5e5, "batch_draws": 3 if q else 8, "draws_D": 4 if q else 12,
         "reps_C_direct": 10 if q else 100, "reps_D_direct": 10 if q else 100,
         "n_mc": 10**6 if q else 10**7, "n_outputs": 300 if q else 2000,
+        "radius_range": list(RADIUS_RANGE), "radius_per_decade": RADIUS_PER_DECADE,
     }
     if args.only:
         results = json.loads(out_path.read_text())
@@ -739,7 +777,7 @@ def summary(res: BeyondReport) -> None:
           f"{'total, 1/n':>11} {'total, own p*':>14}")
 
     def fp(o):
-        return f"{o.p_opt:9.2e}" if o.p_opt is not None else f"{'~1':>9}"
+        return f"{o.p_opt:9.2e}" if not o.below_grid else f"{'~1':>9}"
 
     for c in res.sweep.configs:
         for n in res.n_values:
@@ -747,13 +785,18 @@ def summary(res: BeyondReport) -> None:
             a1, b1 = c.methods["alg3"].at_1n[n], c.methods["base"].at_1n[n]
             print(f"{c.d:5d} {c.alpha:5.1f} {n:8.0e} {fp(oa)} {fp(ob)} "
                   f"{c.fig2_improvement[n]:20.3f} {b1.total / a1.total:11.3f} {ob.total / oa.total:14.3f}")
-    print("\nC: error with mu_hat = mu + 0.1 sigma relative to the optimum with the exact centre")
-    print(f"{'d':>5} {'alpha':>5} {'method':>6} {'n':>8} {'at 1/n':>9} {'at p*_0':>9} {'re-optimised':>13}")
-    for c in res.centre:
-        for n in res.n_values:
-            v = c.offsets["prop"][0].per_n[n]
-            print(f"{c.d:5d} {c.alpha:5.1f} {c.method:>6} {n:8.0e} {v.ratio_1n:9.3g} "
-                  f"{v.ratio_opt0:9.3g} {v.ratio_reopt:13.3g}")
+    for shape, what in (("prop", "0.1 sigma_j"), ("iso", "0.1 ||sigma|| / sqrt(d)")):
+        print(f"\nC: error with mu_hat_j = mu_j + {what} relative to the optimum with the exact centre")
+        print(f"{'d':>5} {'alpha':>5} {'method':>6} {'n':>8} {'at 1/n':>9} {'at p*_0':>9} {'re-optimised':>13} "
+              f"{'log10 p_C':>10}")
+        for c in res.centre:
+            for n in res.n_values:
+                v = c.offsets[shape][0].per_n[n]
+                print(f"{c.d:5d} {c.alpha:5.1f} {c.method:>6} {n:8.0e} {v.ratio_1n:9.3g} "
+                      f"{v.ratio_opt0:9.3g} {v.ratio_reopt:13.3g} {v.log10_p_reopt:10.1f}")
+    print("\nC: improvement of Algorithm 3 over the baseline, each at its own optimum (exact / prop. / iso.)")
+    for r in centre_improvements(res, c=0.1):
+        print(f"{r.d:5d} {r.alpha:5.1f} {r.n:8.0e} {r.exact:9.3g} {r.proportional:9.3g} {r.isotropic:9.3g}")
     print("\nE: Algorithm 3's error with a centre released by the baseline on m independent rows, "
           "over its error with the exact centre (at 1/n / at p*_0 / re-optimised)")
     for r in res.private_centre:

@@ -1,10 +1,13 @@
 """egmbook.beyond_report: the typed loader of chapter 7's results.
 
 What is checked, and why it could fail: the committed results file loads with every
-record typed (integer keys for n, arrays for grids, ClippingOptimum and PrivacyCheck
-objects), so a renamed or dropped field in scripts/beyond_report.py fails here instead of
+record typed (integer keys for n, arrays for grids, ClippingOptimum, RadiusOptimum and
+PrivacyCheck objects), so a renamed or dropped field in scripts/beyond_report.py fails here instead of
 deep inside chapter 7; a record with a missing, unknown or mistyped field is a
-ValueError naming the record and the field; a missing file says how to make it.
+ValueError naming the record and the field; a missing file says how to make it; every
+stored optimum (exact centre, offsets, private centres) is a free search bracketed strictly
+inside its range, never the end of a grid of p_C, and its p_C is the clipping probability of
+its radius.
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ import numpy as np
 import pytest
 
 from egmbook import beyond_report as br
-from egmbook.clipping_error import ClippingOptimum
+from egmbook.clipping_error import ClippingOptimum, RadiusOptimum, clipping_log10_probability
+from egmbook.experiments import zipf_sigmas
 from egmbook.privacy_check import ControlDelta, PrivacyCheck
 
 
@@ -36,6 +40,8 @@ def test_committed_results_load_typed(res, raw):
     opt = cfg.methods["alg3"].opt[1000]
     assert isinstance(opt, ClippingOptimum)
     assert opt.p_opt == raw["B"]["configs"][2]["methods"]["alg3"]["opt"]["1000"]["p_opt"]
+    assert isinstance(opt.search, RadiusOptimum) and opt.search.C == opt.C_opt
+    assert res.settings.radius_range == (1e-3, 1e4)
     assert isinstance(res.sweep.p_grid, np.ndarray) and not res.sweep.p_grid.flags.writeable
     assert len(res.sweep.p_grid) == len(raw["B"]["p_grid"])
     assert len(res.direct) == len(raw["A"]) and len(res.estimated) == len(raw["D"])
@@ -118,3 +124,48 @@ def test_private_centre_records(res, raw):
     assert set(rec.per_n) == set(res.n_values)
     at = rec.per_n[res.n_values[0]]
     assert isinstance(at, br.PrivateCentreAtN) and at.ratio_1n > 0 and at.ratio_reopt > 0
+
+
+def _searches(res):
+    for c in res.sweep.configs:
+        for m in c.methods.values():
+            for o in m.opt.values():
+                yield o.search
+    for r in res.centre:
+        for shape in ("prop", "iso"):
+            for off in r.offsets[shape]:
+                for v in off.per_n.values():
+                    yield v.search
+    for r in res.private_centre:
+        for v in r.per_n.values():
+            yield v.search
+
+
+def test_every_optimum_is_bracketed_inside_its_search(res):
+    """The isotropic centre's optimum lay beyond the first version's p_C grid (1e-8); no stored
+    optimum may sit at the end of its range now."""
+    found = list(_searches(res))
+    assert len(found) == 672
+    for s in found:
+        assert 0 <= s.C_below < s.C < s.C_above < s.C_max
+        assert s.value <= s.value_below and s.value <= s.value_above
+
+
+def test_stored_optima_agree_with_their_records(res):
+    for c in res.sweep.configs:
+        sigma = zipf_sigmas(c.d, alpha=c.alpha)
+        for method, m in c.methods.items():
+            for o in m.opt.values():
+                assert o.total == pytest.approx(o.search.value, rel=1e-12)
+                assert o.below_grid == (o.C_opt < m.C[-1])
+                if not o.below_grid:
+                    lp = clipping_log10_probability(method, sigma=sigma, C=o.C_opt)
+                    assert o.p_opt == pytest.approx(10**lp, rel=1e-9)
+    iso = next(r for r in res.centre if (r.d, r.alpha, r.method) == (1000, 2.0, "alg3")).offsets["iso"][0]
+    assert iso.per_n[10**6].log10_p_reopt < -300        # far below any float: stored as a logarithm
+    for r in res.centre:
+        for shape in ("prop", "iso"):
+            for off in r.offsets[shape]:
+                for n, v in off.per_n.items():
+                    assert v.ratio_reopt * r.mse_star[n] == pytest.approx(v.search.value, rel=1e-12)
+                    assert v.C_reopt == v.search.C

@@ -10,8 +10,11 @@ What is checked, and why it could fail:
 - the centre term: ||E D||^2 is exactly 0 at zero offset (antithetic pairs) and,
   with an offset, the whole decomposition noise + n E||D||^2 + n (n-1) ||E D||^2
   agrees with a direct simulation through both mechanisms within 5 SE;
-- the optimum over p_C on a curve whose minimiser is known in closed form, and the
-  branch below the grid;
+- the free optimum over the radius (optimal_radius): a closed-form minimiser found to
+  its tolerance with a bracket around it, a minimum at C = 0 accepted, and a minimum at
+  the upper end of the search refused (the artefact of chapter 7's first p_C grid);
+  the optimum of the real error model against a dense scan of radii; the clipping
+  probability at a radius inverts the radii (clipping_log10_probability);
 - validation of every public function.
 (The simulation helpers themselves are tested in test_error_simulation.py.)
 """
@@ -26,9 +29,10 @@ from scipy import integrate, stats
 
 from egmbook.clipping_error import (
     baseline_clip_moment_exact,
+    clipping_log10_probability,
     expected_error,
     noise_error_at_radius,
-    optimal_clipping,
+    optimal_radius,
     row_clip_moments,
 )
 from egmbook.error_simulation import SimulationRun, mean_ci, simulate_errors
@@ -157,23 +161,59 @@ def test_decomposition_vs_direct_simulation(Z, method):
 # --------------------------------------------------------------------------- #
 # the optimum over p_C
 # --------------------------------------------------------------------------- #
-def test_optimal_clipping_finds_closed_form_minimum():
-    """noise = A e^{-x}, n e2 = B e^{x} in x = logit(p): the minimum is at
-    x* = ln(A/B)/2 with total 2 sqrt(AB); log-linear curves are splined exactly."""
-    p = np.linspace(0.02, 0.98, 25)
-    x = np.log(p) - np.log1p(-p)
-    A, B, n = 3.0, 0.5, 100
-    noise, e2 = A * np.exp(-x), B * np.exp(x) / n
-    o = optimal_clipping(p, C=np.exp(-x / 2), noise=noise, e2=e2, e2_se=0.01 * e2, n=n)
-    xs = 0.5 * math.log(A / B)
-    assert abs(math.log(o.p_opt / (1 - o.p_opt)) - xs) < 2e-3
-    np.testing.assert_allclose(o.total, 2 * math.sqrt(A * B), rtol=1e-6)
-    np.testing.assert_allclose(o.C_opt, math.exp(-xs / 2), rtol=2e-3)
-    np.testing.assert_allclose(o.bias_se, 0.01 * o.bias, rtol=1e-9)
-    assert not o.below_grid and not o.at_edge
-    below = {"C": [0.01, 0.0], "noise": [0.0, 0.0], "e2": [1.0 / n, 1.5 / n], "e2_se": [0.0, 0.0]}
-    ob = optimal_clipping(p, C=np.exp(-x / 2), noise=noise, e2=e2, e2_se=0.01 * e2, n=n, below=below)
-    assert ob.below_grid and ob.p_opt is None and ob.C_opt == 0.01 and ob.total == 1.0
+def test_optimal_radius_finds_closed_form_minimum():
+    """noise A C^2 plus clipping B/C: the minimum is at C* = (B / 2A)^(1/3)."""
+    A, B = 3.0, 0.5
+    o = optimal_radius(lambda C: A * C * C + B / max(C, 1e-300), C_lo=1e-4, C_hi=1e4)
+    c_star = (B / (2 * A)) ** (1 / 3)
+    assert abs(o.C / c_star - 1) < 1e-4
+    np.testing.assert_allclose(o.value, A * c_star**2 + B / c_star, rtol=1e-8)
+    assert o.C_below < o.C < o.C_above < o.C_max == 1e4
+    assert o.value <= o.value_below and o.value <= o.value_above
+    assert o.evaluations < 80
+
+
+def test_optimal_radius_at_zero_and_at_the_edge():
+    zero = optimal_radius(lambda C: 1.0 + C, C_lo=1e-3, C_hi=10.0)      # increasing: the data-free release
+    assert zero.C == 0.0 and zero.value == 1.0 and zero.C_above > 0
+    near = optimal_radius(lambda C: (C - 2e-4) ** 2, C_lo=1e-3, C_hi=10.0)   # between 0 and C_lo: refined linearly
+    assert abs(near.C - 2e-4) < 1e-8 and near.C_below == 0.0
+    with pytest.raises(ValueError, match="the error still falls at the largest radius searched, C_hi=10.0"):
+        optimal_radius(lambda C: 1.0 / (1.0 + C), C_lo=1e-3, C_hi=10.0)
+    with pytest.raises(ValueError, match="error must return a finite number"):
+        optimal_radius(lambda C: math.nan, C_lo=1e-3, C_hi=10.0)
+    with pytest.raises(ValueError, match="C_hi must be larger than C_lo"):
+        optimal_radius(lambda C: C, C_lo=1.0, C_hi=1.0)
+    with pytest.raises(TypeError, match="error must be callable"):
+        optimal_radius(3.0, C_lo=1e-3, C_hi=10.0)
+
+
+def test_optimal_radius_of_the_error_model_against_a_dense_scan(Z):
+    """The exact-centre error of Algorithm 3 at n = 1e4 (d = 8): the free optimum is at least as
+    good as every radius of a dense scan, and lies inside it."""
+    sigma = zipf_sigmas(8, alpha=1.5)
+    n = 10**4
+
+    def error(C):
+        return noise_error_at_radius("alg3", sigma=sigma, C=C, sigma_opt=S_OPT) + n * row_clip_moments(
+            Z[:4000], method="alg3", C=C, sigma_data=sigma).e2
+
+    o = optimal_radius(error, C_lo=1e-3, C_hi=1e3)
+    scan = np.linspace(0.5 * o.C, 2.0 * o.C, 61)
+    assert o.value <= min(error(c) for c in scan) * (1 + 1e-9)
+    assert 0 < o.C_below < o.C < o.C_above
+    p = 10 ** clipping_log10_probability("alg3", sigma=sigma, C=o.C)
+    assert 1e-4 < p < 0.5                       # a tuned p_C, far above 1/n
+
+
+@pytest.mark.parametrize("method", ["alg3", "base"])
+def test_clipping_probability_inverts_the_radii(method):
+    sigma = zipf_sigmas(8, alpha=1.5)
+    for p in (1e-12, 1e-3, 0.5):
+        C = float(clipping_radii(sigma, p=p).of(method))
+        assert abs(clipping_log10_probability(method, sigma=sigma, C=C) - math.log10(p)) < 1e-8
+    assert clipping_log10_probability(method, sigma=sigma, C=0.0) == 0.0
+    assert clipping_log10_probability(method, sigma=sigma, C=1e3) < -1e4    # far below the float range
 
 
 # --------------------------------------------------------------------------- #
@@ -214,11 +254,9 @@ def test_validation_messages(Z):
         noise_error_at_radius("base", sigma=s, C=1.0, sigma_opt=0.0)
     with pytest.raises(ValueError, match=r"p must lie in the open interval \(0, 1\)"):
         baseline_clip_moment_exact(s, p=1.0)
-    with pytest.raises(ValueError, match="p must be a strictly increasing"):
-        optimal_clipping([0.5, 0.4, 0.6, 0.7], C=np.ones(4), noise=np.ones(4), e2=np.ones(4),
-                         e2_se=np.ones(4), n=10)
-    with pytest.raises(ValueError, match=r"noise must have length d=4 \(one entry per entry of p\)"):
-        optimal_clipping([0.1, 0.2, 0.3, 0.4], C=np.ones(4), noise=np.ones(3), e2=np.ones(4),
-                         e2_se=np.ones(4), n=10)
+    with pytest.raises(ValueError, match="per_decade must be"):
+        optimal_radius(lambda C: C, C_lo=1e-3, C_hi=10.0, per_decade=1)
+    with pytest.raises(ValueError, match="rtol must be < 0.1"):
+        optimal_radius(lambda C: C, C_lo=1e-3, C_hi=10.0, rtol=0.5)
     with pytest.raises(ValueError, match="offset overflows|clipping moments overflow"):
         row_clip_moments(Z, method="base", C=1.0, sigma_data=s, offset=np.full(8, 1e308))

@@ -153,7 +153,7 @@ def test_theorem_5e_a_where_the_hypothesis_holds_numerically():
         assert x >= 2.0
         v = s * s / np.sum(s * s)
         assert all(im.schur_ostrowski_gap(x, (1 - a) * s + a * v) >= 0 for a in (0.0, 0.5, 1.0))
-        assert figure2_improvement(s, n=n) >= 1.0
+        assert figure2_improvement(s, n=n) >= egm_improvement(s)      # R >= R-bar, not only R >= 1
 
 
 def test_two_weight_polar_form_matches_gchisq_and_the_gap():
@@ -179,4 +179,49 @@ def test_proposition_5f_sign_of_the_slope():
 def test_corollary_5g_two_coordinates_n_at_least_8():
     for n in (8, 9, 20, 1000):
         for t in (0.02, 0.2, 0.4, 0.49):
-            assert figure2_improvement(np.array([1 - t, t]), n=n) >= 1.0
+            s = np.array([1 - t, t])
+            assert figure2_improvement(s, n=n) >= egm_improvement(s) >= 1.0
+
+
+def test_transfer_slope_is_the_derivative_along_a_transfer():
+    """Eq. (5.K): a finite difference of gchisq.cdf along w + t (e_max - e_min)."""
+    rng = np.random.default_rng(9)
+    for _ in range(8):
+        w = rng.dirichlet(np.ones(int(rng.integers(2, 7))))
+        x = float(rng.uniform(0.5, 5.0))
+        i = int(np.argmax(w))
+        rest = np.delete(np.arange(w.size), i)
+        j = int(rest[np.argmin(w[rest])])
+        e = np.zeros(w.size)
+        e[i], e[j] = 1.0, -1.0
+        h = 1e-5 * w[j]
+        fd = (float(gchisq.cdf(x, w=w + h * e)) - float(gchisq.cdf(x, w=w - h * e))) / (2 * h)
+        assert im.transfer_slope(x, w) == pytest.approx(fd, rel=1e-4, abs=1e-9)
+
+
+def test_proposition_5h_mode_below_the_mean_and_level_three():
+    rng = np.random.default_rng(10)
+    for _ in range(6):
+        w = rng.dirichlet(np.full(int(rng.integers(2, 20)), 0.5))
+        w = w / w.sum()
+        mean = 1 + 2 * (w.max() + np.delete(w, np.argmax(w)).min())
+        assert im.augmented_mode(w) < mean <= 3
+        assert im.transfer_slope(3.0, w) <= 0 and im.transfer_slope(mean, w) <= 0
+        assert im.schur_ostrowski_gap(3.0, w) >= 0
+    assert im.augmented_mode([0.5, 0.5]) == pytest.approx(2.0, abs=1e-6)    # chi^2_6 / 2: mode 2
+
+
+def test_corollary_5i_certificate():
+    """R >= R-bar wherever C_t^2 reaches 1 + 2 (v_(1) + v_(2)), v = sigma^2 / sum sigma^2."""
+    assert im.schur_concavity_level([0.5, 0.3, 0.2]) == pytest.approx(2.6)
+    assert im.schur_concavity_level([1.0, 0.0, 0.0]) == pytest.approx(3.0)
+    assert im.schur_concavity_level(np.ones(1000)) == pytest.approx(1.004)
+    hits = 0
+    for d, a, n in ((10, 1.0, 100), (100, 0.3, 10**4), (1000, 2.0, 100), (30, 0.1, 10**6), (5, 3.0, 12)):
+        s = np.arange(1, d + 1, dtype=float) ** -a
+        if im.transformed_radius_squared(s, n=n) >= im.schur_concavity_level(s * s):
+            hits += 1
+            assert figure2_improvement(s, n=n) >= egm_improvement(s) * (1 - 1e-12)
+    assert hits >= 4
+    with pytest.raises(ValueError, match="w must have at least two entries"):
+        im.schur_concavity_level([1.0])

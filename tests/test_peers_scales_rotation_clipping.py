@@ -157,11 +157,18 @@ def test_clipped_sum_keeps_inner_rows_and_zero_radius():
     Y = np.array([[0.3, 0.4], [3.0, 4.0]])
     r = clipping.clipped_sum(Y, C=1.0)
     np.testing.assert_allclose(r.total, [0.3 + 0.6, 0.4 + 0.8])
-    np.testing.assert_allclose(r.norms, [0.5, 5.0])
+    np.testing.assert_allclose(clipping.transformed_norms(Y), [0.5, 5.0])
+    assert r.n_clipped == 1
     np.testing.assert_array_equal(clipping.clipped_sum(Y, C=0.0).total, [0.0, 0.0])
     # centre and scaling: rows (x - mu_hat) * b
     r2 = clipping.clipped_sum(Y + 1.0, C=1.0, mu_hat=[1.0, 1.0], b=[2.0, 0.5])
-    np.testing.assert_allclose(r2.norms, np.linalg.norm(Y * [2.0, 0.5], axis=1))
+    np.testing.assert_allclose(clipping.transformed_norms(Y + 1.0, mu_hat=[1.0, 1.0], b=[2.0, 0.5]),
+                               np.linalg.norm(Y * [2.0, 0.5], axis=1))
+    # precomputed norms and a column subset give the same sum
+    n2 = clipping.transformed_norms(Y + 1.0, mu_hat=[1.0, 1.0], b=[2.0, 0.5])
+    np.testing.assert_array_equal(clipping.clipped_sum(Y + 1.0, C=1.0, mu_hat=[1.0, 1.0], b=[2.0, 0.5], norms=n2).total,
+                                  r2.total)
+    np.testing.assert_allclose(clipping.clipped_sum(np.c_[Y, 7 * Y], C=1.0, cols=[0, 1]).total, r.total)
     with pytest.raises(ValueError, match="C must be finite and >= 0"):
         clipping.clipped_sum(Y, C=-1.0)
     with pytest.raises(ValueError, match="b must be >= 0 entrywise"):

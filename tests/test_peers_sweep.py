@@ -1,4 +1,4 @@
-"""The peers sweep's engine (egmbook._peer_sweep): results do not depend on the workers.
+"""The peers sweep's engine (egmbook.sweep): results do not depend on the workers.
 
 A tiny sweep (GaussianA at d = 16, 3 runs, two budgets, three arms) runs with one worker
 and with two loky workers; the summaries must agree byte for byte and the run logs row
@@ -15,13 +15,14 @@ import pytest
 pytest.importorskip("joblib")
 pytest.importorskip("tqdm")
 
-from egmbook import _peer_sweep as ps  # noqa: E402
+from egmbook import sweep as ps  # noqa: E402
 
 ARMS = ("PLAN", "IOME", "empirical")
 RHOS = (1 / 16, 1.0)
 
 
 def _sweep(path, *, jobs, arms=ARMS):
+    path.mkdir(exist_ok=True)
     return ps.run_sweep("gaussian", arms=arms, runs=3, jobs=jobs, results=path, datasets=["GaussianA"],
                         max_d=16, rhos=RHOS, progress=False)
 
@@ -89,8 +90,43 @@ def test_one_budget_first_then_all_equals_all_at_once(tmp_path):
     """A sweep over one budget seeds it as the full sweep does, and is not counted twice."""
     once, split = tmp_path / "once", tmp_path / "split"
     kw = dict(arms=("PLAN",), runs=2, jobs=1, datasets=["GaussianA"], max_d=16, progress=False)
+    once.mkdir()
+    split.mkdir()
     ps.run_sweep("gaussian", results=once, **kw)
     ps.run_sweep("gaussian", results=split, rhos=(0.125,), **kw)
     ps.run_sweep("gaussian", results=split, **kw)
     for name in ("peers.csv", "peers_excess.csv"):
         assert (once / name).read_bytes() == (split / name).read_bytes()
+
+
+def test_a_misspelt_dataset_is_an_error_not_zero_tasks(tmp_path):
+    with pytest.raises(ValueError, match=r"datasets must be names of the gaussian sweep, got \['GausianA'\]"):
+        ps.run_sweep("gaussian", arms=("PLAN",), runs=2, jobs=1, results=tmp_path, datasets=["GausianA"])
+    with pytest.raises(ValueError, match="datasets must be names of the gaussian sweep"):
+        ps.run_sweep("gaussian", arms=("PLAN",), runs=2, jobs=1, results=tmp_path, datasets=["digits"])
+    with pytest.raises(ValueError, match="arms must be names of egmlib.peers.arms.ARMS"):
+        ps.run_sweep("gaussian", arms=("PLAN", "Plan"), runs=2, jobs=1, results=tmp_path)
+    assert not list(tmp_path.iterdir())  # refused before anything was written
+
+
+def test_a_quick_slice_never_replaces_the_committed_results():
+    before = {p.name: p.read_bytes() for p in ps.RESULTS.glob("*.csv")}
+    with pytest.raises(ValueError, match=r"runs=3 into results=.* would replace the committed 50-run"):
+        ps.run_sweep("gaussian", arms=("PLAN",), runs=3, jobs=1, results=ps.RESULTS, datasets=["GaussianA"])
+    assert {p.name: p.read_bytes() for p in ps.RESULTS.glob("*.csv")} == before
+
+
+def test_a_summary_over_fewer_runs_never_replaces_one_over_more(tmp_path):
+    """The summary's key names no run count: a 2-run slice written where a 3-run summary is must
+    leave the 3-run rows, and add only rows the file did not have."""
+    kw = dict(arms=("PLAN",), jobs=1, results=tmp_path, datasets=["GaussianA"], max_d=16, rhos=RHOS,
+              progress=False)
+    ps.run_sweep("gaussian", runs=3, **kw)
+    three = (tmp_path / "peers.csv").read_bytes()
+    (tmp_path / "peers_runs.csv").unlink()  # a fresh log: the 2-run slice computes new rows
+    ps.run_sweep("gaussian", runs=2, **kw)
+    assert (tmp_path / "peers.csv").read_bytes() == three
+    ps.run_sweep("gaussian", runs=2, **{**kw, "arms": ("IOME",)})
+    with (tmp_path / "peers.csv").open(newline="") as f:
+        runs = {(r["algorithm"], r["rho"]): r["runs"] for r in csv.DictReader(f)}
+    assert runs == {("PLAN", "0.0625"): "3", ("PLAN", "1"): "3", ("IOME", "0.0625"): "2", ("IOME", "1"): "2"}

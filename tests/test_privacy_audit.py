@@ -1,4 +1,4 @@
-"""Tests of the black-box audit (egmbook.privacy_audit, egmbook.privacy_audit_book), the
+"""Tests of the black-box audit (egmbook.privacy_audit, egmbook.book_audit), the
 white-box check (egmbook.privacy_check) and the attacked pairs (egmbook.neighbours).
 
 The black-box audit (chapter 7b), and why each test could fail:
@@ -48,9 +48,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from egmbook import book_audit as pab
 from egmbook import neighbours
 from egmbook import privacy_audit as pa
-from egmbook import privacy_audit_book as pab
 from egmbook.experiments import zipf_sigmas
 from egmbook.neighbours import worst_case_pair
 from egmbook.privacy_check import (

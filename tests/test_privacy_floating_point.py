@@ -103,14 +103,14 @@ def _public_centre(p: Pair, rng: np.random.Generator, where: str) -> np.ndarray:
 @given(p=PAIRS, where=st.sampled_from(["near", "corner", "middle"]),
        C=st.sampled_from([1e-3, 1.0, 30.0, 1e9]), floor=st.booleans())
 def test_clipped_sum_moves_at_most_its_sensitivity(p, where, C, floor):
-    """egmlib.clipping.clip_rows, the clipped sum of Algorithm 3, PLAN, IOME and the robust
+    """egmlib.clipping.clipped_sum, the clipped sum of Algorithm 3, PLAN, IOME and the robust
     pipeline, with a public centre and scaling (b at the floor: 1 / (1e-12 of the box))."""
     rng = np.random.default_rng(1)
     n, d = p.X.shape
     c = _public_centre(p, rng, where)
     b = np.full(d, 1.0 / (1e-12 * (p.upper - p.lower))) if floor else rng.uniform(0.1, 10.0, d)
-    T = clipping.clip_rows(p.X, C, c, b)[0]
-    Tp = clipping.clip_rows(p.Xp, C, c, b)[0]
+    T = clipping.clipped_sum(p.X, C=C, mu_hat=c, b=b).total
+    Tp = clipping.clipped_sum(p.Xp, C=C, mu_hat=c, b=b).total
     assert _moved(T, Tp) <= clipping.sum_sensitivity(C, n=n, d=d)
 
 
@@ -193,7 +193,7 @@ def test_iome_rotated_rows_differ_in_one_row_and_clip_within_sensitivity(p):
     N = R.padded_dim
     c = Y[0]
     C = 3.0 * p.spread * math.sqrt(d)
-    T, Tp = clipping.clip_rows(Y, C, c)[0], clipping.clip_rows(Yp, C, c)[0]
+    T, Tp = clipping.clipped_sum(Y, C=C, mu_hat=c).total, clipping.clipped_sum(Yp, C=C, mu_hat=c).total
     assert _moved(T, Tp) <= clipping.sum_sensitivity(C, n=n, d=N)
 
 
@@ -232,7 +232,7 @@ def test_radius_utility_moves_by_at_most_one(p, target):
     n, d = p.X.shape
     c = p.X[0]
     b = np.full(d, 1.0 / (1e-12 * (p.upper - p.lower)))
-    norms, normsp = clipping.row_norms(p.X, c, b), clipping.row_norms(p.Xp, c, b)
+    norms, normsp = clipping.transformed_norms(p.X, mu_hat=c, b=b), clipping.transformed_norms(p.Xp, mu_hat=c, b=b)
     positive = norms[norms > 0]
     C0 = float(np.median(positive)) if positive.size else 1.0
     radii = C0 * ar.RADIUS_GRID ** np.arange(200)
@@ -287,5 +287,5 @@ def test_rounding_slack_covers_an_adversarial_summation():
         X = np.ones((n, d)) * (C / math.sqrt(d)) * (1 + 1e-9)
         Xp = X.copy()
         Xp[n // 2] = -X[n // 2]
-        T, Tp = clipping.clip_rows(X, C)[0], clipping.clip_rows(Xp, C)[0]
+        T, Tp = clipping.clipped_sum(X, C=C).total, clipping.clipped_sum(Xp, C=C).total
         assert _moved(T, Tp) <= clipping.sum_sensitivity(C, n=n, d=d)

@@ -14,8 +14,8 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
 - :mod:`egmlib.peers.algorithm3_robust` Algorithm 3 with private inputs that survives data
   off its model: a free floor on the scales and a private check of the radius (the book's
   recommended nothing-known pipeline), and PLAN's last step with the same inputs
-- :mod:`egmlib.peers.arms`       the registry ``ARMS``: display name -> estimator, the inputs
-  it is given, label and plot style, used by the sweeps, the timing benchmark and the chapters
+- :mod:`egmlib.peers.arms`       the registry ``ARMS``: name -> estimator and the inputs it is
+  given, used by the sweeps, the timing benchmark and the chapters
 - :mod:`egmlib.peers.quantiles`  private quantiles: exponential mechanism, noisy binary search
 - :mod:`egmlib.peers.scales`     private standard deviations from pairwise differences
 - :mod:`egmlib.peers.hadamard`   the randomised Hadamard rotation
@@ -29,7 +29,7 @@ Every estimator takes a :class:`numpy.random.Generator` and returns a frozen res
 whose ``estimate`` is the private mean and whose ``budget`` lists the rho of each step.
 An estimator with a public box ``[lower, upper]`` first moves entries outside it onto it
 (:func:`egmlib.clipping.clamp_to_box`, a map of each row on its own), and every clipped sum
-is :func:`egmlib.clipping.clip_rows` with its noise calibrated to
+is :func:`egmlib.clipping.clipped_sum` with its noise calibrated to
 :func:`egmlib.clipping.sum_sensitivity` (the sensitivity plus the bound on the rounding).
 """
 

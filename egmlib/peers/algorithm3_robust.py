@@ -472,12 +472,13 @@ def _algorithm3_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
                                   lower=lower, upper=upper, rng=rng)
     d = X.shape[1]
     b = 1.0 / np.sqrt(sigma * float(np.sum(sigma)))
-    norms = clipping.row_norms(X, centre, b)
+    norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
     C0 = _model_radius(sigma, p)
     C_max = (upper - lower) * float(np.linalg.norm(b))
     choice = _select_radius(norms, C0, C_max, budget["radius"], rng, RADIUS_GRID, RADIUS_BETA)
     C = choice.C
-    total, n_clipped = clipping.clip_rows(X, C, centre, b, norms=norms)
+    clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms)
+    total, n_clipped = clipped.total, clipped.n_clipped
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=clipping.sum_sensitivity(C, n=n, d=d))
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n
     estimate = centre + noisy / b

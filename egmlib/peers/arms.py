@@ -1,8 +1,8 @@
-r"""The arms of the book's comparisons: one registry, display name -> estimator.
+r"""The arms of the book's comparisons: one registry, name -> estimator.
 
-:data:`ARMS` maps an arm's display name (the key in the sweeps' files) to an
-:class:`Arm`: the estimator, the inputs it is given, its label for tables and figures
-and its plot style.  Every arm is called the same way,
+:data:`ARMS` maps an arm's name (the key in the sweeps' files) to an :class:`Arm`: the
+estimator and the inputs it is given (how a book or a report shows the arms -- labels,
+colours -- is the caller's business).  Every arm is called the same way,
 
 .. code-block:: python
 
@@ -20,7 +20,7 @@ name                           given      estimator
 ``Alg3``                       --         the book's recommended nothing-known pipeline:
                                           :func:`egmlib.peers.algorithm3_robust.algorithm3_robust`
                                           (IOME's release when a public rule finds too few rows)
-``Alg3-private``               --         chapter 8's pipeline,
+``Alg3-private``               --         the earlier nothing-known pipeline,
                                           :func:`egmlib.peers.algorithm3.algorithm3_private`
 ``PLAN-last-step``             --         PLAN's last step with the same private inputs as ``Alg3``
 ``PLAN``                       --         :func:`egmlib.peers.plan.plan_mean`
@@ -42,7 +42,7 @@ neighbours for any data; the oracle arms treat their given inputs as public.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -71,22 +71,14 @@ class Arm:
     """One arm: an estimator called as ``arm(X, rho=, lower=, upper=, rng=, **given)``.
 
     ``given`` names the inputs the arm must be given (a subset of :data:`GIVEN`);
-    ``accepts`` the optional keywords it passes on.  ``label`` may hold MathJax (for
-    tables and figures); ``style`` holds matplotlib keywords (``color``, ``ls``,
-    ``marker``).
+    ``accepts`` the optional keywords it passes on.
     """
 
     name: str
-    label: str
     estimator: Callable[..., Any]
     given: tuple[str, ...] = ()
     accepts: tuple[str, ...] = ()
-    style: Mapping[str, Any] = field(default_factory=dict)
     private: bool = True
-    description: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "style", MappingProxyType(dict(self.style)))
 
     def __call__(self, X: Any, *, rho: float, lower: float, upper: float,
                  rng: np.random.Generator, **inputs: Any) -> Any:
@@ -149,46 +141,22 @@ def _empirical(X: Any, *, rho: float, lower: float, upper: float,
     return EmpiricalMean(estimate=X.mean(axis=0))
 
 
-_BLUE, _VERMILLION, _PINK, _GREEN, _ORANGE, _GREY = ("#0072B2", "#D55E00", "#CC79A7", "#009E73",
-                                                     "#E69F00", "#999999")
-
 _ARMS = (
-    Arm("Alg3", r"Algorithm 3, nothing known", algorithm3_robust.algorithm3_robust,
-        style={"color": _BLUE, "ls": "-", "marker": "o"},
-        description="private scales and centre, model radius with a private check (the book's "
-                    "recommended pipeline); IOME's release when n sqrt(rho) < 560, too few rows "
-                    "for private scales (a public rule)"),
-    Arm("Alg3-private", r"Algorithm 3, nothing known (chapter 8)", algorithm3.algorithm3_private,
-        style={"color": _BLUE, "ls": "-.", "marker": "P"},
-        description="chapter 8's pipeline: log scales, CoinPress centre, model radius"),
-    Arm("PLAN-last-step", r"PLAN's last step, Algorithm 3's private inputs",
-        algorithm3_robust.plan_last_step_private_inputs,
-        style={"color": _VERMILLION, "ls": "--", "marker": "v"},
-        description="the inputs of Alg3, PLAN's private threshold: isolates the radius"),
-    Arm("PLAN", "PLAN", plan.plan_mean, style={"color": _VERMILLION, "ls": "-", "marker": "^"},
-        description="Aumuller, Lebeda, Nelson and Pagh 2024"),
-    Arm("PLAN-noscale", "PLAN without scaling", plan.plan_noscale_mean,
-        style={"color": _PINK, "ls": "-", "marker": "v"}),
-    Arm("IOME", "IOME (PLAN's adaptation)", iome.iome_mean, accepts=("rotation",),
-        style={"color": _GREEN, "ls": "-", "marker": "D"},
-        description="Huang, Liang and Yi 2021, as PLAN's experiments run it"),
-    Arm("CoinPress", r"CoinPress, $\sigma$ given", _coinpress("paper"), given=("sigma",),
-        style={"color": _ORANGE, "ls": "--", "marker": "X"},
-        description="Biswas, Dong, Kamath and Ullman 2020, the paper's radius r + gamma(d, beta/n)"),
-    Arm("CoinPress-authors", r"CoinPress, $\sigma$ given (authors' radius)", _coinpress("authors"),
-        given=("sigma",), style={"color": _ORANGE, "ls": ":", "marker": "x"},
-        description="the authors' code's radius min(sqrt(r^2 + 6r + gamma^2), r + gamma)"),
-    Arm("Alg3-private-centre", r"Algorithm 3, $\sigma$ given", _alg3_private_centre,
-        given=("sigma",), style={"color": _BLUE, "ls": "--", "marker": "s"}),
-    Arm("Alg3-oracle", r"Algorithm 3, $\sigma$ and $\mu$ given", _alg3_oracle,
-        given=("sigma", "mu"), style={"color": _BLUE, "ls": ":", "marker": "o"}),
-    Arm("PLAN-oracle", r"PLAN's last step, $\sigma$ and $\mu$ given", _plan_oracle,
-        given=("sigma", "mu"), style={"color": _VERMILLION, "ls": ":", "marker": "^"}),
-    Arm("empirical", "empirical mean (not private)", _empirical, private=False,
-        style={"color": _GREY, "ls": "-", "marker": ""}),
+    Arm("Alg3", algorithm3_robust.algorithm3_robust),
+    Arm("Alg3-private", algorithm3.algorithm3_private),
+    Arm("PLAN-last-step", algorithm3_robust.plan_last_step_private_inputs),
+    Arm("PLAN", plan.plan_mean),
+    Arm("PLAN-noscale", plan.plan_noscale_mean),
+    Arm("IOME", iome.iome_mean, accepts=("rotation",)),
+    Arm("CoinPress", _coinpress("paper"), given=("sigma",)),
+    Arm("CoinPress-authors", _coinpress("authors"), given=("sigma",)),
+    Arm("Alg3-private-centre", _alg3_private_centre, given=("sigma",)),
+    Arm("Alg3-oracle", _alg3_oracle, given=("sigma", "mu")),
+    Arm("PLAN-oracle", _plan_oracle, given=("sigma", "mu")),
+    Arm("empirical", _empirical, private=False),
 )
 
-#: Display name -> arm, in the order of the tables.
+#: Name -> arm, in the order of the tables.
 ARMS: Mapping[str, Arm] = MappingProxyType({a.name: a for a in _ARMS})
 
 

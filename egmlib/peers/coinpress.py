@@ -49,7 +49,7 @@ than the paper's :math:`r + \gamma_1` (10-35 % on PLAN's benchmarks) and so is t
 noise.  Privacy is unchanged (any radius will do); the rule changes accuracy only.
 
 Floating point.  Step 3 is computed on centred rows, :math:`c + \frac1n\sum_i
-\mathrm{clip}_{R}(y_i - c)` with :func:`egmlib.clipping.clip_rows`, never through the
+\mathrm{clip}_{R}(y_i - c)` with :func:`egmlib.clipping.clipped_sum`, never through the
 expansion :math:`\|y_i\|^2 - 2\langle y_i, c\rangle + \|c\|^2`, which cancels once
 :math:`|y|` is about :math:`10^8` times the spread of the data (whitened by a tiny
 :math:`\hat\sigma_j`, an ordinary constant column gets there) and then lets a far row into
@@ -304,7 +304,8 @@ def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference) -> tuple[
     """
     if ref.spread + float(np.linalg.norm(ref.point - c)) <= R * (1.0 - _SAFETY):
         return ref.deviation + X.shape[0] * (ref.point - c), 0
-    return clipping.clip_rows(X, R, c)
+    r = clipping.clipped_sum(X, C=R, mu_hat=c)
+    return r.total, r.n_clipped
 
 
 def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float,

@@ -174,12 +174,13 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     root = math.sqrt(N)
     centre = binary_search_quantiles(Y, rank=0.5 * n, rho=budget["centre"], lower=lower / root,
                                      upper=upper / root, rng=rng, steps=steps, presorted=presorted)
-    norms = clipping.row_norms(Y, centre)
+    norms = clipping.transformed_norms(Y, mu_hat=centre)
     m = int(n - iome_clip_count(d, rho=rho, steps=steps))
     top = 0.5 * (upper - lower)
     C = binary_search_quantile(np.minimum(norms, top), rank=m, rho=budget["threshold"], lower=0.0,
                                upper=top, rng=rng, steps=steps)
-    total, n_clipped = clipping.clip_rows(Y, C, centre, norms=norms)
+    clipped = clipping.clipped_sum(Y, C=C, mu_hat=centre, norms=norms)
+    total, n_clipped = clipped.total, clipped.n_clipped
     sensitivity = clipping.sum_sensitivity(C, n=n, d=N)  # 2C and the rounding bound
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=sensitivity) / n if C > 0 else 0.0
     noisy = total / n + s * rng.standard_normal(N)

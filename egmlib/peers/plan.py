@@ -215,14 +215,18 @@ def _clipped_release(X: np.ndarray, *, centre: FloatArray, sigma_hat: FloatArray
     q = max(1.0 - k, 0.0)
     root = np.sqrt(Delta)
     b = 1.0 / root
-    norms = clipping.row_norms(X, centre, b)
+    norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
     # norms beyond the universe count as its end (inf where a norm exceeds float64)
     C = private_quantile(np.minimum(norms, norm_upper), q=q, rho=budget["threshold"], lower=0.0,
                          upper=norm_upper, rng=rng)
-    total, n_clipped = clipping.clip_rows(X, C, centre, b, norms=norms)
     with np.errstate(over="ignore"):  # C lies in the public universe [0, norm_upper]
         _v.check_finite_result(2.0 * C / math.sqrt(2.0 * budget["noise"]), what="the noise 2C/sqrt(2 rho_noise)",
                                inputs=inputs)
+        # every clipped row has norm <= C (up to rounding), so 2 n C bounds the sum: a huge universe
+        # is named here, not as the clipped sum's X, mu_hat, b or C
+        _v.check_finite_result(2.0 * n * C, what="the bound 2 n C on the clipped sum", inputs=inputs)
+    clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms)
+    total, n_clipped = clipped.total, clipped.n_clipped
     sensitivity = clipping.sum_sensitivity(C, n=n, d=d)  # 2C and the rounding bound
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=sensitivity) if C > 0 else 0.0
     noisy = (total + s * rng.standard_normal(X.shape[1])) / n

@@ -1,6 +1,6 @@
 r"""The book's run of the black-box audit (chapter 7b), its typed setting and stored results.
 
-``python -m egmbook.privacy_audit_book`` runs :func:`run_book_audit` and writes
+``python -m egmbook.book_audit`` runs :func:`run_book_audit` and writes
 ``data/privacy_audit.json``; :func:`load_book_audit` reads it back as a :class:`BookAudit`.
 The run has three parts, all on the same claim (``eps`` at ``delta`` of :class:`AuditSetting`):
 

@@ -1,0 +1,264 @@
+r"""Findings of section 4b (the report's Lemma 4.1 and eqs. (11)-(16)): the scaling, its derivation and its minimum.
+
+The symbolic checks run egmlib.symbolic's constructions (sympy) and return a
+:class:`~egmbook.findings.theorem4.SymbolicCheck`; :func:`fixed_radius` measures, with the exact
+radius of egmlib.gchisq, what Lemma 4.1's scaling loses when the radius depends on b.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import sympy as sp
+from scipy import optimize
+
+from egmbook.display import Table, table
+from egmbook.findings import Finding
+from egmbook.findings.theorem4 import SymbolicCheck
+from egmlib import gchisq, symbolic
+
+__all__ = ["FixedRadius", "fixed_radius", "lagrangian", "eq11_index", "eq12_14", "stationary_point", "Minors",
+           "GlobalMinimum",
+           "general_d", "theorem3_link", "hessian_entries", "minors", "minors_general", "global_minimum"]
+
+
+@dataclass(frozen=True)
+class FixedRadius(Finding):
+    """Lemma 4.1's scaling against the best scaling when the radius C depends on b (d = 2)."""
+
+    cases: tuple[tuple[str, int, float, float, float], ...]  #: sigma, n, error ratio, cos^2 at Lemma 4.1, best
+
+    GLUE = MappingProxyType({"fixed-radius-min": "gain_min", "fixed-radius-max": "gain_max"})
+
+    gains = property(lambda self: [c[2] for c in self.cases])
+    gain_min = property(lambda self: float(min(self.gains)))
+    gain_max = property(lambda self: float(max(self.gains)))
+
+    @property
+    def ok(self) -> bool:
+        return min(self.gains) > 1.0
+
+    @property
+    def evidence(self) -> str:
+        return "error at Lemma 4.1's $b$ / minimum: " + ", ".join(f"{g:.4f}" for g in self.gains) + "."
+
+    def table(self) -> Table:
+        c = self.cases
+        return table({r"$\sigma$": [x[0] for x in c], "$n$": [f"$10^{{{round(np.log10(x[1]))}}}$" for x in c],
+                      "error at Lemma 4.1 / minimum": [x[2] for x in c],
+                      r"$\cos^2\theta$, Lemma 4.1": [x[3] for x in c], r"$\cos^2\theta$, best": [x[4] for x in c]},
+                     formats={"error at Lemma 4.1 / minimum": "{:.4f}", r"$\cos^2\theta$, Lemma 4.1": "{:.4f}",
+                              r"$\cos^2\theta$, best": "{:.4f}"})
+
+
+def fixed_radius() -> FixedRadius:
+    """Lemma 4.1 with the radius depending on b: for d = 2 the noise error C(b)^2 sum sigma_j^2/w_j over the
+    unit circle b = (cos, sin), minimised (scipy), against its value at Lemma 4.1's scaling."""
+    cases = []
+    for sig in (np.array([1.0, 0.5]), np.array([1.0, 0.1])):
+        for n in (100, 10**6):
+            def actual(th: float, sig: np.ndarray = sig, n: int = n) -> float:
+                w = np.array([np.cos(th) ** 2, np.sin(th) ** 2])
+                return float(gchisq.isf(1.0 / n, w=w)) * (sig[0] ** 2 / w[0] + sig[1] ** 2 / w[1])
+            th41 = np.arccos(np.sqrt(sig[0] / sig.sum()))
+            best = optimize.minimize_scalar(actual, bounds=(1e-3, np.pi / 2 - 1e-3), method="bounded",
+                                            options={"xatol": 1e-7})
+            cases.append((f"({sig[0]:g}, {sig[1]:g})", n, actual(th41) / best.fun, float(np.cos(th41) ** 2),
+                          float(np.cos(best.x) ** 2)))
+    return FixedRadius(tuple(cases))
+
+
+def lagrangian() -> SymbolicCheck:
+    """Eqs. (11) and (13): sympy's derivatives of Lemma 4.1's Lagrangian (d = 3) and the positive multiplier."""
+    P = symbolic.lemma41_problem(3)
+    s, lam = P.scale, P.multiplier
+    eqs = symbolic.stationarity_system(P)
+    ok11 = all(sp.simplify(e - (-2 * s**2 * bj**-3 + 2 * lam * x**2 * bj)) == 0
+               for e, bj, x in zip(eqs, P.b, P.params, strict=False))
+    ok13 = sp.expand(eqs[-1] - (sum((x * bj) ** 2 for x, bj in zip(P.params, P.b, strict=True)) - 1)) == 0
+    lams = symbolic.multiplier_at_stationarity(P)
+    return SymbolicCheck(bool(ok11 and ok13) and all(bool(m.is_positive) for m in lams),
+                         f"$d = 3$: $\\lambda$ from $\\partial\\mathcal L/\\partial b_1 = 0$ is ${sp.latex(lams[0])}$, "
+                         "positive for positive parameters.")
+
+
+def eq11_index() -> SymbolicCheck:
+    """Eq. (11) at the stationary point (d = 2): with one index it holds, with the printed mix of i and j not."""
+    P2 = symbolic.lemma41_problem(2)
+    pt2 = symbolic.solve_stationary_point(P2)
+    at: dict[Any, Any] = dict(zip(P2.b, pt2.b, strict=True))
+    at[P2.multiplier] = pt2.multiplier
+    (b1, b2), (s1, _) = P2.b, P2.params
+    as_printed = sp.simplify((P2.multiplier * s1**2 * b2 - P2.scale**2 * b1**-3).subs(at))
+    as_meant = sp.simplify((P2.multiplier * s1**2 * b1 - P2.scale**2 * b1**-3).subs(at))
+    return SymbolicCheck(bool(as_meant == 0 and as_printed != 0),
+                         f"$d = 2$, $i = 1$, $j = 2$: $\\lambda\\sigma_1^2b_2 - s^2b_1^{{-3}} = "
+                         f"{sp.latex(sp.factor(as_printed))}$ at the stationary point.")
+
+
+def _general_sum(g: Any) -> Any:
+    i_ = sp.Symbol("i", integer=True, positive=True)
+    return sp.Sum(g.params[i_], (i_, 1, g.d))
+
+
+def eq12_14() -> SymbolicCheck:
+    """Eqs. (12) and (14): solving the stationarity conditions for b_j > 0 and substituting into the
+    constraint, for d = 1..4 and a symbolic d."""
+    same = []
+    for d in range(1, 5):
+        Pd = symbolic.lemma41_problem(d)
+        pt, printed = symbolic.solve_stationary_point(Pd), symbolic.report_printed_steps(Pd)
+        same.append(all(sp.simplify(a - b) == 0 for a, b in zip(pt.steps["b_of_lambda"], printed.eq12, strict=True))
+                    and sp.simplify(pt.steps["constraint_in_lambda"] - printed.eq14) == 0)
+    g = symbolic.general_stationary_point(kind="lemma4.1")
+    lam_g = sp.Symbol("lambda", positive=True)
+    eq12_g = sp.sqrt(g.scale) / (lam_g ** sp.Rational(1, 4) * sp.sqrt(g.params[g.j]))
+    eq14_g = g.scale * _general_sum(g) / sp.sqrt(lam_g) - 1
+    general = sp.simplify(g.b_of_lambda - eq12_g) == 0 and sp.simplify(g.constraint_in_lambda - eq14_g) == 0
+    return SymbolicCheck(bool(all(same) and general),
+                         f"symbolic $d$: $b_j(\\lambda) = {sp.latex(g.b_of_lambda)}$, constraint "
+                         f"${sp.latex(g.constraint_in_lambda)} = 0$.")
+
+
+def stationary_point() -> SymbolicCheck:
+    """Lemma 4.1 and eqs. (15)-(16): the unique stationary point and its value for d = 1..4."""
+    ok, residuals = [], []
+    for d in range(1, 5):
+        Pd = symbolic.lemma41_problem(d)
+        got, want = symbolic.solve_stationary_point(Pd), symbolic.expected_stationary_point(Pd)
+        ok.append(all(sp.simplify(u - v) == 0 for u, v in zip(got.b, want.b, strict=True))
+                  and sp.simplify(got.multiplier - want.multiplier) == 0
+                  and sp.simplify(got.value - want.value) == 0)
+        residuals.append(all(r == 0 for r in got.residuals))
+    pt3 = symbolic.solve_stationary_point(symbolic.lemma41_problem(3))
+    return SymbolicCheck(all(ok) and all(residuals),
+                         f"$d = 3$: $\\lambda = {sp.latex(pt3.multiplier)}$, $b_1 = {sp.latex(pt3.b[0])}$, "
+                         f"objective ${sp.latex(pt3.value)}$; residuals zero.")
+
+
+def general_d() -> SymbolicCheck:
+    """Lemma 4.1 and eqs. (11)-(16) for a symbolic dimension d."""
+    g = symbolic.general_stationary_point(kind="lemma4.1")
+    S_g = _general_sum(g)
+    ok = (sp.simplify(g.b - 1 / sp.sqrt(g.params[g.j] * S_g)) == 0
+          and sp.simplify(g.multiplier - g.scale**2 * S_g**2) == 0 and g.residual_b == 0
+          and g.residual_constraint == 0)
+    return SymbolicCheck(bool(ok), f"$\\partial\\mathcal L/\\partial b_j = {sp.latex(g.stationarity)}$; "
+                                   f"$b_j = {sp.latex(g.b)}$; minimum ${sp.latex(g.value)}$.")
+
+
+def theorem3_link() -> SymbolicCheck:
+    """Theorem 3's optimum, and Lemma 4.1 as Theorem 3 with Delta = sigma under b' = sigma * b (d = 3 and
+    symbolic d)."""
+    P = symbolic.lemma41_problem(3)
+    pt3 = symbolic.solve_stationary_point(P)
+    P3 = symbolic.theorem3_problem(3)
+    sol3 = symbolic.solve_stationary_point(P3)
+    to_lemma: dict[Any, Any] = dict(zip(P3.params, P.params, strict=True))
+    to_lemma[P3.scale] = P.scale
+    subst = {bp: x * bj for bp, x, bj in zip(P3.b, P.params, P.b, strict=True)}  # b'_j = sigma_j b_j
+    same_obj = sp.simplify(P3.objective.subs(to_lemma).subs(subst) - P.objective) == 0
+    same_con = sp.simplify(P3.constraint.subs(subst) - P.constraint) == 0
+    same_pt = all(sp.simplify(bp.subs(to_lemma) / x - bj) == 0 for bp, x, bj in zip(sol3.b, P.params, pt3.b,
+                                                                                     strict=True))
+    g3 = symbolic.general_stationary_point(kind="theorem3")
+    return SymbolicCheck(bool(same_obj and same_con and same_pt) and g3.residual_b == 0
+                         and g3.residual_constraint == 0,
+                         f"symbolic $d$: $b_j = {sp.latex(g3.b)}$, minimum ${sp.latex(g3.value)}$.")
+
+
+def hessian_entries() -> SymbolicCheck:
+    """Lemma 4.1's bordered Hessian (d = 3): its zeros, and its border and diagonal at the stationary point."""
+    P = symbolic.lemma41_problem(3)
+    s = P.scale
+    H = symbolic.bordered_hessian(P)
+    zero_rest = all(H[i, j] == 0 for i in range(1, 4) for j in range(1, 4) if i != j) and H[0, 0] == 0
+    Hs = symbolic.bordered_hessian(P, point=symbolic.solve_stationary_point(P))
+    S3 = sum(P.params)
+    entries_ok = all(sp.simplify(Hs[0, j] - 2 * x ** sp.Rational(3, 2) / sp.sqrt(S3)) == 0
+                     and sp.simplify(Hs[j, j] - 8 * s**2 * S3**2 * x**2) == 0
+                     for j, x in enumerate(P.params, start=1))
+    return SymbolicCheck(bool(zero_rest and entries_ok),
+                         f"$d = 3$: $\\bar H_{{01}} = {sp.latex(H[0, 1])}$, $\\bar H_{{11}} = {sp.latex(H[1, 1])}$; "
+                         f"at the point $\\bar H_{{01}} = {sp.latex(Hs[0, 1])}$, "
+                         f"$\\bar H_{{11}} = {sp.latex(Hs[1, 1])}$.")
+
+
+@dataclass(frozen=True)
+class Minors(Finding):
+    """Lemma 4.1's leading principal minors against the closed form (4.E), d = 2..6."""
+
+    results: tuple[tuple[int, int, bool, bool], ...]  #: d, r, equals the closed form, negative
+    example: str  #: the minor of order 4 at d = 3, in LaTeX
+
+    @property
+    def ok(self) -> bool:
+        return all(x[2] and x[3] for x in self.results)
+
+    @property
+    def evidence(self) -> str:
+        return f"{len(self.results)} minors; e.g. $d = 3$: $|\\bar H_4| = {self.example}$."
+
+
+def minors() -> Minors:
+    """Lemma 4.1: every leading principal minor of the bordered Hessian at the stationary point equals the
+    closed form (4.E) (egmlib.symbolic) and is negative, d = 2..6."""
+    results, h4 = [], None
+    for d in range(2, 7):
+        Pd = symbolic.lemma41_problem(d)
+        Hd = symbolic.bordered_hessian(Pd, point=symbolic.expected_stationary_point(Pd))
+        for r, det in symbolic.leading_principal_minors(Hd).items():
+            cf = symbolic.lemma41_minor_closed_form(r, sigma=Pd.params, s=Pd.scale)
+            same_cf = sp.factor(det) == sp.factor(cf) or sp.simplify(det - cf) == 0
+            results.append((d, r, bool(same_cf), bool(cf.is_negative)))
+            if (d, r) == (3, 4):
+                h4 = det
+    return Minors(tuple(results), sp.latex(sp.factor(h4)))
+
+
+def minors_general() -> SymbolicCheck:
+    """Lemma 4.1: the closed form (4.E) for a symbolic number m of coordinates, and the arrowhead determinant
+    proved by induction (egmlib.symbolic)."""
+    _, from_arrowhead, expected, equal = symbolic.general_minor_closed_form(kind="lemma4.1")
+    proof = symbolic.prove_arrowhead_determinant(max_explicit=5)
+    return SymbolicCheck(bool(equal) and bool(proof.verified),
+                         f"arrowhead formula: ${sp.latex(from_arrowhead)}$; closed form: ${sp.latex(expected)}$.")
+
+
+@dataclass(frozen=True)
+class GlobalMinimum(Finding):
+    """Lemma 4.1's stationary point is the global minimum: convexity, Lagrange's identity, random b."""
+
+    certificates: bool  #: convexity in u = b^2 and the Cauchy-Schwarz certificate, d = 2..5, both problems
+    smallest: float  #: the smallest sum b^-2 / S^2 over 100 000 random feasible b (d = 6)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.certificates) and self.smallest >= 1 - 1e-12
+
+    @property
+    def evidence(self) -> str:
+        return (f"convexity and Lagrange's identity verified for $d$ = 2..5; 100 000 random feasible $b$ "
+                f"($d = 6$): smallest $\\sum_j b_j^{{-2}}/S^2$ = {self.smallest:.6f} (1 at the optimum).")
+
+
+def global_minimum() -> GlobalMinimum:
+    """Lemma 4.1: strict convexity in u_j = b_j^2 and Lagrange's identity (egmlib.symbolic) for d = 2..5, and
+    100 000 random points of the constraint eq. (10) at d = 6."""
+    ok = True
+    for d in range(2, 6):
+        for make in (symbolic.lemma41_problem, symbolic.theorem3_problem):
+            Pd = make(d)
+            ok &= symbolic.squared_variable_form(Pd).convex
+            ok &= symbolic.cauchy_schwarz_certificate(Pd).holds
+    rng = np.random.default_rng(41)
+    sig = rng.uniform(0.05, 5.0, size=6)
+    b = rng.uniform(0.01, 10.0, size=(100_000, 6))
+    b /= np.sqrt(np.sum((sig * b) ** 2, axis=1, keepdims=True))  # onto eq. (10)
+    ratio = np.sum(b**-2, axis=1) / sig.sum() ** 2
+    return GlobalMinimum(bool(ok), float(ratio.min()))
+
+
