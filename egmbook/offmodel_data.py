@@ -185,7 +185,7 @@ def _sklearn_datasets():
         from sklearn import datasets
     except ImportError as exc:  # pragma: no cover - the data extra is in the lock
         raise ImportError("the real datasets need scikit-learn: pip install -e '.[data]' "
-                          "(it is in requirements.txt)") from exc
+                          "(it is in requirements.lock)") from exc
     return datasets
 
 
