@@ -80,22 +80,26 @@ def run(extra: list[str]) -> dict:
         proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
         wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
         load1 = os.getloadavg()[0]
-        items, counts = _items(xml) if xml.exists() else ([], Counter())
+        items, counts, failed = _items(xml) if xml.exists() else ([], Counter(), [])
         per_process = _per_process(Path(tmp) / "cpu")
     summary = (proc.stdout.strip().splitlines() or ["?"])[-1]
     return {"cmd": " ".join(["python -m pytest", *extra]), "wall": wall, "cpu": cpu, "load": (load0, load1),
-            "items": items, "counts": counts, "summary": summary, "rc": proc.returncode, "per_process": per_process}
+            "items": items, "counts": counts, "failed": failed, "summary": summary, "rc": proc.returncode,
+            "per_process": per_process}
 
 
-def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter]:
-    """(seconds, item id) for every test item, and the outcome counts, from the JUnit XML."""
-    items, counts = [], Counter()
+def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter, list[str]]:
+    """(seconds, item id) for every test item, the outcome counts and the failed items, from the JUnit XML."""
+    items, counts, failed = [], Counter(), []
     for case in ET.parse(xml).iter("testcase"):
         name = f"{case.get('classname', '')}::{case.get('name', '')}"
         items.append((float(case.get("time", 0.0)), name))
         kids = {child.tag for child in case}
-        counts["failed" if kids & {"failure", "error"} else "skipped" if "skipped" in kids else "passed"] += 1
-    return items, counts
+        outcome = "failed" if kids & {"failure", "error"} else "skipped" if "skipped" in kids else "passed"
+        counts[outcome] += 1
+        if outcome == "failed":
+            failed.append(name)
+    return items, counts, failed
 
 
 def report(r: dict, say) -> None:
@@ -109,6 +113,10 @@ def report(r: dict, say) -> None:
     say(f"estimated wall on {cores} idle core(s): {max(r['cpu'] / cores, max(workers.values(), default=0.0)):.1f} s "
         f"(the larger of CPU / {cores} and the largest worker's CPU)")
     say(f"items: {dict(r['counts'])}, {sum(t for t, _ in r['items']):.1f} s in the items")
+    if r["failed"]:
+        say(f"failed items ({len(r['failed'])}; the first 20):")
+        for name in r["failed"][:20]:
+            say(f"  {name}")
     say("ten slowest items:")
     for t, name in sorted(r["items"], reverse=True)[:10]:
         say(f"  {t:7.1f} s  {name}")
