@@ -12,8 +12,7 @@ Families (each one able to fail):
 - issue 14: a few large weights over hundreds of equal or near-equal small ones,
   random clusters and many multiplicities, against a one-dimensional convolution
   in mpmath (two distinct weights, p from 1e-300 to 0.3) and (in
-  tests/test_gchisq_second_contour.py, a file of its own so that pytest-xdist runs
-  it beside this one) a second contour in double precision; the
+  tests/test_gchisq_second_contour.py) a second contour in double precision; the
   examples of the issue; the a-posteriori check catching a planner that ignores
   clusters; extreme arguments from the smallest positive double to the largest
   against closed forms; quantiles that always answer; the mechanisms on such sigma.

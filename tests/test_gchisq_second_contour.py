@@ -3,10 +3,9 @@
 The tail at the quantile, for p from 1e-30 to 0.5, against the vertical line through the
 saddlepoint in double precision with the weights summed by value
 (``gchisq_reference.np_tail_vertical``: a contour that shares nothing with the engine's
-planning; benchmarks/gchisq.py adds mpmath on the vertical line).  Kept apart from
-tests/test_gchisq.py because it is the slowest check (few effective weights make the
-integrand decay slowly, millions of nodes): pytest-xdist places whole files on workers,
-and this file runs beside the other one.
+planning; benchmarks/gchisq.py adds mpmath on the vertical line).  The slowest
+check of gchisq (few effective weights make the integrand decay slowly, millions of
+nodes), in a file of its own.
 """
 
 import math
