@@ -9,6 +9,7 @@ and its later cells would fail without the earlier ones' state: these tests noti
 """
 
 import importlib.util
+import os
 import subprocess
 import sys
 import textwrap
@@ -28,9 +29,13 @@ def test_xdist_keeps_a_group_on_one_worker(tmp_path):
             with open("workers.txt", "a") as f:
                 f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
     """))
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", "/dev/null",
-                           "--rootdir", str(tmp_path), "-n", "2", "--dist", "loadgroup", "test_grouped.py"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    # only pytest-xdist among the installed plugins (nbval, hypothesis ... would load in
+    # three processes for nothing)
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "xdist.plugin", "-p", "no:cacheprovider",
+                           "-c", "/dev/null", "--rootdir", str(tmp_path), "-n", "2", "--dist", "loadgroup",
+                           "test_grouped.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     workers = (tmp_path / "workers.txt").read_text().split()
     assert len(workers) == 8 and len(set(workers)) == 1, f"one group ran on {sorted(set(workers))}"
