@@ -19,26 +19,46 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_xdist_keeps_a_group_on_one_worker(tmp_path):
+    """Eight items of an explicit group, and eight that share a module-scoped fixture (the
+    root conftest.py groups them), each run on one worker of two."""
+    record = """
+        def record(name):
+            with open(name, "a") as f:
+                f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+    """
     (tmp_path / "test_grouped.py").write_text(textwrap.dedent("""
         import os
         import pytest
-
+    """ + record + """
         @pytest.mark.xdist_group("one")
         @pytest.mark.parametrize("i", range(8))
         def test_item(i):
-            with open("workers.txt", "a") as f:
-                f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
+            record("marked.txt")
     """))
+    (tmp_path / "test_shared.py").write_text(textwrap.dedent("""
+        import os
+        import pytest
+    """ + record + """
+        @pytest.fixture(scope="module")
+        def built():
+            return object()
+
+        @pytest.mark.parametrize("i", range(8))
+        def test_item(built, i):
+            record("shared.txt")
+    """))
+    (tmp_path / "conftest.py").write_text((ROOT / "conftest.py").read_text())
     # only pytest-xdist among the installed plugins (nbval, hypothesis ... would load in
     # three processes for nothing)
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "xdist.plugin", "-p", "no:cacheprovider",
                            "-c", "/dev/null", "--rootdir", str(tmp_path), "-n", "2", "--dist", "loadgroup",
-                           "test_grouped.py"],
+                           "test_grouped.py", "test_shared.py"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    workers = (tmp_path / "workers.txt").read_text().split()
-    assert len(workers) == 8 and len(set(workers)) == 1, f"one group ran on {sorted(set(workers))}"
+    for name in ("marked.txt", "shared.txt"):
+        workers = (tmp_path / name).read_text().split()
+        assert len(workers) == 8 and len(set(workers)) == 1, f"{name}: one group ran on {sorted(set(workers))}"
 
 
 def _root_conftest():
@@ -59,4 +79,12 @@ def test_groups_of_notebook_cells_and_browser_pages():
     assert group("tests/test_browser.py::test_notebook_page_offers_ipynb_download[x]",
                  {"notebook": ROOT / nb}) == page
     assert group("tests/test_browser.py::test_book_has_pages", {}) is None
+    # a file's tests that share a module-scoped fixture stay together, except the browser
+    # test's (every worker starts its own browsers, so that the pages spread)
+    assert group("tests/test_sweep_cluster.py::test_a_worker_with_other_code_is_refused", {}, True) \
+        == "tests/test_sweep_cluster.py"
+    assert group("tests/test_sweep_cluster.py::test_a_worker_that_joins_later_takes_tasks", {}, False) is None
+    assert group("tests/test_browser.py::test_layout_at_phone_width[x]",
+                 {"page": "chapters/05_empirical_evaluation.html"}, True) == page
+    assert group("tests/test_browser.py::test_report_macros_typeset", {}, True) is None
     assert group("tests/test_gchisq.py::test_round_trips[d2]", {"w": 1}) is None
