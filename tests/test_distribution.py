@@ -1,12 +1,10 @@
 """The test command's sharing of work between pytest-xdist's workers (issue 29, item 6).
 
-``--dist loadgroup`` keeps each notebook's cells, and the browser test's checks of one page,
-on one worker through the xdist groups the root ``conftest.py`` gives them; every other
-item goes to any free worker. A pytest whose
+``--dist loadgroup`` hands out the xdist groups the root ``conftest.py`` gives every item:
+a file (a notebook's cells, a test module) or one page of the browser test. A pytest whose
 node ids drop xdist's group (pytest 9.2 with pytest-xdist 3.8,
 pytest-dev/pytest-xdist#1386) would silently split a notebook's cells between workers,
-and its later cells would fail without the earlier ones' state: these tests notice first.
-"""
+and its later cells would fail without the earlier ones' state: these tests notice first."""
 
 import importlib.util
 import os
@@ -19,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_xdist_keeps_a_group_on_one_worker(tmp_path):
-    """Eight items of an explicit group, and eight that share a module-scoped fixture (the
-    root conftest.py groups them), each run on one worker of two."""
+    """Eight items of an explicit group, and the eight items of a file (the root conftest.py
+    groups them), each run on one worker of two."""
     record = """
         def record(name):
             with open(name, "a") as f:
@@ -69,22 +67,17 @@ def _root_conftest():
     return module
 
 
-def test_groups_of_notebook_cells_and_browser_pages():
+def test_groups_of_notebook_cells_browser_pages_and_files():
     group = _root_conftest().xdist_group
     nb = "chapters/05_empirical_evaluation.ipynb"
     assert group(f"{nb}::Cell 3", {}) == nb
     page = "tests/test_browser.py chapters/05_empirical_evaluation.html"
     assert group("tests/test_browser.py::test_layout_at_laptop_width[x]",
                  {"page": "chapters/05_empirical_evaluation.html"}) == page
+    assert group("tests/test_browser.py::test_layout_at_phone_width[x]",
+                 {"page": "chapters/05_empirical_evaluation.html"}) == page
     assert group("tests/test_browser.py::test_notebook_page_offers_ipynb_download[x]",
                  {"notebook": ROOT / nb}) == page
-    assert group("tests/test_browser.py::test_book_has_pages", {}) is None
-    # a file's tests that share a module-scoped fixture stay together, except the browser
-    # test's (every worker starts its own browsers, so that the pages spread)
-    assert group("tests/test_sweep_cluster.py::test_a_worker_with_other_code_is_refused", {}, True) \
-        == "tests/test_sweep_cluster.py"
-    assert group("tests/test_sweep_cluster.py::test_a_worker_that_joins_later_takes_tasks", {}, False) is None
-    assert group("tests/test_browser.py::test_layout_at_phone_width[x]",
-                 {"page": "chapters/05_empirical_evaluation.html"}, True) == page
-    assert group("tests/test_browser.py::test_report_macros_typeset", {}, True) is None
-    assert group("tests/test_gchisq.py::test_round_trips[d2]", {"w": 1}) is None
+    assert group("tests/test_browser.py::test_book_has_pages", {}) == "tests/test_browser.py"
+    assert group("tests/test_gchisq.py::test_round_trips[d2]", {"w": 1}) == "tests/test_gchisq.py"
+    assert group("egmlib/calibration.py::egmlib.calibration.sigma_opt", {}) == "egmlib/calibration.py"
