@@ -98,7 +98,9 @@ def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter, list[str]]:
         outcome = "failed" if kids & {"failure", "error"} else "skipped" if "skipped" in kids else "passed"
         counts[outcome] += 1
         if outcome == "failed":
-            failed.append(name)
+            problem = next(child for child in case if child.tag in ("failure", "error"))
+            message = " ".join((problem.get("message") or problem.text or "").split())
+            failed.append(f"{name} ({problem.tag}: {message[:160]})")
     return items, counts, failed
 
 
