@@ -57,8 +57,8 @@ from egmbook.cli import argument_parser  # noqa: E402
 from egmbook.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N  # noqa: E402
 from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq  # noqa: E402
+from egmlib.gchisq import _certify, _humps, _planner, _quantiles, _saddlepoint, _tails  # noqa: E402
 from egmlib.gchisq import _chi2comb as c2c  # noqa: E402
-from egmlib.gchisq import _core as core  # noqa: E402
 
 # the slow independent references live with the tests (tests/gchisq_reference.py)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -119,7 +119,7 @@ def vertical_logsf(dist, x):
     every weight one by one, nothing shared with the engine's planning)."""
     cum = dist._cum
     xs = float(x) / dist._scale
-    c = float(core.saddlepoint(cum, np.array([xs]))[0])
+    c = float(_saddlepoint.saddlepoint(cum, np.array([xs])).s[0])
     sd = 1.0 / math.sqrt(cum.var)
     if abs(c) < 0.5 * sd or (c > 0) != (xs >= cum.mean):
         c = 0.5 * sd if xs >= cum.mean else -0.5 * sd
@@ -130,22 +130,27 @@ class unchecked:
     """Context manager: the engine without issue 14's checks (no hump analysis,
     no check contour), to measure what they cost."""
 
-    def __enter__(self):
-        self._saved = (core._hump_analysis, core.plan_contours)
-        plan = core.plan_contours
+    users = (_tails, _quantiles, _certify)  # the modules that plan contours
 
-        def no_humps(cum, x, cs, zc, zc_eff, kc0, gam, lsize, etas):
-            H = gam.size
-            return (np.full((H, etas.shape[1] + 1), -np.inf), np.zeros(H), np.full(H, -np.inf))
+    def __enter__(self):
+        self._saved = (_planner.hump_analysis, [m.plan_contours for m in self.users])
+        plan = _planner.plan_contours
+
+        def no_humps(cum, cr, gam, etas):
+            return _humps.Humps.none(gam.size, etas.shape[1])
 
         def primary_only(*args, **kw):
             return [(a, None) for a, _ in plan(*args, **kw)]
 
-        core._hump_analysis, core.plan_contours = no_humps, primary_only
+        _planner.hump_analysis = no_humps
+        for m in self.users:
+            m.plan_contours = primary_only
         return self
 
     def __exit__(self, *exc):
-        core._hump_analysis, core.plan_contours = self._saved
+        _planner.hump_analysis, plans = self._saved
+        for m, p in zip(self.users, plans, strict=True):
+            m.plan_contours = p
 
 
 # ---------------------------------------------------------------------------
@@ -213,7 +218,7 @@ def section_big():
         if name == "equal weights":
             chk = f"vs chi2: {abs(x / stats.chi2.isf(1e-6, d) - 1):.1e}"
         else:
-            est = float(core.tails(dist._cum, np.array([x / dist._scale]))[4, 0])
+            est = float(_tails.tails(dist._cum, np.array([x / dist._scale])).err[0])
             chk = f"engine's estimate: {est:.1e}"
         worst = max(worst, tw)
         print(f"{name:<28} {tw:>8.3f} {tc:>8.3f} {rt:>14.1e} {chk:>28}")
@@ -366,8 +371,8 @@ def section_accuracy(grid, weights):
     for d, a, k, w in weights:
         dist = gchisq.WeightedChiSquare(w)
         xs_ = grid[(d, a, k)] / dist._scale
-        sh = core.saddlepoint(dist._cum, xs_)
-        rs = core.rstar(sh, xs_, dist._cum.real(sh))
+        sh = _saddlepoint.saddlepoint(dist._cum, xs_).s
+        rs = _saddlepoint.rstar(sh, xs_, dist._cum.real(sh))
         p = 1.0 / np.array(FIG2_N, float)
         e_sp = max(e_sp, float(np.max(np.abs(stats.norm.sf(rs) / p - 1))))
     _row(rows, "Figure 2 grid, all 216", "exact; error of r* saddlepoint", 216, e_sp, math.nan)

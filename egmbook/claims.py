@@ -51,7 +51,7 @@ from typing import Literal
 
 import numpy as np
 
-from egmbook.display import _math
+from egmbook.display import math_html
 from egmlib import _validation as _v
 
 __all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "checks_by_section", "collect_checks",
@@ -143,13 +143,13 @@ class Check:
             f'id="check-{self.label}" style="background:{bg};border-left:4px solid {border};'
             f'padding:0.45em 0.8em;margin:0.3em 0;border-radius:3px;white-space:normal;'
             f'overflow-wrap:anywhere;line-height:1.45">',
-            f'{badge}<strong class="egm-check-claim">{_math(self.claim)}</strong>',
-            f'<div class="egm-check-statement">{_math(self.statement)}</div>',
+            f'{badge}<strong class="egm-check-claim">{math_html(self.claim)}</strong>',
+            f'<div class="egm-check-statement">{math_html(self.statement)}</div>',
         ]
         if self.evidence:
             parts.append(
                 f'<div class="egm-check-evidence" style="font-size:0.9em;color:#444">'
-                f"{_math(self.evidence)}</div>"
+                f"{math_html(self.evidence)}</div>"
             )
         if self.erratum:
             parts.append(
@@ -176,7 +176,8 @@ class Check:
             f'white-space:nowrap">{_SYMBOLS[self.outcome]} {OUTCOMES[self.outcome]}</span>',
         ]
         if self.evidence:
-            parts.append(f'<span class="egm-check-evidence" style="color:#333">Checked: {_math(self.evidence)}</span>')
+            parts.append(f'<span class="egm-check-evidence" style="color:#333">Checked: '
+                         f'{math_html(self.evidence)}</span>')
         if self.erratum:
             parts.append(f' <a class="egm-check-erratum" href="{ERRATA_PAGE}#{self.erratum}">erratum</a>')
         parts.append("</div>")

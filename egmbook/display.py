@@ -39,8 +39,8 @@ import numpy as np
 
 from egmlib._validation import check_bool, check_count, check_positive_finite
 
-__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "phone_rendition", "save_figure", "table",
-           "use_book_style"]  # Table: what table() returns
+__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "math_html", "phone_rendition",
+           "save_figure", "table", "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
@@ -273,7 +273,15 @@ def _wrap_labels(fig: Any) -> None:
                 setter(_wrap(label, max(int(len(label) * room / size * 0.95), 8)))
 
 
-def _math(text: str) -> str:
+def math_html(text: str) -> str:
+    r"""``text`` as HTML for MathJax: inline math between ``$...$`` becomes ``\(...\)``,
+    everything else is HTML-escaped (the form of a table's cells and of a checked claim).
+
+    >>> math_html("a < b for $x_1 < 2$")
+    'a &lt; b for \\(x_1 &lt; 2\\)'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got text={text!r} (type {type(text).__name__})")
     pieces = re.split(r"(\$[^$]+\$)", text)
     return "".join(
         r"\(" + html.escape(p[1:-1], quote=False) + r"\)"
@@ -312,11 +320,11 @@ class Table:
 
     def _html_table(self, rows: list[list[str]]) -> str:
         head = "".join(
-            f'<th class="{"egm-num" if num else "egm-txt"}">{_math(c)}</th>'
+            f'<th class="{"egm-num" if num else "egm-txt"}">{math_html(c)}</th>'
             for c, num in zip(self.columns, self.numeric, strict=True))
         body = "".join(
             "<tr>" + "".join(
-                f'<td class="{"egm-num" if num else "egm-txt"}">{_math(v)}</td>'
+                f'<td class="{"egm-num" if num else "egm-txt"}">{math_html(v)}</td>'
                 for v, num in zip(r, self.numeric, strict=True)) + "</tr>"
             for r in rows)
         return (f'<table class="egm-table mathjax_process"><thead><tr>{head}</tr></thead>'
@@ -327,7 +335,7 @@ class Table:
         """The table as HTML; a long one shows ``head`` rows and collapses the rest."""
         parts = ['<div class="egm-table-wrap">']
         if self.caption:
-            parts.append(f'<div class="egm-table-caption mathjax_process">{_math(self.caption)}</div>')
+            parts.append(f'<div class="egm-table-caption mathjax_process">{math_html(self.caption)}</div>')
         n = len(self.cells)
         if self.head is not None and n > self.head:
             parts.append(self._html_table(self.cells[: self.head]))
@@ -459,11 +467,11 @@ class HeatMap(Table):
     def _html_table(self, rows: list[list[str]]) -> str:
         def cell(value: tuple[str, str]) -> str:
             main, spread = value
-            return _math(main) + (f'<br><span class="egm-heat-range" style="font-size:0.8em;color:#222">'
-                                  f"{_math(spread)}</span>" if spread else "")
+            return math_html(main) + (f'<br><span class="egm-heat-range" style="font-size:0.8em;color:#222">'
+                                  f"{math_html(spread)}</span>" if spread else "")
 
         head = "".join(
-            f'<th class="{"egm-num" if num else "egm-txt"}">{_math(c)}</th>'
+            f'<th class="{"egm-num" if num else "egm-txt"}">{math_html(c)}</th>'
             for c, num in zip(self.columns, self.numeric, strict=True))
         body = "".join(
             "<tr>" + "".join(
@@ -477,7 +485,7 @@ class HeatMap(Table):
     @property
     def html(self) -> str:
         """The heat map as HTML, with its colour key below it."""
-        key = (f'<div class="egm-heat-key" style="font-size:0.85em;color:#333">{_math(self.key)}</div>'
+        key = (f'<div class="egm-heat-key" style="font-size:0.85em;color:#333">{math_html(self.key)}</div>'
                if self.key else "")
         return super().html.removesuffix("</div>") + key + "</div>"
 

@@ -282,7 +282,7 @@ def _import(module: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - the data extra is in the lock
         raise ImportError(f"the real datasets need {module.split('.')[0]}: pip install -e '.[data]' "
-                          "(it is in requirements.txt)") from exc
+                          "(it is in requirements.lock)") from exc
 
 
 def _moments(X: np.ndarray) -> _Made:

@@ -56,7 +56,7 @@ from egmlib._validation import (
     check_positive_finite,
     check_probability,
 )
-from egmlib.gchisq import BisectionTrace, _chi2comb, report_bisection
+from egmlib.gchisq import MAX_BISECTION_STEPS, STOP_FRACTION, BisectionTrace, report_bisection
 
 # report_bisection, BisectionTrace and STOP_FRACTION are the library's
 # (egmlib.gchisq), importable from here too; documented there.
@@ -70,10 +70,6 @@ __all__ = [
     "published_radii_procedure",
 ]
 
-#: Half-width of the stopping rule in units of p, and the most steps a run can take
-#: (the library's, :mod:`egmlib.gchisq`).
-STOP_FRACTION = _chi2comb.STOP_FRACTION
-_MAX_STEPS = _chi2comb.MAX_STEPS
 
 #: Smallest sum of the weights the exact tail accepts: below it the quantiles of Q are
 #: subnormal floats, whose spacing no bisection can refine to the stopping rule.
@@ -251,9 +247,9 @@ def exact_report_radius(w: ArrayLike, *, p: float) -> BisectionTrace:
     >>> tr.last_point, tr.value                         # exact quantile 1.49807
     (1.5, 1.25)
     """
-    # every run on floats ends within _MAX_STEPS doublings and halvings (weights near the
+    # every run on floats ends within MAX_BISECTION_STEPS doublings and halvings (weights near the
     # float range need about 1000 of either)
-    return report_bisection(exact_tail(w, p=p), p=p, max_steps=_MAX_STEPS)
+    return report_bisection(exact_tail(w, p=p), p=p, max_steps=MAX_BISECTION_STEPS)
 
 
 # --------------------------------------------------------------------------------------
@@ -320,7 +316,7 @@ def reproducing_path(w: ArrayLike, *, p: float, value: float, max_steps: int = 2
     """
     p = check_probability("p", p)
     value = check_positive_finite("value", value)
-    max_steps = check_count("max_steps", max_steps, minimum=1, maximum=_MAX_STEPS)
+    max_steps = check_count("max_steps", max_steps, minimum=1, maximum=MAX_BISECTION_STEPS)
     tail = _Tail(w, p)
     n_scale = 1.0 / p
     points, decisions = [], []

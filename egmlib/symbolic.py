@@ -31,6 +31,9 @@ Symbols are declared positive (``sigma_j, Delta_j, b_j, s, sigma_opt > 0``), as 
 report, which fixes ``b_j >= 0`` "to make calculations easier"; the multiplier is then
 shown to be positive at every stationary point (:func:`multiplier_at_stationarity`).
 
+sympy is an optional dependency of egmlib: ``pip install 'egmlib[symbolic]'`` (without it,
+importing this module raises an ImportError that says so).
+
 Indexing follows Appendix A: the bordered Hessian is ordered ``(lambda, b_1, ..., b_d)``
 and ``H_r`` is its leading ``r x r`` block, ``r = 2, ..., d + 1`` (``H_r`` involves the
 first ``r - 1`` scalings).
@@ -42,8 +45,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-import sympy as sp
-from sympy.simplify.simplify import product_simplify
+try:
+    import sympy as sp
+    from sympy.simplify.simplify import product_simplify
+except ImportError as exc:  # sympy is an optional dependency of egmlib
+    raise ImportError(
+        "egmlib.symbolic needs sympy, an optional dependency of egmlib: install it with the "
+        "'symbolic' extra, pip install 'egmlib[symbolic]'") from exc
 
 from ._validation import (
     as_real_array,
@@ -252,40 +260,59 @@ class StationaryPoint:
 def solve_stationary_point(problem: LagrangeProblem) -> StationaryPoint:
     """Solve the stationarity system along the report's route (eqs. (11)-(16)).
 
-    1. each ``dL/db_j = 0`` is solved for ``b_j > 0`` (eqs. (11)-(12)); sympy returns
-       the single positive root ``b_j(lambda)``;
+    1. ``dL/db_j = 0`` is solved for ``b_j > 0`` (eqs. (11)-(12)): sympy solves the
+       equation of a generic coordinate (``b_1``'s, with ``b_1`` and its parameter
+       replaced by fresh symbols) and returns its single positive root; every
+       coordinate's equation is checked to be that equation with its own ``b_j`` and
+       parameter, so its root ``b_j(lambda)`` is the generic root with its parameter;
     2. these are substituted into ``dL/dlambda = 0`` (eqs. (13)-(14)), which is solved
-       for ``lambda > 0`` (eq. (15));
-    3. ``lambda`` is substituted back (eq. (16)), and the whole system is evaluated at
-       the point and simplified to zero.
+       for ``lambda > 0`` (eq. (15)), with the sum ``S`` of the parameters carried as
+       one positive symbol (so that sympy's cost does not grow with ``d``);
+    3. ``lambda`` is substituted back (eq. (16)), the whole system is evaluated at the
+       point and simplified, and ``S`` is written out: every residual is zero.
 
-    Every step is a ``sympy.solve`` call, so the point is derived, not assumed. Raises
+    Every root comes from a ``sympy.solve`` call, so the point is derived, not assumed;
+    ``d = 200`` takes a few seconds (``benchmarks/symbolic_stationary.py``). Raises
     ``RuntimeError`` if a step does not have exactly one admissible root (it always
     has: uniqueness is part of what this verifies).
     """
     problem = _check_problem(problem)
     lam = problem.multiplier
-    b_of_lam = []
-    for bj in problem.b:
-        roots = sp.solve(sp.diff(problem.lagrangian, bj), bj)
-        if len(roots) != 1:
-            raise RuntimeError(f"expected one positive root of dL/d{bj} = 0, got {roots}")
-        b_of_lam.append(roots[0])
-    constraint_in_lam = sp.simplify(
-        sp.diff(problem.lagrangian, lam).subs(dict(zip(problem.b, b_of_lam, strict=True)))
-    )
-    lam_roots = sp.solve(constraint_in_lam, lam)
+    system = stationarity_system(problem)
+    b_of_lam = _coordinate_roots(problem, system[:-1])
+    constraint_in_lam = sp.simplify(system[-1].xreplace(dict(zip(problem.b, b_of_lam, strict=True))))
+    total = sp.Add(*problem.params)
+    S = sp.Dummy("S", positive=True)
+    lam_roots = sp.solve(constraint_in_lam.subs(sp.expand(problem.scale * total), problem.scale * S), lam)
     if len(lam_roots) != 1:
         raise RuntimeError(f"expected one positive multiplier, got {lam_roots}")
     lam_star = sp.factor(lam_roots[0])
-    b_star = tuple(sp.simplify(e.subs(lam, lam_star)) for e in b_of_lam)
+    b_star = tuple(sp.simplify(e.xreplace({lam: lam_star})) for e in b_of_lam)
     point = {**dict(zip(problem.b, b_star, strict=True)), lam: lam_star}
-    residuals = tuple(sp.simplify(e.subs(point)) for e in stationarity_system(problem))
+    back = {S: total}
+    residuals = tuple(sp.simplify(sp.simplify(e.xreplace(point)).xreplace(back)) for e in system)
     if any(r != 0 for r in residuals):
         raise RuntimeError(f"stationarity residuals do not vanish: {residuals}")
-    value = sp.factor(sp.simplify(problem.objective.subs(point)))
-    steps = {"b_of_lambda": tuple(b_of_lam), "constraint_in_lambda": constraint_in_lam}
-    return StationaryPoint(b_star, lam_star, value, residuals, steps)
+    value = sp.factor_terms(problem.objective.xreplace(point)).xreplace(back)
+    steps = {"b_of_lambda": b_of_lam, "constraint_in_lambda": constraint_in_lam}
+    return StationaryPoint(tuple(e.xreplace(back) for e in b_star), lam_star.xreplace(back), value, residuals, steps)
+
+
+def _coordinate_roots(problem: LagrangeProblem, equations: Sequence[sp.Expr]) -> tuple[sp.Expr, ...]:
+    """``b_j(lambda)``, the positive root of each ``dL/db_j = 0`` (eq. (12)), from one
+    ``sympy.solve`` of a generic coordinate's equation; RuntimeError if a coordinate's
+    equation is not the generic one with its own symbols, or the root is not unique."""
+    b, p = sp.Dummy("b", positive=True), sp.Dummy("p", positive=True)
+    generic = equations[0].xreplace({problem.b[0]: b, problem.params[0]: p})
+    roots = sp.solve(generic, b)
+    if len(roots) != 1:
+        raise RuntimeError(f"expected one positive root of dL/d{problem.b[0]} = 0, got {roots}")
+    out = []
+    for eq, bj, pj in zip(equations, problem.b, problem.params, strict=True):
+        if eq != generic.xreplace({b: bj, p: pj}):
+            raise RuntimeError(f"dL/d{bj} is not the equation of the other coordinates: {eq}")
+        out.append(roots[0].xreplace({p: pj}))
+    return tuple(out)
 
 
 def expected_stationary_point(problem: LagrangeProblem) -> StationaryPoint:

@@ -2,10 +2,14 @@
 
 Profiles (choose with ``HYPOTHESIS_PROFILE=name``; ``default`` otherwise):
 
-* ``default`` -- 60 examples per property, no deadline (the machine is shared: timings
+* ``default`` -- 60 examples per property, derandomized: every run (the README's test
+  command, ``.ci/run``) draws the same examples, so that a test fails for a change in
+  the code, never for the luck of a draw; no deadline (the machine is shared: timings
   are not what a property test checks), the "too slow" health check off because some
   strategies build whole datasets;
-* ``thorough`` -- 1000 examples per property, for a run on a quiet machine.
+* ``nightly`` -- the same with fresh random examples on every run, to look for new
+  counterexamples (a failure prints the example to add to the test with ``@example``);
+* ``thorough`` -- 1000 random examples per property, for a run on a quiet machine.
 
 A test that needs a different number of examples says so with its own
 ``@settings(max_examples=...)``, which inherits everything else from the profile.
@@ -22,11 +26,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 settings.register_profile(
-    "default", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "nightly", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.register_profile(
-    "thorough", max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("default", settings.get_profile("nightly"), derandomize=True)
+settings.register_profile("thorough", settings.get_profile("nightly"), max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 #: NaN and the two infinities.

@@ -12,8 +12,7 @@ Families (each one able to fail):
 - issue 14: a few large weights over hundreds of equal or near-equal small ones,
   random clusters and many multiplicities, against a one-dimensional convolution
   in mpmath (two distinct weights, p from 1e-300 to 0.3) and (in
-  tests/test_gchisq_second_contour.py, a file of its own so that pytest-xdist runs
-  it beside this one) a second contour in double precision; the
+  tests/test_gchisq_second_contour.py) a second contour in double precision; the
   examples of the issue; the a-posteriori check catching a planner that ignores
   clusters; extreme arguments from the smallest positive double to the largest
   against closed forms; quantiles that always answer; the mechanisms on such sigma.
@@ -462,13 +461,9 @@ def test_check_contour_catches_a_planner_blind_to_clusters(monkeypatch):
     """With the hump analysis switched off (the planner of before issue 14),
     the primary contour for 1 + 500 x 0.05 is wrong by ~1e-2; the check
     contour must catch and repair it, or the result must carry a warning."""
-    from egmlib.gchisq import _core
+    from egmlib.gchisq import _humps, _planner
 
-    def blind(cum, x, cs, zc, zc_eff, kc0, gam, lsize, etas):
-        H = gam.size
-        return (np.full((H, etas.shape[1] + 1), -np.inf), np.zeros(H), np.full(H, -np.inf))
-
-    monkeypatch.setattr(_core, "_hump_analysis", blind)
+    monkeypatch.setattr(_planner, "hump_analysis", lambda cum, cr, gam, etas: _humps.Humps.none(gam.size, len(etas[0])))
     w = np.r_[1.0, np.full(500, 0.05)]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -481,15 +476,11 @@ def test_check_contour_catches_a_planner_blind_to_clusters(monkeypatch):
 def test_unrepairable_disagreement_warns(monkeypatch):
     """If the two contours cannot be brought to agree, the value comes with a
     RuntimeWarning carrying the estimate: never a silently wrong number."""
-    from egmlib.gchisq import _core
+    from egmlib.gchisq import _certify, _humps, _planner
 
-    def blind(cum, x, cs, zc, zc_eff, kc0, gam, lsize, etas):
-        H = gam.size
-        return (np.full((H, etas.shape[1] + 1), -np.inf), np.zeros(H), np.full(H, -np.inf))
-
-    monkeypatch.setattr(_core, "_hump_analysis", blind)
-    monkeypatch.setattr(_core, "_REPAIRS", ())
-    monkeypatch.setattr(_core, "_GAMMA_FRACS", (0.25, 1.0 / 16.0))
+    monkeypatch.setattr(_planner, "hump_analysis", lambda cum, cr, gam, etas: _humps.Humps.none(gam.size, len(etas[0])))
+    monkeypatch.setattr(_certify, "REPAIRS", ())
+    monkeypatch.setattr(_planner, "GAMMA_FRACS", (0.25, 1.0 / 16.0))
     w = np.r_[1.0, np.full(500, 0.05)]
     with pytest.warns(RuntimeWarning, match="estimated relative error"):
         gchisq.sf(48.4532928336, w=w)

@@ -3,10 +3,9 @@
 The tail at the quantile, for p from 1e-30 to 0.5, against the vertical line through the
 saddlepoint in double precision with the weights summed by value
 (``gchisq_reference.np_tail_vertical``: a contour that shares nothing with the engine's
-planning; benchmarks/gchisq.py adds mpmath on the vertical line).  Kept apart from
-tests/test_gchisq.py because it is the slowest check (few effective weights make the
-integrand decay slowly, millions of nodes): pytest-xdist places whole files on workers,
-and this file runs beside the other one.
+planning; benchmarks/gchisq.py adds mpmath on the vertical line).  The slowest
+check of gchisq (few effective weights make the integrand decay slowly, millions of
+nodes), in a file of its own.
 """
 
 import math
@@ -49,14 +48,14 @@ def test_clustered_against_second_contour(name, w):
     that shares nothing with the engine's planning), p from 1e-30 to 0.5."""
     dist = gchisq.WeightedChiSquare(w)
     cum = dist._cum
-    from egmlib.gchisq import _core
+    from egmlib.gchisq import _saddlepoint
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         ps = np.array([1e-30, 1e-12, 1e-6, 1e-3, 0.1, 0.5])
         xs = dist.isf(ps)
         for p, x in zip(ps, xs, strict=True):
             xsc = x / dist._scale
-            c = float(_core.saddlepoint(cum, np.array([xsc]))[0])
+            c = float(_saddlepoint.saddlepoint(cum, np.array([xsc])).s[0])
             if abs(c) < 0.5 / math.sqrt(cum.var):
                 c = 0.5 / math.sqrt(cum.var)
             lref = ref.np_tail_vertical(cum.w, xsc, c)

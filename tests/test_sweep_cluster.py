@@ -59,17 +59,18 @@ def test_two_dask_workers_write_what_joblib_writes(client, tmp_path):
 
 
 def test_a_worker_with_other_code_is_refused(client, tmp_path):
+    # the worker imports egmbook.sweep here if no earlier task has (this test alone, or first)
     def poison():
-        import sys
+        import importlib
 
-        m = sys.modules["egmbook.sweep"]
+        m = importlib.import_module("egmbook.sweep")
         m._true_fingerprint = m.code_fingerprint
         m.code_fingerprint = lambda: (("egmlib", "other"),) + m._true_fingerprint()[1:]
 
     def cure():
-        import sys
+        import importlib
 
-        m = sys.modules["egmbook.sweep"]
+        m = importlib.import_module("egmbook.sweep")
         m.code_fingerprint = m._true_fingerprint
 
     worker = sorted(client.scheduler_info()["workers"])[0]

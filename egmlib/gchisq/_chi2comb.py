@@ -25,11 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from egmlib import _validation as _v
 
 
-def chi2comb_available():
+def chi2comb_available() -> tuple[bool, str]:
     """(True, "") if chi2comb imports, else (False, reason)."""
     try:
         import chi2comb  # noqa: F401
@@ -38,7 +39,7 @@ def chi2comb_available():
     return True, ""
 
 
-def davies_cdf(w, *, atol, lim=1000):
+def davies_cdf(w: ArrayLike, *, atol: float, lim: int = 1000) -> Callable[[float], float]:
     """The function c -> P(Q <= c) from chi2comb at absolute tolerance atol."""
     ok, reason = chi2comb_available()
     if not ok:
@@ -50,7 +51,7 @@ def davies_cdf(w, *, atol, lim=1000):
 
     chi2s = [ChiSquared(float(wj), 0.0, 1) for wj in np.asarray(w, float) if wj > 0]
 
-    def F(c):
+    def F(c: float) -> float:
         result, errno, _info = chi2comb_cdf(float(c), chi2s, 0.0, lim, float(atol))
         if errno != 0:
             warnings.warn(f"chi2comb: Davies fault indicator {errno} at c={c!r}",
@@ -167,11 +168,15 @@ def report_bisection(tail: Callable[[float], float], *, p: float, max_steps: int
         f"{max_steps} bisection steps (p={p!r}, bracket [{lo!r}, {hi!r}])")
 
 
-def isf_report(p, w, *, lim=1000):
+def isf_report(p: NDArray[np.float64], w: NDArray[np.float64], *, lim: int = 1000) -> NDArray[np.float64]:
     """The report's C^2 at each tail probability in p (1-d array): its bisection on
     chi2comb's CDF, returning the final bracket's midpoint as the report's code did."""
     out = np.empty(len(p))
     for i, pi in enumerate(p):
         F = davies_cdf(w, atol=float(pi), lim=lim)
-        out[i] = report_bisection(lambda c, F=F: 1.0 - F(c), p=float(pi)).value
+
+        def tail(c: float, F: Callable[[float], float] = F) -> float:
+            return 1.0 - F(c)
+
+        out[i] = report_bisection(tail, p=float(pi)).value
     return out

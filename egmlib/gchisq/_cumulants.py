@@ -16,9 +16,14 @@ then formed as 1 - 2 w s = (1 - w) + 2 w zeta, where 1 - w is exact, so that
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
+
+from ._records import BoolArray, ComplexArray, FloatArray, IntArray
 
 _BINS_PER_OCTAVE = 4  # bin width 2^(1/4): |w - w0| <= 0.09 w0 inside a bin
 _KMAX = 48  # power sums kept per bin
@@ -32,7 +37,64 @@ _NOIDX = np.zeros(0, dtype=np.int64)
 _DIRECT = 20000
 
 
-def clog1p(z):
+@dataclass(frozen=True)
+class MixedBin:
+    """A bin summed as a series at some points and weight by weight at others.
+
+    ``row``: its row among the series bins; ``bin``: its index; ``bad``: the points
+    where its series would converge too slowly (summed weight by weight there)."""
+
+    row: int
+    bin: int
+    bad: BoolArray
+
+
+@dataclass(frozen=True)
+class Partition:
+    """How the bins are summed at a batch of points (:meth:`Cumulants._parts`).
+
+    Attributes
+    ----------
+    series : int array
+        Bins summed through their centre (pure bins, series bins and mixed bins), in
+        increasing order.
+    n_terms : int
+        Terms of the bins' series.
+    denom, u : complex or float arrays (bins before the tail series, points) or None
+        1 - 2 w0 s and u = 2 s / (1 - 2 w0 s) of every bin before the tail series.
+    exact : int array
+        Bins summed weight by weight.
+    tail : float array or None
+        Suffix power sums p_k of the bins summed as the small-weight series.
+    n_tail : int
+        Terms of that series (0: no such bins).
+    mixed : tuple of MixedBin
+    """
+
+    series: IntArray
+    n_terms: int
+    denom: Any
+    u: Any
+    exact: IntArray
+    tail: FloatArray | None
+    n_tail: int
+    mixed: tuple[MixedBin, ...]
+
+
+@dataclass(frozen=True)
+class Atoms:
+    """Compressed weights for :meth:`Cumulants.coarse`: per atom its mean, count and
+    central sums of order 2 and 3; the atoms of bin b are ``lo[b]:hi[b]``."""
+
+    mean: FloatArray
+    n: FloatArray
+    p2: FloatArray
+    p3: FloatArray
+    lo: IntArray
+    hi: IntArray
+
+
+def clog1p(z: ComplexArray) -> ComplexArray:
     """log(1 + z) for complex z, accurate for tiny |z| and for 1 + z near 0.
 
     Real part 1/2 log1p(a (2 + a) + b^2) (a + i b = z) where |z| < 1/2, else
@@ -57,7 +119,7 @@ def clog1p(z):
     return out
 
 
-def _poly_derivs(coef, u):
+def _poly_derivs(coef: FloatArray, u: Any) -> list[Any]:
     """p(u) = sum_{k>=1} coef[:, k-1] u^k and its first three derivatives.
 
     coef: (B, n); u: (B, N). Returns a list of four (B, N) arrays.
@@ -95,7 +157,7 @@ class Cumulants:
     Set-up: O(48 d) operations, once per weight vector.
     """
 
-    def __init__(self, w, pole=0.0, pole_c=0.0):
+    def __init__(self, w: FloatArray, pole: float = 0.0, pole_c: float = 0.0) -> None:
         w = np.asarray(w, dtype=float)
         self.w = w
         self.d = w.size
@@ -126,7 +188,7 @@ class Cumulants:
         self.cumw = np.concatenate([[0.0], np.cumsum(w)])
 
     @cached_property
-    def _power_sums(self):
+    def _power_sums(self) -> tuple[FloatArray, FloatArray]:
         """Central power sums per bin (cen) and suffix power sums (suffix),
         computed on first use: O(48 d), not needed when few enough (weight,
         point) pairs are summed directly."""
@@ -151,15 +213,15 @@ class Cumulants:
         return cen, np.cumsum(raw[::-1], axis=0)[::-1]  # suffix: bins >= b
 
     @property
-    def cen(self):
+    def cen(self) -> FloatArray:
         return self._power_sums[0]
 
     @property
-    def suffix(self):
+    def suffix(self) -> FloatArray:
         return self._power_sums[1]
 
     # -- the factors 1 - 2 w s -------------------------------------------------
-    def _denoms(self, w, s, zeta):
+    def _denoms(self, w: FloatArray, s: Any, zeta: Any) -> Any:
         """(len(w), N) array of 1 - 2 w s; rows of weights w > 1/2 formed as
         (1 - w) + 2 w zeta at the points where zeta is given (not NaN)."""
         d = 1.0 - 2.0 * np.multiply.outer(w, s)
@@ -169,7 +231,7 @@ class Cumulants:
                 d[top] = np.where(np.isnan(zeta)[None, :], d[top], _zeta_factors(w[top], zeta))
         return d
 
-    def _logs(self, w, s, zeta):
+    def _logs(self, w: FloatArray, s: Any, zeta: Any) -> ComplexArray:
         """log(1 - 2 w s) for weights w at complex points s, an (len(w), N)
         array; factors of weights > 1/2 from zeta where zeta is given."""
         out = clog1p(-2.0 * np.multiply.outer(w, s))
@@ -181,59 +243,72 @@ class Cumulants:
         return out
 
     # -- which weights go where ------------------------------------------------
-    def _parts(self, s, zeta, tol=_SERIES_TOL, mixed_ok=False):
-        """Split the bins for the points s: pure or series bins (idx, number of
-        terms nts, denominators, u), bins summed weight by weight (ex), the
-        small-weight power series (tail, nt_tail), and bins used as series where
-        it converges and weight by weight elsewhere (mixed: (row, bin, bad))."""
+    def _parts(self, s: ComplexArray | FloatArray, zeta: ComplexArray | FloatArray | None,
+               tol: float = _SERIES_TOL, mixed_ok: bool = False) -> Partition:
+        """Split the bins for the points s (see :class:`Partition`): bins with
+        2 w |s| <= 1/4 at every point go to the tail series; of the others, a bin
+        is a series where its series converges fast enough at every point and it
+        has enough members to be worth it, else it is summed weight by weight
+        (or, with ``mixed_ok``, a mixed bin if it is large)."""
         smax = _finite_max(np.abs(s))
         lim = _RHO_TAIL / (2.0 * smax) if smax > 0 else np.inf
         bstar = int(np.searchsorted(-self.wtop, -lim, side="left"))
-        idx = ex = _NOIDX
-        nts = 0
-        u = denom = None
-        mixed = []
+        part = Partition(series=_NOIDX, n_terms=0, denom=None, u=None, exact=_NOIDX,
+                         tail=None, n_tail=0, mixed=())
         if bstar:
-            denom = self._denoms(self.w0[:bstar], s, zeta)
-            u = (2.0 * s) / denom
-            au = np.abs(u)
-            dmax = self.dmax[:bstar]
-            rho = dmax * au.max(axis=1)
-            cnt = self.count[:bstar]
-            pure = dmax == 0.0
-            conv = (rho <= _RHO_BIN) & ~pure
-            nt = np.ones(bstar)
-            if conv.any():
-                rc = rho[conv]
-                pos = rc > 0
-                nt[conv] = np.where(pos, np.ceil(np.log(tol / cnt[conv]) / np.log(np.where(pos, rc, 0.5))), 1.0)
-            series = pure | (conv & (cnt > 0.4 * nt))
-            mix = ~(pure | conv) & (cnt > 32) if mixed_ok else np.zeros(bstar, bool)
-            idx = np.nonzero(series | mix)[0]
-            ntl = nt[series & ~pure]
-            nts = int(min(max(ntl.max(), 1.0), _KMAX)) if ntl.size else 0
-            if mix.any():
-                for b in np.nonzero(mix)[0]:
-                    r_pt = dmax[b] * au[b]
-                    bad = r_pt > _RHO_BIN
-                    rg = float(r_pt[~bad].max()) if not bad.all() else 0.0
-                    ntb = math.ceil(math.log(tol / cnt[b]) / math.log(rg)) if rg > 0 else 1
-                    nts = max(nts, min(max(ntb, 1), _KMAX))
-                    mixed.append((int(np.searchsorted(idx, b)), int(b), bad))
-            ex = np.nonzero(~(series | mix))[0]
-        nt_tail = 0
-        tail = None
+            part = self._bin_series(s, zeta, bstar, tol, mixed_ok)
         if bstar < self.count.size:
-            tail = self.suffix[bstar]
-            mag = tail * (2.0 * smax) ** self.kdiv / self.kdiv
-            big = np.nonzero(mag > tol)[0]
-            # at least four terms, so that the third derivative is right at s = 0
-            nt_tail = max(int(big[-1]) + 1 if big.size else 0, 4)
-            if nt_tail >= _KMAX:
-                raise FloatingPointError("gchisq: tail power series did not converge")
-        return idx, nts, denom, u, ex, tail, nt_tail, mixed
+            part = replace(part, **self._tail_series(bstar, smax, tol))
+        return part
 
-    def _members(self, bins):
+    def _bin_series(self, s: ComplexArray | FloatArray, zeta: ComplexArray | FloatArray | None, bstar: int,
+                    tol: float, mixed_ok: bool) -> Partition:
+        """The bins before ``bstar`` (2 w |s| > 1/4 somewhere): series, weight by
+        weight, or mixed; the number of series terms for an absolute error tol."""
+        denom = self._denoms(self.w0[:bstar], s, zeta)
+        u = (2.0 * s) / denom
+        au = np.abs(u)
+        dmax = self.dmax[:bstar]
+        rho = dmax * au.max(axis=1)
+        cnt = self.count[:bstar]
+        pure = dmax == 0.0
+        conv = (rho <= _RHO_BIN) & ~pure
+        nt = np.ones(bstar)
+        if conv.any():
+            rc = rho[conv]
+            pos = rc > 0
+            nt[conv] = np.where(pos, np.ceil(np.log(tol / cnt[conv]) / np.log(np.where(pos, rc, 0.5))), 1.0)
+        series = pure | (conv & (cnt > 0.4 * nt))
+        mix = ~(pure | conv) & (cnt > 32) if mixed_ok else np.zeros(bstar, bool)
+        idx = np.nonzero(series | mix)[0]
+        ntl = nt[series & ~pure]
+        nts = int(min(max(ntl.max(), 1.0), _KMAX)) if ntl.size else 0
+        mixed = []
+        if mix.any():
+            for b in np.nonzero(mix)[0]:
+                r_pt = dmax[b] * au[b]
+                bad = r_pt > _RHO_BIN
+                rg = float(r_pt[~bad].max()) if not bad.all() else 0.0
+                ntb = math.ceil(math.log(tol / cnt[b]) / math.log(rg)) if rg > 0 else 1
+                nts = max(nts, min(max(ntb, 1), _KMAX))
+                mixed.append(MixedBin(int(np.searchsorted(idx, b)), int(b), bad))
+        ex = np.nonzero(~(series | mix))[0]
+        return Partition(series=idx, n_terms=nts, denom=denom, u=u, exact=ex, tail=None, n_tail=0,
+                         mixed=tuple(mixed))
+
+    def _tail_series(self, bstar: int, smax: float, tol: float) -> dict[str, Any]:
+        """The power series 1/2 sum_k p_k (2 s)^k / k of the bins from ``bstar`` on:
+        their suffix power sums and the number of terms."""
+        tail = self.suffix[bstar]
+        mag = tail * (2.0 * smax) ** self.kdiv / self.kdiv
+        big = np.nonzero(mag > tol)[0]
+        # at least four terms, so that the third derivative is right at s = 0
+        nt_tail = max(int(big[-1]) + 1 if big.size else 0, 4)
+        if nt_tail >= _KMAX:
+            raise FloatingPointError("gchisq: tail power series did not converge")
+        return {"tail": tail, "n_tail": nt_tail}
+
+    def _members(self, bins: IntArray) -> FloatArray | None:
         """The weights of the given bins (indices in increasing order), or
         None if there are none."""
         if bins.size == 0:
@@ -244,7 +319,7 @@ class Cumulants:
 
     # -- a coarse K for the contour planner ---------------------------------------
     @cached_property
-    def _atoms(self):
+    def _atoms(self) -> Atoms:
         """Compressed weights for :meth:`coarse`: bins of <= 64 weights as they
         are, larger ones as 32 sub-bins of equal width in w, each with its
         count, mean and central sums of order 2 and 3 (built once)."""
@@ -270,20 +345,20 @@ class Cumulants:
         abin = binid[starts]
         a_lo = np.searchsorted(abin, np.arange(nb), side="left")
         a_hi = np.searchsorted(abin, np.arange(nb), side="right")
-        return mean, n, p2, p3, a_lo, a_hi
+        return Atoms(mean, n, p2, p3, a_lo, a_hi)
 
-    def _atom_terms(self, bins, s, zeta):
+    def _atom_terms(self, bins: IntArray, s: ComplexArray, zeta: ComplexArray | None) -> ComplexArray:
         """Sum over the atoms of the given bins of -(n/2) log(1 - 2 a s) plus the
         series about a to third order (the coarse stand-in for those weights)."""
-        mean, n, p2, p3, a_lo, a_hi = self._atoms
-        sel = np.concatenate([np.arange(a_lo[b], a_hi[b]) for b in bins])
-        m, nn = mean[sel], n[sel]
+        at = self._atoms
+        sel = np.concatenate([np.arange(at.lo[b], at.hi[b]) for b in bins])
+        m, nn = at.mean[sel], at.n[sel]
         lg = self._logs(m, s, zeta)
         u = (2.0 * s) / self._denoms(m, s, zeta)
-        corr = 0.25 * p2[sel, None] * u * u + p3[sel, None] * u * u * u / 6.0
+        corr = 0.25 * at.p2[sel, None] * u * u + at.p3[sel, None] * u * u * u / 6.0
         return np.sum(-0.5 * nn[:, None] * lg + corr, axis=0)
 
-    def coarse(self, s, zeta=None):
+    def coarse(self, s: Any, zeta: Any = None) -> ComplexArray:
         """K(s) at complex points s (any shape) to about 0.1 absolute, cheaply
         for any d: as :meth:`complex` at a rough tolerance, with every bin
         that would be summed weight by weight replaced by its compressed
@@ -292,11 +367,11 @@ class Cumulants:
         return self._at_complex(s, zeta, lambda s, zeta: self._complex(s, zeta, 0.02, coarse=True))
 
     # -- evaluation -------------------------------------------------------------
-    def complex(self, s, zeta=None, tol=_SERIES_TOL):
+    def complex(self, s: Any, zeta: Any = None, tol: float = _SERIES_TOL) -> ComplexArray:
         """K(s) at complex points s (any shape), principal branch along Gamma;
         zeta = 1/2 - s (same shape) may be given for accuracy near s = 1/2."""
 
-        def grouped(s, zeta):
+        def grouped(s: ComplexArray, zeta: ComplexArray | None) -> ComplexArray:
             out = np.empty(s.size, dtype=complex)
             for sel in _groups(s):
                 out[sel] = self._complex(s[sel], None if zeta is None else zeta[sel], tol)
@@ -304,7 +379,7 @@ class Cumulants:
 
         return self._at_complex(s, zeta, grouped)
 
-    def _points(self, s, zeta, dtype):
+    def _points(self, s: Any, zeta: Any, dtype: type) -> tuple[Any, Any]:
         """s and zeta as flat arrays of dtype; zeta None where no weight is
         formed from it (no weight > 1/2, or zeta not given at any point)."""
         s = np.asarray(s, dtype=dtype).ravel()
@@ -314,7 +389,8 @@ class Cumulants:
                 zeta = None
         return s, zeta
 
-    def _at_complex(self, s, zeta, series):
+    def _at_complex(self, s: Any, zeta: Any,
+                    series: Callable[[ComplexArray, ComplexArray | None], ComplexArray]) -> ComplexArray:
         """K at complex points s (any shape): weight by weight where few
         (weight, point) pairs, else ``series(s, zeta)`` on the flat points;
         plus the branch point at 0 if any."""
@@ -329,49 +405,58 @@ class Cumulants:
                 out = out - self.pole * np.log(-s) + self.pole_c
         return out.reshape(shape)
 
-    def _complex(self, s, zeta, tol, coarse=False):
-        idx, nts, denom, u, ex, tail, nt_tail, mixed = self._parts(s, zeta, tol, not coarse)
+    def _complex(self, s: ComplexArray, zeta: ComplexArray | None, tol: float,
+                 coarse: bool = False) -> ComplexArray:
+        """K at complex points: the bins through their centres, the bins summed
+        weight by weight (coarse: through their atoms), the small-weight series."""
+        part = self._parts(s, zeta, tol, not coarse)
         # coarse: the bins to be summed weight by weight enter as their atoms
-        we = None if coarse else self._members(ex)
+        we = None if coarse else self._members(part.exact)
         out = np.zeros(s.size, dtype=complex)
-        if idx.size:
-            w0 = self.w0[idx]
-            logs = clog1p(-2.0 * np.multiply.outer(w0, s))
-            top = self.bin_top[idx]
-            if zeta is not None and np.any(top):
-                zl = np.log(denom[idx[top]])
-                logs[top] = np.where(np.isnan(zeta)[None, :], logs[top], zl)
-            acc = -0.5 * self.count[idx, None] * logs
-            sp = np.nonzero(self.dmax[idx] > 0)[0]  # pure bins have no series
-            if nts > 0 and sp.size:
-                uu = u[idx[sp]]
-                coef = self.cen[idx[sp], :nts] / (2.0 * self.kdiv[:nts])
-                poly = np.zeros_like(uu)
-                for k in range(nts - 1, -1, -1):
-                    poly = (poly + coef[:, k, None]) * uu
-                acc[sp] += poly
-            for row, b, bad in mixed:
-                wb = self.w[self.starts[b]:self.ends[b]]
-                zb = zeta[bad] if zeta is not None else None
-                acc[row, bad] = -0.5 * np.sum(self._logs(wb, s[bad], zb), axis=0)
-            out += acc.sum(axis=0)
+        if part.series.size:
+            out += self._series_bins_complex(part, s, zeta).sum(axis=0)
         if we is not None:
             step = max(1, _CHUNK // max(1, s.size))
             for lo in range(0, we.size, step):
                 wc = we[lo:lo + step]
                 out -= 0.5 * np.sum(self._logs(wc, s, zeta), axis=0)
-        if coarse and ex.size:
-            out += self._atom_terms(ex, s, zeta)
-        if nt_tail:
-            coef = tail[:nt_tail] / (2.0 * self.kdiv[:nt_tail])
-            z = 2.0 * s
-            poly = np.zeros_like(z)
-            for k in range(nt_tail - 1, -1, -1):
-                poly = (poly + coef[k]) * z
-            out += poly
+        if coarse and part.exact.size:
+            out += self._atom_terms(part.exact, s, zeta)
+        if part.n_tail:
+            out += _tail_poly(self._tail_coef(part), 2.0 * s)
         return out
 
-    def real(self, s, zeta=None, tol=_SERIES_TOL):
+    def _series_bins_complex(self, part: Partition, s: ComplexArray, zeta: ComplexArray | None) -> ComplexArray:
+        """Per series bin (rows) and point: -(n/2) log(1 - 2 w0 s) plus the bin's
+        series about its centre (mixed bins weight by weight where it is slow)."""
+        idx, nts = part.series, part.n_terms
+        logs = clog1p(-2.0 * np.multiply.outer(self.w0[idx], s))
+        top = self.bin_top[idx]
+        if zeta is not None and np.any(top):
+            zl = np.log(part.denom[idx[top]])
+            logs[top] = np.where(np.isnan(zeta)[None, :], logs[top], zl)
+        acc = -0.5 * self.count[idx, None] * logs
+        sp = np.nonzero(self.dmax[idx] > 0)[0]  # pure bins have no series
+        if nts > 0 and sp.size:
+            uu = part.u[idx[sp]]
+            coef = self.cen[idx[sp], :nts] / (2.0 * self.kdiv[:nts])
+            poly = np.zeros_like(uu)
+            for k in range(nts - 1, -1, -1):
+                poly = (poly + coef[:, k, None]) * uu
+            acc[sp] += poly
+        for mb in part.mixed:
+            wb = self.w[self.starts[mb.bin]:self.ends[mb.bin]]
+            zb = zeta[mb.bad] if zeta is not None else None
+            acc[mb.row, mb.bad] = -0.5 * np.sum(self._logs(wb, s[mb.bad], zb), axis=0)
+        return acc
+
+    def _tail_coef(self, part: Partition) -> FloatArray:
+        """Coefficients p_k / (2 k) of the small-weight series 1/2 sum_k p_k (2 s)^k / k."""
+        if part.tail is None:
+            raise RuntimeError("gchisq: no small-weight series in this partition")
+        return part.tail[:part.n_tail] / (2.0 * self.kdiv[:part.n_tail])
+
+    def real(self, s: Any, zeta: Any = None, tol: float = _SERIES_TOL) -> FloatArray:
         """K and its first three derivatives at real points s (1-d array, all
         < 1/2; zeta = 1/2 - s may be given); returns an array of shape (4, N)."""
         s, zeta = self._points(s, zeta, float)
@@ -388,54 +473,72 @@ class Cumulants:
                 out[3] += -2.0 * p / (s * s * s)
         return out
 
-    def _real(self, s, zeta, tol):
-        idx, nts, denom, u, ex, tail, nt_tail, mixed = self._parts(s, zeta, tol, True)
-        we = self._members(ex)
+    def _real(self, s: FloatArray, zeta: FloatArray | None, tol: float) -> FloatArray:
+        """K..K''' at real points: the bins through their centres, the bins summed
+        weight by weight, the small-weight series."""
+        part = self._parts(s, zeta, tol, True)
+        we = self._members(part.exact)
         out = np.zeros((4, s.size))
-        if idx.size:
-            w0 = self.w0[idx, None]
-            n = self.count[idx, None]
-            keep = np.ones((idx.size, s.size))
-            for row, _, bad in mixed:
-                keep[row, bad] = 0.0
-            dn = denom[idx]
-            a = 1.0 / dn
-            aw = w0 * a
-            lg = np.log1p(-2.0 * w0 * s[None, :])
-            top = self.bin_top[idx]
-            if zeta is not None and np.any(top):
-                lg[top] = np.where(np.isnan(zeta)[None, :], lg[top], np.log(dn[top]))
-            terms = [-0.5 * n * lg, n * aw, 2.0 * n * aw * aw, 8.0 * n * aw * aw * aw]
-            sp = np.nonzero(self.dmax[idx] > 0)[0]  # pure bins have no series
-            if nts > 0 and sp.size:
-                a_, w0_ = a[sp], w0[sp]
-                d1 = 2.0 * a_ * a_
-                d2 = 8.0 * w0_ * a_ ** 3
-                d3 = 48.0 * w0_ * w0_ * a_ ** 4
-                S = _poly_derivs(self.cen[idx[sp], :nts] / (2.0 * self.kdiv[:nts]), u[idx[sp]])
-                terms[0][sp] += S[0]
-                terms[1][sp] += S[1] * d1
-                terms[2][sp] += S[2] * d1 * d1 + S[1] * d2
-                terms[3][sp] += S[3] * d1 ** 3 + 3.0 * S[2] * d1 * d2 + S[1] * d3
+        if part.series.size:
+            terms = self._series_bins_real(part, s, zeta)
+            keep = np.ones((part.series.size, s.size))
+            for mb in part.mixed:
+                keep[mb.row, mb.bad] = 0.0
             for r in range(4):
                 t = terms[r]
-                out[r] += np.sum(np.where(keep > 0, t, 0.0), axis=0) if mixed else np.sum(t, axis=0)
-            for _, b, bad in mixed:
-                zb = zeta[bad] if zeta is not None else None
-                out[:, bad] += _exact_real(s[bad], zb, self.w[self.starts[b]:self.ends[b]])
+                out[r] += np.sum(np.where(keep > 0, t, 0.0), axis=0) if part.mixed else np.sum(t, axis=0)
+            for mb in part.mixed:
+                zb = zeta[mb.bad] if zeta is not None else None
+                out[:, mb.bad] += _exact_real(s[mb.bad], zb, self.w[self.starts[mb.bin]:self.ends[mb.bin]])
         if we is not None:
             out += _exact_real(s, zeta, we)
-        if nt_tail:
-            coef = tail[:nt_tail] / (2.0 * self.kdiv[:nt_tail])
-            S = _poly_derivs(coef[None, :], 2.0 * s[None, :])
+        if part.n_tail:
+            S = _poly_derivs(self._tail_coef(part)[None, :], 2.0 * s[None, :])
             out[0] += S[0][0]
             out[1] += 2.0 * S[1][0]
             out[2] += 4.0 * S[2][0]
             out[3] += 8.0 * S[3][0]
         return out
 
+    def _series_bins_real(self, part: Partition, s: FloatArray, zeta: FloatArray | None) -> list[FloatArray]:
+        """Per series bin (rows) and point, the bin's terms of K, K', K'', K''':
+        -(n/2) log(1 - 2 w0 s) and its derivatives plus those of its series (the
+        chain rule through u = 2 s / (1 - 2 w0 s))."""
+        idx, nts = part.series, part.n_terms
+        w0 = self.w0[idx, None]
+        n = self.count[idx, None]
+        dn = part.denom[idx]
+        a = 1.0 / dn
+        aw = w0 * a
+        lg = np.log1p(-2.0 * w0 * s[None, :])
+        top = self.bin_top[idx]
+        if zeta is not None and np.any(top):
+            lg[top] = np.where(np.isnan(zeta)[None, :], lg[top], np.log(dn[top]))
+        terms = [-0.5 * n * lg, n * aw, 2.0 * n * aw * aw, 8.0 * n * aw * aw * aw]
+        sp = np.nonzero(self.dmax[idx] > 0)[0]  # pure bins have no series
+        if nts > 0 and sp.size:
+            a_, w0_ = a[sp], w0[sp]
+            d1 = 2.0 * a_ * a_
+            d2 = 8.0 * w0_ * a_ ** 3
+            d3 = 48.0 * w0_ * w0_ * a_ ** 4
+            S = _poly_derivs(self.cen[idx[sp], :nts] / (2.0 * self.kdiv[:nts]), part.u[idx[sp]])
+            terms[0][sp] += S[0]
+            terms[1][sp] += S[1] * d1
+            terms[2][sp] += S[2] * d1 * d1 + S[1] * d2
+            terms[3][sp] += S[3] * d1 ** 3 + 3.0 * S[2] * d1 * d2 + S[1] * d3
+        return terms
 
-def _groups(s, span=1e4, ratio=256.0, min_size=200):
+
+def _tail_poly(coef: FloatArray, z: ComplexArray) -> ComplexArray:
+    """sum_k coef[k-1] z^k by Horner's rule."""
+    poly = np.zeros_like(z)
+    for k in range(coef.size - 1, -1, -1):
+        poly = (poly + coef[k]) * z
+    return poly
+
+
+def _groups(s: ComplexArray, span: float = 1e4, ratio: float = 256.0, min_size: int = 200
+            ) -> list[Any]:
     """Index groups of the points s by |s| for large batches spanning more
     than `span` in |s| (the bins a point needs summed exactly depend on how far
     out it is; a batch is split into groups each spanning a factor <= ratio)."""
@@ -454,21 +557,21 @@ def _groups(s, span=1e4, ratio=256.0, min_size=200):
     return np.split(order, cuts)
 
 
-def _finite_max(a):
+def _finite_max(a: FloatArray) -> float:
     """Largest finite entry (0 if none): one non-finite point must not decide
     how every other point of a batch is evaluated."""
     f = a[np.isfinite(a)]
     return float(f.max()) if f.size else 0.0
 
 
-def _zeta_factors(w, zeta):
+def _zeta_factors(w: FloatArray, zeta: Any) -> Any:
     """(len(w), N) array of the factors 1 - 2 w s = (1 - w) + 2 w zeta of
     weights w > 1/2 (1 - w exact) at the points zeta = 1/2 - s; entries at
     NaN zeta (not given) are to be discarded by the caller."""
     return (1.0 - w)[:, None] + 2.0 * np.multiply.outer(w, np.where(np.isnan(zeta), 0.0, zeta))
 
 
-def _exact_real(s, zeta, we):
+def _exact_real(s: FloatArray, zeta: FloatArray | None, we: FloatArray) -> FloatArray:
     """K, K', K'', K''' of the weights we, summed one by one, at real s
     (factors of weights > 1/2 from zeta = 1/2 - s when given)."""
     out = np.zeros((4, s.size))

@@ -1,7 +1,7 @@
 r"""Tails of Q = sum_j w_j Z_j^2 where the contour integral is not needed or not
 usable on its own. Private helper of :mod:`egmlib.gchisq`; weights scaled so
-that the largest is 1, x scaled alike. Every function returns the rows of
-:func:`._core.tails`: (upper?, log T, f/T, f'/T, err), T the tail on the side
+that the largest is 1, x scaled alike. Every function returns
+:class:`._records.TailRows` (upper?, log T, f/T, f'/T, err), T the tail on the side
 of the mean x lies on, f the density, err an estimated relative error of T.
 
 - One weight: Q = Z^2, P(Q > x) = erfc(sqrt(x/2)), in logarithms through
@@ -21,19 +21,21 @@ of the mean x lies on, f the density, err an estimated relative error of T.
   P(Q <= x) by less than d 2^-70 (relative) and are dropped. Without other
   weights the integral is Hankel's, P(Q <= x) = x^{n/2} / Gamma(n/2 + 1)
   prod_j (2 w_j)^{-1/2}, the leading term of the small-x series; otherwise
-  the contour integral of :mod:`._core` is taken with the branch point, on
+  the contour integral (:mod:`._tails`) is taken with the branch point, on
   the remaining weights rescaled so that the largest is 1.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from scipy import special
 
-from . import _core
+from . import _tails
 from ._cumulants import Cumulants
+from ._records import FloatArray, TailRows
 
 #: Beyond these scaled arguments the contour is replaced (see module docstring).
 X_HUGE = 2.0 ** 250
@@ -44,10 +46,9 @@ _EPS = np.finfo(float).eps
 _SQRT2PI = math.sqrt(2.0 * math.pi)
 
 
-def chi2_1(x):
-    """Tails of Q = Z^2 at x > 0 (array): rows (upper?, log T, f/T, f'/T, err)."""
+def chi2_1(x: Any) -> TailRows:
+    """Tails of Q = Z^2 at x > 0 (array)."""
     x = np.asarray(x, dtype=float)
-    out = np.empty((5, x.size))
     z = np.sqrt(x) * math.sqrt(0.5)  # (x / 2 would underflow for subnormal x)
     up = x >= 1.0
     with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
@@ -60,15 +61,10 @@ def chi2_1(x):
         lt_lo = np.log(er)
         fo_lo = np.exp(-0.5 * x) / (_SQRT2PI * np.sqrt(x) * er)
     fo = np.where(up, fo_up, fo_lo)
-    out[0] = up
-    out[1] = np.where(up, lt_up, lt_lo)
-    out[2] = fo
-    out[3] = fo * (-0.5 / x - 0.5)
-    out[4] = 8.0 * _EPS
-    return out
+    return TailRows(up, np.where(up, lt_up, lt_lo), fo, fo * (-0.5 / x - 0.5), np.full(x.shape, 8.0 * _EPS))
 
 
-def chi2_1_far(xh, lx):
+def chi2_1_far(xh: Any, lx: Any) -> Any:
     """log P(Z^2 > x) from x/2 and log x, x beyond the doubles:
     erfc(z) = e^{-z^2} / (z sqrt(pi)) (1 - 1/(2 z^2) + ...), z^2 = x/2 >= 1e307."""
     return -xh - 0.5 * (lx - math.log(2.0)) - 0.5 * math.log(math.pi)
@@ -77,7 +73,7 @@ def chi2_1_far(xh, lx):
 class UpperTail:
     """Leading term of the far upper tail (module docstring)."""
 
-    def __init__(self, w):
+    def __init__(self, w: FloatArray) -> None:
         w = np.asarray(w, dtype=float)
         one = w == 1.0
         self.m = int(np.count_nonzero(one))
@@ -85,51 +81,49 @@ class UpperTail:
         self.lprod = -0.5 * float(np.sum(np.log1p(-rest)))
         self.h1 = 2.0 + float(np.sum(rest / (1.0 - rest)))
 
-    def from_half(self, xh, lx):
+    def from_half(self, xh: Any, lx: Any) -> Any:
         """log P(Q > x) from x/2 and log x (for x itself beyond the doubles)."""
         half = 0.5 * self.m
         return -xh + (half - 1.0) * (lx - math.log(2.0)) - math.lgamma(half) + self.lprod
 
-    def __call__(self, x):
+    def __call__(self, x: Any) -> TailRows:
         x = np.asarray(x, dtype=float)
         half = 0.5 * self.m
-        out = np.empty((5, x.size))
-        out[0] = 1.0
-        out[1] = -0.5 * x + (half - 1.0) * np.log(0.5 * x) - math.lgamma(half) + self.lprod
-        out[2] = 0.5 + (1.0 - half) / x
-        out[3] = -0.5 * out[2]
+        lt = -0.5 * x + (half - 1.0) * np.log(0.5 * x) - math.lgamma(half) + self.lprod
+        fo = 0.5 + (1.0 - half) / x
         corr = abs(half - 1.0) * self.h1 / x
-        out[4] = corr + corr * corr + 8.0 * _EPS
-        return out
+        return TailRows(np.ones(x.size, dtype=bool), lt, fo, -0.5 * fo, corr + corr * corr + 8.0 * _EPS)
 
 
 class LowerTail:
     """The far lower tail (module docstring); rescaled problems are cached by
     which weights they keep."""
 
-    def __init__(self, w):
+    def __init__(self, w: FloatArray) -> None:
         self.w = np.asarray(w, dtype=float)  # sorted, descending, w[0] = 1
         self.logw2 = np.log(2.0 * self.w)
         self.cum_from_end = np.cumsum(self.w[::-1])
-        self._cache = {}
+        self._cache: dict[tuple[int, int], Cumulants] = {}
 
-    def __call__(self, x, shift=0):
+    def __call__(self, x: Any, shift: int = 0) -> TailRows:
         """Rows at scaled x 2^-shift (x given times 2^shift, so that subnormal
         arguments keep their digits)."""
         x = np.asarray(x, dtype=float)
-        out = np.empty((5, x.size))
+        out = TailRows.empty(x.size)
         for i, xi in enumerate(x):
-            out[:, i] = self._one(float(xi), shift)
+            out.put(i, self._one(float(xi), shift))
         return out
 
-    def _split(self, x, shift=0):
+    def _split(self, x: float, shift: int = 0) -> tuple[int, int]:
+        """(kh, ke): the weights w[:kh] enter as the branch point at 0, w[ke:] are dropped."""
         w = self.w
         thr = math.ldexp(x * _HUGE_W, -shift)
         kh = int(np.searchsorted(-w, -thr, side="right"))  # w >= x 2^80
         kd = int(np.searchsorted(self.cum_from_end, math.ldexp(x * _DROP, -shift), side="right"))
         return kh, max(w.size - kd, kh)
 
-    def _one(self, x, shift=0):
+    def _one(self, x: float, shift: int = 0) -> tuple[bool, float, float, float, float]:
+        """(upper, log T, f/T, f'/T, err) of the lower tail at x 2^-shift."""
         kh, ke = self._split(x, shift)
         w = self.w
         half = 0.5 * kh
@@ -140,7 +134,7 @@ class LowerTail:
             lt = half * lx - math.lgamma(half + 1.0) + lconst
             fo = float(np.ldexp(half / x, shift))  # may overflow to inf: fine
             err = kh * 2.0 ** -78 + w.size * 2.0 ** -70 + 8.0 * _EPS * (1.0 + abs(lt))
-            return 0.0, lt, fo, fo * float(np.ldexp((half - 1.0) / x, shift)), err
+            return False, lt, fo, fo * float(np.ldexp((half - 1.0) / x, shift)), err
         r = float(w[kh])
         key = (kh, ke)
         cum = self._cache.get(key)
@@ -154,6 +148,5 @@ class LowerTail:
         q = x / r
         xv = math.ldexp(q, -shift) if math.isfinite(q) else \
             math.exp(math.log(x) - math.log(r) - shift * math.log(2.0))
-        res = _core.tails(cum, np.array([xv]))[:, 0]
-        err = res[4] + kh * 2.0 ** -78 + w.size * 2.0 ** -70
-        return 0.0, res[1], res[2] / r, res[3] / (r * r), err
+        _, lt, fo, fpo, err = _tails.tails(cum, np.array([xv])).at(0)
+        return False, lt, fo / r, fpo / (r * r), err + kh * 2.0 ** -78 + w.size * 2.0 ** -70

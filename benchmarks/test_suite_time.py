@@ -1,0 +1,157 @@
+"""How long the README's test command takes (issue 29, item 6: at most 150 s wall on 2 idle cores).
+
+Run from the repository root, after README command 1 (the browser test needs the built
+book):
+
+    python benchmarks/test_suite_time.py                     # parallel (the README command), then serial
+    python benchmarks/test_suite_time.py --no-serial         # the README command only
+    python benchmarks/test_suite_time.py --compare loadfile  # and, between them, with --dist loadfile
+
+It runs ``python -m pytest`` as the README says (pytest-xdist on every core, as configured
+in ``pyproject.toml``), with ``--compare MODE`` the same with ``--dist MODE`` (e.g.
+``loadfile``, the setting before issue 29: each file on one worker), and, unless
+``--no-serial``, the same with ``-n 0``, back to back, and prints for each: wall time, CPU
+time of all the processes reaped (the pytest-xdist workers and the kernels and browsers
+they start), the CPU use (CPU / wall; at most the number of cores), the load average of
+the machine before and after, the CPU time of each pytest process with its children, the
+outcome counts, the ten slowest test items and the ten most expensive test files.
+
+Other work on the machine slows the run and makes its wall time say little: the figure to
+compare with the target is then the estimate max(CPU / cores, largest worker's CPU), what
+the run would take on idle cores if no process ever waited (the workers run side by side,
+and a worker's kernels and browsers mostly run while it waits for them).  Writes
+``benchmarks/results/test_suite_time.txt`` unless extra pytest arguments are given.
+"""
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+#: A pytest plugin, loaded into the run, that writes each process's CPU time when its
+#: session ends: its own and its children's (a worker's children are the kernels and
+#: browsers it started; with -n 0 the controller runs the tests and those are its children;
+#: with workers, the controller's children are the workers, counted on their own).
+_PLUGIN = """
+import os, resource
+def pytest_sessionfinish(session):
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    name = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    with open(os.path.join(os.environ["SUITE_TIME_DIR"], name), "w") as f:
+        f.write(f"{me.ru_utime + me.ru_stime!r} {kids.ru_utime + kids.ru_stime!r}")
+"""
+
+
+def _per_process(directory: Path) -> dict[str, float]:
+    """CPU seconds of each pytest process: a worker's with its children, the controller's
+    alone when there are workers (its children are the workers), with them otherwise."""
+    own_kids = {p.name: tuple(map(float, p.read_text().split())) for p in sorted(directory.iterdir())}
+    has_workers = any(name != "controller" for name in own_kids)
+    return {name: own + (0.0 if name == "controller" and has_workers else kids)
+            for name, (own, kids) in own_kids.items()}
+
+
+def run(extra: list[str]) -> dict:
+    """One run of the test command (with ``extra`` arguments), timed."""
+    with tempfile.TemporaryDirectory() as tmp:
+        xml = Path(tmp) / "junit.xml"
+        (Path(tmp) / "suite_time_plugin.py").write_text(_PLUGIN)
+        (Path(tmp) / "cpu").mkdir()
+        env = {**os.environ, "SUITE_TIME_DIR": str(Path(tmp) / "cpu"),
+               "PYTHONPATH": os.pathsep.join(filter(None, [tmp, os.environ.get("PYTHONPATH")]))}
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "suite_time_plugin", f"--junitxml={xml}",
+               "-o", "junit_family=xunit2", *extra]
+        load0 = os.getloadavg()[0]
+        c0, t0 = _children_cpu(), time.perf_counter()
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+        wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
+        load1 = os.getloadavg()[0]
+        items, counts, failed = _items(xml) if xml.exists() else ([], Counter(), [])
+        per_process = _per_process(Path(tmp) / "cpu")
+    summary = (proc.stdout.strip().splitlines() or ["?"])[-1]
+    return {"cmd": " ".join(["python -m pytest", *extra]), "wall": wall, "cpu": cpu, "load": (load0, load1),
+            "items": items, "counts": counts, "failed": failed, "summary": summary, "rc": proc.returncode,
+            "per_process": per_process}
+
+
+def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter, list[str]]:
+    """(seconds, item id) for every test item, the outcome counts and the failed items, from the JUnit XML."""
+    items, counts, failed = [], Counter(), []
+    for case in ET.parse(xml).iter("testcase"):
+        name = f"{case.get('classname', '')}::{case.get('name', '')}"
+        items.append((float(case.get("time", 0.0)), name))
+        kids = {child.tag for child in case}
+        outcome = "failed" if kids & {"failure", "error"} else "skipped" if "skipped" in kids else "passed"
+        counts[outcome] += 1
+        if outcome == "failed":
+            problem = next(child for child in case if child.tag in ("failure", "error"))
+            message = " ".join((problem.get("message") or problem.text or "").split())
+            failed.append(f"{name} ({problem.tag}: {message[:160]})")
+    return items, counts, failed
+
+
+def report(r: dict, say) -> None:
+    say(f"\n$ {r['cmd']}")
+    say(f"wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s (use {r['cpu'] / r['wall']:.2f} of {os.cpu_count()} cores), "
+        f"load average {r['load'][0]:.1f} before, {r['load'][1]:.1f} after; exit status {r['rc']}")
+    say(f"pytest: {r['summary']}")
+    workers = {k: v for k, v in r["per_process"].items() if k != "controller"}
+    say("CPU s per process (with its children): " + ", ".join(f"{k} {v:.1f}" for k, v in r["per_process"].items()))
+    cores = max(len(workers), 1)
+    say(f"estimated wall on {cores} idle core(s): {max(r['cpu'] / cores, max(workers.values(), default=0.0)):.1f} s "
+        f"(the larger of CPU / {cores} and the largest worker's CPU)")
+    say(f"items: {dict(r['counts'])}, {sum(t for t, _ in r['items']):.1f} s in the items")
+    if r["failed"]:
+        say(f"failed items ({len(r['failed'])}; the first 20):")
+        for name in r["failed"][:20]:
+            say(f"  {name}")
+    say("ten slowest items:")
+    for t, name in sorted(r["items"], reverse=True)[:10]:
+        say(f"  {t:7.1f} s  {name}")
+    per_file: dict[str, float] = defaultdict(float)
+    for t, name in r["items"]:
+        per_file[name.split("::")[0]] += t
+    say("ten most expensive files (summed item time):")
+    for name, t in sorted(per_file.items(), key=lambda kv: -kv[1])[:10]:
+        say(f"  {t:7.1f} s  {name}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--no-serial", action="store_true", help="skip the serial run (-n 0)")
+    ap.add_argument("--compare", metavar="MODE", help="also run in parallel with --dist MODE (e.g. loadfile)")
+    ap.add_argument("pytest_args", nargs="*", help="extra arguments for every run (after --)")
+    args = ap.parse_args()
+    lines: list[str] = []
+
+    def say(text: str = "") -> None:
+        print(text, flush=True)
+        lines.append(text)
+
+    say(f"the README's test command on {os.cpu_count()} cores (target: at most 150 s wall on 2 idle cores)")
+    report(run(args.pytest_args), say)
+    if args.compare:
+        report(run(["--dist", args.compare, *args.pytest_args]), say)
+    if not args.no_serial:
+        report(run(["-n", "0", *args.pytest_args]), say)
+    if not args.pytest_args:
+        (ROOT / "benchmarks" / "results" / "test_suite_time.txt").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
