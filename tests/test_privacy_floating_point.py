@@ -268,6 +268,26 @@ def test_scale_step_changes_one_pair_and_its_coinpress_step_stays_within(p):
         assert _moved(_coinpress_step(Z, c, radius), _coinpress_step(Zp, c, radius)) <= bound
 
 
+@HARNESS
+@given(p=PAIRS, tau=st.sampled_from([1e-6, 1.0, 1e6, None]))
+def test_second_moment_step_moves_within_its_sensitivity(p, tau):
+    """Pipeline v3's second moments (egmlib.peers.scales.second_moments): with the pairing drawn
+    from the same generator one substituted row changes one paired half squared difference v_i,
+    so the norms the private quantile counts move by one row and the clipped sum of the v_i at
+    any public radius tau (None: the largest norm, nothing clipped) within its sensitivity."""
+    n, d = p.X.shape
+    if n < 2:
+        return
+    V = scales._pairwise(np.clip(p.X, p.lower, p.upper), np.random.default_rng(5))
+    Vp = scales._pairwise(np.clip(p.Xp, p.lower, p.upper), np.random.default_rng(5))
+    assert np.count_nonzero(np.any(V != Vp, axis=1)) <= 1
+    norms, normsp = clipping.transformed_norms(V), clipping.transformed_norms(Vp)
+    assert np.count_nonzero(norms != normsp) <= 1
+    C = float(max(norms.max(), normsp.max(), 1e-300)) if tau is None else tau
+    moved = _moved(clipping.clipped_sum(V, C=C, norms=norms).total, clipping.clipped_sum(Vp, C=C, norms=normsp).total)
+    assert moved <= clipping.sum_sensitivity(C, n=V.shape[0], d=d)
+
+
 # --------------------------------------------------------------------------------------- #
 # the rounding bound itself
 # --------------------------------------------------------------------------------------- #
