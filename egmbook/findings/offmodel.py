@@ -64,7 +64,7 @@ GOAL_RECOMMENDED = 1.05
 PEERS = ("PLAN", "IOME")
 #: The methods given nothing that goals 2 and 3 and the verdicts compare (chapter 8's pipeline left out).
 VERDICT_ARMS = ("Alg3", "PLAN-last-step", "PLAN", "IOME")
-#: Where chapter 9 recommended its pipeline before the wider sweep: Gaussian-like data with
+#: Where chapter 9 recommended its pipeline before the wider sweep; Gaussian-like data with
 #: unequal scales, symmetric heavy tails, correlated coordinates or a mixture, with 10^4 rows
 #: (off-model families), and PLAN's skewed Gaussian benchmarks (GaussianB at alpha >= 1, GaussianC).
 RECOMMENDED = ("t3", "t4", "t10", "ar1", "equicorrelated", "mixture", "sigma_x0.5", "sigma_x2")
@@ -436,7 +436,7 @@ class Crossover(Finding):
 
     @property
     def constant(self) -> float:
-        """The switch point rounded down to a multiple of 10: the rule's constant."""
+        """The rule's constant, the switch point rounded down to a multiple of 10."""
         return float(10 * math.floor(self.switch / 10))
 
     @property

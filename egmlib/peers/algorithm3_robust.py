@@ -118,16 +118,16 @@ SHARES = MappingProxyType({"scale": 1 / 8, "centre": 1 / 8, "radius": 1 / 64, "n
 SIGMA_FLOOR_SHARE = 0.2
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
-#: The radius step's public preference for small radii: the base measure exp(-RADIUS_PRIOR k)
+#: The radius step's public preference for small radii; the base measure exp(-RADIUS_PRIOR k)
 #: over the grid's radii, one factor e per step g.  Of the radii that clip at most the target,
 #: the smallest is the likeliest and one j steps above it at most e^-j times as likely: a radius
 #: far above what the data need, which the exponential mechanism's utility alone cannot tell
 #: from the right one (both clip no row), is rare, and its noise is g^j times larger.
 RADIUS_PRIOR = 1.0
-#: Grid points below C_0 (the grid reaches C_0 g^-RADIUS_DOWN = C_0 / 2): lighter tails than
+#: Grid points below C_0 (the grid reaches C_0 g^-RADIUS_DOWN = C_0 / 2); lighter tails than
 #: the model's, or overestimated scales, may take a smaller radius.
 RADIUS_DOWN = 8
-#: The radius step aims at clipping at most TARGET_COEF sqrt(d / rho_noise) rows: the clipping
+#: The radius step aims at clipping at most TARGET_COEF sqrt(d / rho_noise) rows; the clipping
 #: bias of that many rows, each clipped by about the radius, is the size of the noise
 #: (2 C sqrt(d) / (n sqrt(2 rho_noise)) in norm), at every n.
 TARGET_COEF = 1.0
@@ -137,7 +137,7 @@ SECOND_MOMENT_SHARE = 0.5
 #: sqrt(2 ln(d / SECOND_MOMENT_LEVEL)) noise sds above 0: with d columns, noise alone lifts one
 #: of them with probability about SECOND_MOMENT_LEVEL (a union bound on Gaussian tails).
 SECOND_MOMENT_LEVEL = 0.05
-#: The public floor of the log scales, sigma_j >= LOG_SCALE_FLOOR * (upper - lower): the prior
+#: The public floor of the log scales, sigma_j >= LOG_SCALE_FLOOR * (upper - lower); the prior
 #: interval of ln sigma_j^2 CoinPress searches is 2 ln(1 / (2 LOG_SCALE_FLOOR)) = 26.2 wide
 #: (55.3 at chapter 8's 1e-12), which it narrows with fewer rows.  A column below the floor
 #: (a constant column) gets a scale at the floor, and the sigma floor below lifts it further.
@@ -589,7 +589,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
 
 #: The share of the few-rows path's budget spent on its coarse centre (the rest on IOME).
 COARSE_CENTRE_SHARE = 0.125
-#: The bisection steps of the coarse centre: it lands within 2^-20 of the box's width of a
+#: The bisection steps of the coarse centre; it lands within 2^-20 of the box's width of a
 #: noisy median (noise counts: the median's rank moves by the count noise).
 COARSE_CENTRE_STEPS = 20
 __all__ += ["COARSE_CENTRE_SHARE", "COARSE_CENTRE_STEPS"]
