@@ -48,10 +48,11 @@ from pathlib import Path
 import numpy as np
 
 from egmbook.cli import argument_parser
-from egmbook.findings.offmodel import CROSSOVER_FILE, Crossover, CrossoverCell
+from egmbook.findings.offmodel import Crossover, CrossoverCell
 from egmlib.peers import algorithm3_robust as a3r
 
 OUT = Path(__file__).resolve().parent / "results" / "offmodel_crossover.txt"
+CELLS = OUT.with_suffix(".csv")  # read by egmbook.findings.offmodel.load_crossover
 DS = (10, 30, 64)
 BOXES = (50.0, 1000.0, 20000.0)
 RHOS = (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1.0)
@@ -122,7 +123,7 @@ def main(runs: int) -> Crossover:
     return cross
 
 
-def write_cells(cross: Crossover, path: Path = CROSSOVER_FILE) -> None:
+def write_cells(cross: Crossover, path: Path = CELLS) -> None:
     """The cells, full precision, for egmbook.findings.offmodel.load_crossover."""
     with path.open("w", newline="") as f:
         w = csv.writer(f)

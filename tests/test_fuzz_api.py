@@ -311,6 +311,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
                                 "datasets": ["GaussianA"], "max_d": 16, "rhos": [1.0], "progress": False,
                                 "scheduler": None, "redo": None},
     "egmbook.findings.offmodel.diagnose": {"dataset": "wine", "runs": 2},
+    "egmbook.findings.offmodel.few_rows_share": {"dataset": "wine", "runs": 2, "rho": 0.25},
+    "egmbook.findings.offmodel.crossover_switch": {"cells": [(10.0, 3.0), (50.0, 1.0)], "tolerance": 1.25},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},

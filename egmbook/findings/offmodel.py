@@ -47,7 +47,7 @@ __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NE
            "GOAL_RECOMMENDED", "RECOMMENDED", "PEERS", "NEW", "OLD",
            "StepDiagnostics", "Diagnosis", "diagnose", "Comparison", "Goal", "Goals", "goals",
            "best_peer_ratios", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
-           "CROSSOVER_TOLERANCE", "CROSSOVER_FILE", "CrossoverCell", "Crossover", "crossover_switch",
+           "CROSSOVER_TOLERANCE", "CrossoverCell", "Crossover", "crossover_switch",
            "load_crossover", "few_rows_share"]
 
 #: Goal 1 -- off the model, chapter 9's pipeline adds at most this times the better peer's error ...
@@ -379,8 +379,8 @@ def verdicts(peers: PeersResults, offmodel: OffModelResults) -> tuple[Verdict, .
 #: The largest ratio of Algorithm 3's path's error to the few-rows path's that the rule's
 #: switch point tolerates on data from Algorithm 3's model.
 CROSSOVER_TOLERANCE = 1.25
-#: Where ``benchmarks/offmodel_crossover.py`` writes its cells.
-CROSSOVER_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_crossover.csv"
+# Where benchmarks/offmodel_crossover.py writes its cells (private: a path of the machine).
+_CROSSOVER_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_crossover.csv"
 _CROSSOVER_COLUMNS = ("half_width", "d", "rho", "n", "runs", "error_algorithm3", "error_few_rows", "statistic")
 
 
@@ -407,7 +407,11 @@ def crossover_switch(cells: Sequence[tuple[float, float]], tolerance: float = CR
     """The smallest statistic from which on every cell's ratio is at most ``tolerance``.
 
     ``cells`` are (statistic, ratio) pairs; None when the cell of the largest statistic fails."""
-    ordered = sorted(cells)
+    pairs = _v.check_finite_data("cells", cells)
+    if pairs.shape[1] != 2:
+        raise ValueError(f"cells must be (statistic, ratio) pairs, got rows of {pairs.shape[1]} entries")
+    tolerance = _v.check_positive_finite("tolerance", tolerance)
+    ordered = sorted(map(tuple, pairs.tolist()))
     for k in range(len(ordered)):
         if all(r <= tolerance for _, r in ordered[k:]):
             return float(ordered[k][0])
@@ -455,10 +459,11 @@ class Crossover(Finding):
 
 
 def load_crossover(path: str | Path | None = None) -> Crossover:
-    """The cells written by ``benchmarks/offmodel_crossover.py`` (default :data:`CROSSOVER_FILE`)."""
+    """The cells written by ``benchmarks/offmodel_crossover.py`` (by default the repository's
+    ``benchmarks/results/offmodel_crossover.csv``)."""
     if path is not None and not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
-    p = CROSSOVER_FILE if path is None else Path(path)
+    p = _CROSSOVER_FILE if path is None else Path(path)
     with p.open(newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows or tuple(rows[0]) != _CROSSOVER_COLUMNS:

@@ -257,7 +257,8 @@ def second_moment_threshold(d: int) -> float:
     probability that Gaussian noise passes :math:`z` sds is at most
     :math:`e^{-z^2/2}/2`, so over :math:`d` columns at most :math:`\alpha/2` (union bound):
     noise alone rarely lifts a scale, which the floor at a share of the mean would then
-    pass on to every small column.  Public (it depends on :math:`d` only).
+    pass on to every small column.  Public (it depends on :math:`d` only), so taking the
+    maximum with the log scales is post-processing (the book's Lemma 9.E).
 
     Examples
     --------
@@ -405,8 +406,8 @@ def select_radius(norms: Any, *, C0: float, C_max: float, rho: float, d: int, rh
     400), :math:`\varepsilon = \sqrt{8\rho}`, the target :func:`radius_target` (a noise-sized
     number of clipped rows), utility :func:`radius_utility` (sensitivity 1) and the public
     preference ``RADIUS_PRIOR`` for smaller radii (:func:`radius_probabilities`; McSherry and
-    Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP (Cesar
-    and Rogers 2021).  The grid and the target depend only on public or already released
+    Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP
+    (Cesar and Rogers 2021; the book's Proposition 9.J).  The grid and the target depend only on public or already released
     quantities (:math:`C_0, C_{\max}, d, \rho_{\rm noise}`).  ``norms`` are the rows'
     transformed norms :math:`\|(x_i - \hat\mu)\odot b\|`.
 
@@ -454,7 +455,7 @@ def whitened_box_radius(sigma: Any, *, lower: float, upper: float) -> float:
     of :math:`\hat\sigma_j`; :math:`\sqrt d\,R_w` is the radius of the prior ball from which
     CoinPress's whitened centre starts.  CoinPress halves that ball about once per step,
     so the rows it needs grow like :math:`\ln R_w`.  A function of the released
-    :math:`\hat\sigma` and the public box: post-processing.
+    :math:`\hat\sigma` and the public box: post-processing (the book's Lemma 9.G).
 
     Examples
     --------
