@@ -3,9 +3,6 @@
 // (tests/test_browser.py and scripts/build_pdf.py wait for it).
 (function () {
   "use strict";
-  // Figures are drawn for a 676 px column with text >= 9 pt (12.5 px); shown at no less
-  // than this share of their drawn width, their smallest text stays >= 7.5 CSS px.
-  var FIGURE_MIN_SHARE = 0.6;
   // A display equation wider than its box is set in a smaller font, down to this share.
   var MATH_MIN_SCALE = 0.6;
   var FIGURES = "div.cell_output img, figure img, img.sd-card-img-top";
@@ -14,30 +11,23 @@
     return document.querySelector("article.bd-article") || document.querySelector("main") || document.body;
   }
 
-  // Figures: a link to the full-resolution image (tap or click), inside a box that
-  // scrolls sideways, with a minimum width that keeps the figure's text legible.
+  // Figures: each opens at full resolution on a click or a tap.  A figure fits the column
+  // (never a sideways scroll); where the page has a phone rendition (egmbook.display, served
+  // by _ext/phone_figures.py through <picture>), a phone shows that, drawn for its width.
   function setUpFigures() {
+    // the PDF edition (scripts/build_pdf.py) prints the figures as they are: nothing to tap
+    if (document.documentElement.classList.contains("egm-pdf")) return;
     document.querySelectorAll(FIGURES).forEach(function (img) {
-      if (img.closest(".egm-figure-scroll")) return;
-      var box = document.createElement("div");
-      box.className = "egm-figure-scroll";
-      var link = img.closest("a");
-      var node = link || img;
-      if (!link) {
-        link = document.createElement("a");
-        link.href = img.getAttribute("src");
-        link.className = "egm-figure-link";
-        link.title = "Open the figure at full resolution";
-      }
-      node.parentNode.insertBefore(box, node);
-      if (node === img) { link.appendChild(img); }
-      box.appendChild(link);
-      var fix = function () {
-        var drawn = parseFloat(img.style.width) || parseFloat(img.getAttribute("width")) ||
-                    (img.naturalWidth ? img.naturalWidth / 2 : 0);
-        if (drawn) img.style.minWidth = Math.round(drawn * FIGURE_MIN_SHARE) + "px";
-      };
-      if (img.complete) fix(); else img.addEventListener("load", fix);
+      if (img.closest("a")) return;
+      var link = document.createElement("a");
+      link.href = img.currentSrc || img.getAttribute("src");
+      link.className = "egm-figure-link";
+      link.title = "Open the figure at full resolution";
+      var node = img.closest("picture") || img;
+      node.parentNode.insertBefore(link, node);
+      link.appendChild(node);
+      var update = function () { link.href = img.currentSrc || img.getAttribute("src"); };
+      img.addEventListener("load", update);
     });
   }
 
@@ -45,7 +35,13 @@
     return el.getClientRects().length > 0 && !el.closest("details:not([open]) > :not(summary)");
   }
 
-  // Tables: fit the column as they are, else tighter, else stacked (one card per row).
+  // Tables stay tables on a desktop and on paper: as they are, else set tighter.  On a
+  // phone a table still too wide scrolls inside its own box (its first column stays in
+  // view), unless it is prose (long text cells), which is read better as one card per row;
+  // a card leaves out the cells that are empty.
+  var PHONE_MAX = 600;  // CSS px: narrower viewports are phones
+  var PROSE_CELL = 60;  // characters: a cell this long is prose, not a value
+
   function labelCells(table) {
     if (table.dataset.egmLabelled) return;
     table.dataset.egmLabelled = "1";
@@ -53,6 +49,10 @@
     if (!heads.length) return;
     table.querySelectorAll("tbody tr").forEach(function (tr) {
       Array.prototype.forEach.call(tr.children, function (cell, k) {
+        if (!cell.textContent.trim() && !cell.querySelector("img, svg, mjx-container")) {
+          cell.classList.add("egm-empty");
+          return;
+        }
         if (!heads[k] || !heads[k].textContent.trim()) return;
         var label = document.createElement("span");
         label.className = "egm-th";
@@ -63,16 +63,52 @@
     });
   }
 
+  function isProse(table) {
+    return Array.prototype.some.call(table.querySelectorAll("tbody td"), function (td) {
+      return td.textContent.trim().length > PROSE_CELL;
+    });
+  }
+
+  function fits(table) {
+    return table.scrollWidth <= table.parentElement.getBoundingClientRect().width + 1;
+  }
+
+  function printing() {
+    return document.documentElement.classList.contains("egm-pdf") || window.matchMedia("print").matches;
+  }
+
   function fitTables() {
+    var phone = window.innerWidth <= PHONE_MAX && !printing();
     article().querySelectorAll("table").forEach(function (table) {
       if (table.classList.contains("indextable") || !shown(table)) return;
-      table.classList.remove("egm-compact", "egm-stacked");
-      var room = table.parentElement.getBoundingClientRect().width;
-      if (table.scrollWidth <= room - 1) return;
+      table.classList.remove("egm-compact", "egm-tight", "egm-stacked", "egm-scroll");
+      var columns = table.querySelectorAll("thead tr:last-child th").length;
+      if (phone && columns >= 3 && isProse(table)) {  // prose squeezed into narrow columns: cards
+        labelCells(table);
+        table.classList.add("egm-stacked");
+        return;
+      }
+      if (fits(table)) return;
       table.classList.add("egm-compact");
-      if (table.scrollWidth <= room - 1) return;
-      labelCells(table);
-      table.classList.remove("egm-compact");
+      if (fits(table)) return;
+      if (phone) {
+        if (isProse(table)) {
+          labelCells(table);
+          table.classList.remove("egm-compact");
+          table.classList.add("egm-stacked");
+        } else {
+          table.classList.add("egm-scroll");
+        }
+        return;
+      }
+      table.classList.add("egm-tight");
+      if (fits(table)) return;
+      if (!printing()) {  // a desktop scrolls what is left in the table's box, its first column in view
+        table.classList.add("egm-scroll");
+        return;
+      }
+      labelCells(table);  // paper cannot scroll: the last resort is a card per row
+      table.classList.remove("egm-compact", "egm-tight");
       table.classList.add("egm-stacked");
     });
   }

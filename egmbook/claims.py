@@ -12,6 +12,19 @@ Every check in the book ends in a call of :func:`check`. It
 - records the claim, the outcome and a stable label in the output's metadata, from which
   :func:`collect_checks` rebuilds the book's table of claims and checks.
 
+A check of a statement that the page sets out in a numbered box of its own (the book's
+Observation 8.B, Proposition 4.A) is not shown where it is computed: with ``tag=True`` it
+is glued (myst-nb) under its label and pasted into the box as a one-line tag, so that the
+statement is made once, with its check beside it::
+
+    ```{prf:observation} ...
+    :label: book-observation-8-b
+    The statement, with its headline number.
+
+    :::{glue} ch8-check-q1
+    :::
+    ```
+
 Outside IPython (scripts, tests) the plain-text form is printed.
 
 Examples
@@ -146,8 +159,44 @@ class Check:
         parts.append("</div>")
         return "".join(parts)
 
+    @property
+    def tag_html(self) -> str:
+        """The tag form, for the foot of the statement's box.
+
+        The verdict as a coloured chip with its word, then the evidence, and the link to
+        the erratum.
+        """
+        bg, border = _COLOURS[self.outcome]
+        parts = [
+            f'<div class="egm-check-tag egm-check-{self.outcome} mathjax_process" id="check-{self.label}" '
+            f'style="margin:0.5em 0 0;padding-top:0.35em;border-top:1px solid rgba(0,0,0,0.12);'
+            f'font-size:0.88em;line-height:1.45;overflow-wrap:anywhere">',
+            f'<span class="egm-check-chip" style="display:inline-block;background:{bg};color:{border};'
+            f'border:1px solid {border};border-radius:3px;padding:0 0.4em;margin-right:0.5em;font-weight:600;'
+            f'white-space:nowrap">{_SYMBOLS[self.outcome]} {OUTCOMES[self.outcome]}</span>',
+        ]
+        if self.evidence:
+            parts.append(f'<span class="egm-check-evidence" style="color:#333">Checked: '
+                         f'{math_html(self.evidence)}</span>')
+        if self.erratum:
+            parts.append(f' <a class="egm-check-erratum" href="{ERRATA_PAGE}#{self.erratum}">erratum</a>')
+        parts.append("</div>")
+        return "".join(parts)
+
     def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001, ANN202
         return {"text/plain": self.text, "text/html": self.html}, {METADATA_KEY: asdict(self)}
+
+
+class _Tag:
+    """A check shown as the tag of its statement's box (``check(..., tag=True)``): the same
+    plain text and metadata as the badge, the tag as HTML."""
+
+    def __init__(self, record: Check) -> None:
+        self.record = record
+
+    def _repr_mimebundle_(self, include=None, exclude=None):  # noqa: ANN001, ANN202
+        return {"text/plain": self.record.text, "text/html": self.record.tag_html}, {
+            METADATA_KEY: asdict(self.record)}
 
 
 def _text_arg(name: str, value: object, *, required: bool) -> str:
@@ -168,9 +217,10 @@ def check(
     statement: str,
     evidence: str = "",
     erratum: str = "",
+    tag: bool = False,
 ) -> None:
     """State a checked claim of the report (or the book's own): raise if ``ok`` is false,
-    else show its badge.
+    else show its badge (or, with ``tag``, glue its tag for the statement's box).
 
     Parameters
     ----------
@@ -186,6 +236,12 @@ def check(
         another claim or statement in the same run is a ValueError. The badge states the
         claim, the verdict and the evidence in words; write numbers in ``evidence`` with
         :func:`readable` (rounded, no ``e-03``) and with their units.
+    tag : bool
+        The claim is a statement that the page sets out in a numbered box (an observation,
+        a proposition of the book): the check is not shown in its cell but glued under
+        ``label`` (myst-nb ``glue``), for the box to paste as its tag with
+        ``:::{glue} <label>``. The record, its plain text and what nbval compares are
+        those of the badge.
 
     Raises
     ------
@@ -194,6 +250,8 @@ def check(
     """
     if not isinstance(ok, (bool, np.bool_)):
         raise TypeError(f"ok must be a bool, got ok={ok!r} (type {type(ok).__name__})")
+    if not isinstance(tag, bool):
+        raise TypeError(f"tag must be a bool, got tag={tag!r} (type {type(tag).__name__})")
     claim = _text_arg("claim", claim, required=True)
     label = _text_arg("label", label, required=True)
     statement = _text_arg("statement", statement, required=True)
@@ -226,7 +284,12 @@ def check(
         from IPython.display import display
     except ImportError:  # pragma: no cover - IPython ships with the book's environment
         get_ipython = None
-    if get_ipython is not None and get_ipython() is not None:
+    shell = get_ipython() if get_ipython is not None else None
+    if shell is not None and tag and hasattr(shell, "kernel"):  # a notebook: glued for its box
+        from myst_nb import glue  # the book's toolchain, only where a tag is glued
+
+        glue(label, _Tag(record), display=False)
+    elif shell is not None and not tag:
         display(record)
     else:
         print(record.text)

@@ -3,13 +3,18 @@ r"""How the book shows results: its figure style and its tables.
 - :func:`use_book_style` applies the book's one matplotlib style (``book.mplstyle`` beside
   this module): figures drawn at the width of the text column, text no smaller than
   9 pt, colours that survive colour-vision deficiencies, stored at twice the screen
-  resolution as 8-bit palette PNGs (``_palette_png``).
+  resolution as 8-bit palette PNGs (``_palette_png``), each with a phone rendition
+  (:func:`phone_rendition`: the panels stacked in a 360 px column, the same text sizes)
+  that ``_ext/phone_figures.py`` serves to narrow screens; :func:`save_figure` does the
+  same for a figure shown from a file.
 - :func:`glue_values` glues many numbers for the prose at once (myst-nb ``glue``), in
   place of one ``glue(name, float(x), display=False)`` call per number.
 - :func:`table` shows a table as HTML (in the book and in Jupyter) with a plain-text twin
   (what nbval compares): formatted numbers, optional caption, inline math between
   ``$...$``; a long table shows its first rows and keeps the full table in a collapsed
   block.
+- :func:`heatmap` draws a table of ratios as a heat map: the numbers (and their ranges) in
+  the cells, coloured blue on one side of a centre and orange-red on the other.
 
 Examples
 --------
@@ -23,6 +28,7 @@ Examples
 from __future__ import annotations
 
 import html
+import math
 import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -31,9 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from egmlib._validation import check_count
+from egmlib._validation import check_bool, check_count, check_positive_finite
 
-__all__ = ["STYLE", "glue_values", "math_html", "table", "use_book_style"]  # Table: what table() returns
+__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "math_html", "phone_rendition",
+           "save_figure", "table", "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
@@ -63,18 +70,18 @@ def use_book_style() -> None:
         shell.display_formatter.formatters["image/png"].for_type(Figure, _palette_png)
 
 
-def _palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
-    """A figure of the book (the report's Figure 2 among them) as a palette PNG, with its size.
+#: Width (inches at ``figure.dpi``, i.e. hundreds of CSS px) of a figure's phone rendition:
+#: the text column of a 360-400 px screen.
+PHONE_WIDTH_IN = 3.6
+#: Height of one panel of the phone rendition, inches (panels are stacked in one column).
+PHONE_PANEL_IN = (2.1, 2.7)
+#: Key of the phone rendition in the metadata of a notebook's ``image/png`` output
+#: (``_ext/phone_figures.py`` reads it and serves it to narrow screens).
+PHONE_KEY = "egm_phone"
 
-    The PNG has 8-bit colour indices; the size is the display size in CSS px. The matplotlib
-    figure is drawn at ``savefig.dpi`` (twice ``figure.dpi`` in the book's style, for
-    high-density screens), on white, and its colours are reduced to an adaptive palette of
-    256 without dithering: line plots in a handful of colours and their anti-aliased
-    edges look the same, in about a third of the bytes of a full-colour PNG (the book's
-    size limit counts each figure twice, as an image and inside its notebook). The PNG
-    records its resolution; the metadata gives the size at ``figure.dpi``, the size at
-    which the text column shows it.
-    """
+
+def _png(fig: Any) -> tuple[bytes, int, int]:
+    """The figure as an 8-bit palette PNG at ``savefig.dpi``, with its size in CSS px."""
     import io
 
     import matplotlib as mpl
@@ -87,7 +94,183 @@ def _palette_png(fig: Any) -> tuple[bytes, dict[str, int]]:
     out = io.BytesIO()
     rgb.quantize(256, dither=Image.Dither.NONE).save(out, format="PNG", optimize=True, dpi=(dpi, dpi))
     scale = fig.dpi / dpi
-    return out.getvalue(), {"width": round(rgb.width * scale), "height": round(rgb.height * scale)}
+    return out.getvalue(), round(rgb.width * scale), round(rgb.height * scale)
+
+
+def _palette_png(fig: Any) -> tuple[bytes, dict[str, Any]]:
+    """A figure of the book (the report's Figure 2 among them) as a palette PNG, with its size
+    and its phone rendition.
+
+    The PNG has 8-bit colour indices; the size is the display size in CSS px. The matplotlib
+    figure is drawn at ``savefig.dpi`` (twice ``figure.dpi`` in the book's style, for
+    high-density screens), on white, and its colours are reduced to an adaptive palette of
+    256 without dithering: line plots in a handful of colours and their anti-aliased
+    edges look the same, in about a third of the bytes of a full-colour PNG (the book's
+    size limit counts each figure twice, as an image and inside its notebook). The PNG
+    records its resolution; the metadata gives the size at ``figure.dpi``, the size at
+    which the text column shows it, and under ``PHONE_KEY`` the figure drawn again for a
+    phone's column (:func:`phone_rendition`), which the book serves to narrow screens.
+    """
+    import base64
+
+    png, width, height = _png(fig)
+    meta: dict[str, Any] = {"width": width, "height": height}
+    phone = phone_rendition(fig)
+    if phone is not None:
+        data, w, h = _png(phone)
+        meta[PHONE_KEY] = {"png": base64.b64encode(data).decode("ascii"), "width": w, "height": h}
+        import matplotlib.pyplot as plt
+
+        plt.close(phone)
+    return png, meta
+
+
+def save_figure(fig: Any, path: str | Path) -> None:
+    """Save a figure for a page that shows it as a file (the landing page's Figure 2): the
+    palette PNG at ``path`` and its phone rendition beside it, ``<stem>-phone.png``, which
+    ``_ext/phone_figures.py`` serves to narrow screens."""
+    if isinstance(path, bool) or not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or a Path, got path={path!r} (type {type(path).__name__})")
+    _check_figure(fig)
+    path = Path(path)
+    if path.suffix.lower() != ".png":
+        raise ValueError(f"path must name a .png file, got path={str(path)!r}")
+    png, _, _ = _png(fig)
+    path.write_bytes(png)
+    phone = phone_rendition(fig)
+    target = path.with_name(path.stem + "-phone" + path.suffix)
+    if phone is None:
+        target.unlink(missing_ok=True)
+        return
+    target.write_bytes(_png(phone)[0])
+    import matplotlib.pyplot as plt
+
+    plt.close(phone)
+
+
+def _check_figure(fig: Any) -> None:
+    from matplotlib.figure import Figure
+
+    if not isinstance(fig, Figure):
+        raise TypeError(f"fig must be a matplotlib Figure, got fig={fig!r:.60} (type {type(fig).__name__})")
+
+
+def phone_rendition(fig: Any) -> Any | None:
+    """The figure drawn again for a phone's text column, or None if it already fits one.
+
+    A copy of ``fig`` is set ``PHONE_WIDTH_IN`` wide with its fonts unchanged (so its
+    smallest text is as large on a phone as in the text column of a laptop), its panels
+    stacked in one column in reading order, each ``PHONE_PANEL_IN`` high; tick labels hidden
+    by shared axes are shown and axis labels repeated on every panel; a legend of the
+    figure gets one column. Figures the copy cannot restack (panels spanning several
+    cells) keep their arrangement.
+    """
+    import pickle
+
+    from matplotlib.gridspec import GridSpec
+
+    _check_figure(fig)
+    width, height = fig.get_size_inches()
+    if width <= PHONE_WIDTH_IN + 0.01:
+        return None
+    try:  # a copy: cloudpickle (joblib's) also copies lambdas, such as tick formatters
+        import cloudpickle
+
+        dumps = cloudpickle.dumps
+    except ImportError:  # pragma: no cover - joblib brings it
+        dumps = pickle.dumps
+    try:
+        phone = pickle.loads(dumps(fig))
+    except Exception:  # noqa: BLE001 - an artist that cannot be copied: no phone rendition
+        return None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(phone)  # measured and drawn by Agg, whatever canvas the original has
+    grid_axes = [ax for ax in phone.axes if ax.get_subplotspec() is not None
+                 and not getattr(ax, "_colorbar", None) and ax.get_label() != "<colorbar>"]
+    specs = [ax.get_subplotspec() for ax in grid_axes]
+    grids = {id(spec.get_gridspec()) for spec in specs}
+    rows = cols = 1
+    if grid_axes and len(grids) == 1:
+        rows, cols = specs[0].get_gridspec().get_geometry()
+    panel_height = height / max(rows, 1)
+    stack = (len(grids) == 1 and all(len(sp.rowspan) == 1 and len(sp.colspan) == 1 for sp in specs))
+    if stack:
+        order = sorted(range(len(grid_axes)), key=lambda k: (specs[k].rowspan.start, specs[k].colspan.start))
+        # labels of the panel's row (y) and column (x), for panels that shared them
+        ylabel = {specs[k].rowspan.start: grid_axes[k].get_ylabel() for k in order if grid_axes[k].get_ylabel()}
+        xlabel = {specs[k].colspan.start: grid_axes[k].get_xlabel() for k in order if grid_axes[k].get_xlabel()}
+        # one label shared by the whole grid goes on every panel
+        ylabel = ylabel if len(set(ylabel.values())) != 1 else dict.fromkeys(range(rows), next(iter(ylabel.values())))
+        xlabel = xlabel if len(set(xlabel.values())) != 1 else dict.fromkeys(range(cols), next(iter(xlabel.values())))
+        panels = len(order)
+        new = GridSpec(panels, 1, figure=phone)
+        for position, k in enumerate(order):
+            ax, spec = grid_axes[k], specs[k]
+            ax.set_subplotspec(new[position])
+            ax.tick_params(labelbottom=True, labelleft=True)
+            if not ax.get_ylabel() and spec.rowspan.start in ylabel:
+                ax.set_ylabel(ylabel[spec.rowspan.start])
+            if not ax.get_xlabel() and spec.colspan.start in xlabel:
+                ax.set_xlabel(xlabel[spec.colspan.start])
+        low, high = PHONE_PANEL_IN
+        panel = min(max(panel_height * 0.8, low), high)
+    else:
+        panels, panel = 1, min(max(height * PHONE_WIDTH_IN / width, PHONE_PANEL_IN[0]), 2 * PHONE_PANEL_IN[1])
+    phone.set_size_inches(PHONE_WIDTH_IN, panels * panel)
+    phone.canvas.draw()
+    # legends that a narrow panel cannot hold (several columns, or half the panel's width)
+    # go below the panels, with the figure's own, in one column: one entry per label
+    handles, labels = [], []
+    for legend in list(phone.legends):
+        handles += legend.legend_handles
+        labels += [t.get_text() for t in legend.texts]
+        legend.remove()
+    for ax in phone.axes:
+        legend = ax.get_legend()
+        if legend is None:
+            continue
+        wide = legend._ncols > 1 or legend.get_window_extent().width > 0.5 * ax.get_window_extent().width
+        if wide:
+            handles += legend.legend_handles
+            labels += [t.get_text() for t in legend.texts]
+            legend.remove()
+    if handles:
+        unique = dict(zip(labels, handles, strict=True))
+        phone.legend(handles=list(unique.values()), labels=list(unique), loc="outside lower center", ncols=1)
+    _wrap_labels(phone)
+    if phone.legends:  # room for the legend below the panels
+        phone.canvas.draw()
+        extra = sum(lg.get_window_extent().height for lg in phone.legends) / phone.dpi
+        phone.set_size_inches(PHONE_WIDTH_IN, panels * panel + extra + 0.1)
+    return phone
+
+
+def _wrap(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, never breaking inside ``$...$``."""
+    lines, line = [], ""
+    for word in re.findall(r"\S*\$[^$]*\$\S*|\S+", text):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "\n".join([*lines, line])
+
+
+def _wrap_labels(fig: Any) -> None:
+    """Axis labels and titles wider (taller) than their panel, broken into lines."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        box = ax.get_window_extent(renderer)
+        for text, room, setter in ((ax.xaxis.label, box.width, ax.set_xlabel), (ax.title, box.width, ax.set_title),
+                                   (ax.yaxis.label, box.height, ax.set_ylabel)):
+            label = text.get_text()
+            extent = text.get_window_extent(renderer)
+            size = extent.height if setter is ax.set_ylabel else extent.width
+            if label and "\n" not in label and size > room:
+                setter(_wrap(label, max(int(len(label) * room / size * 0.95), 8)))
 
 
 def math_html(text: str) -> str:
@@ -249,6 +432,162 @@ def table(
     return Table(columns, cells, numeric, caption, head)
 
 
+#: Heat-map colours (ColorBrewer's RdBu ends, distinguishable with colour-vision
+#: deficiencies): a ratio above the centre is blue, below it orange-red; black text keeps a
+#: contrast above 5:1 on the deepest tint.
+HEAT_HIGH, HEAT_LOW = (67, 147, 195), (214, 96, 77)
+
+
+def _heat_colour(value: float, centre: float, saturate: float, blue_above: bool = True) -> str:
+    """The background of a heat-map cell: white at ``centre``, the full tint at a factor
+    ``saturate`` away from it (on a log scale), in between a mix."""
+    if not (value > 0 and math.isfinite(value)):
+        return ""
+    share = min(abs(math.log(value / centre)) / math.log(saturate), 1.0)
+    if share < 0.02:
+        return ""
+    rgb = HEAT_HIGH if (value > centre) == blue_above else HEAT_LOW
+    mix = [round(255 + (c - 255) * share) for c in rgb]
+    return f"background:#{mix[0]:02x}{mix[1]:02x}{mix[2]:02x}"
+
+
+class HeatMap(Table):
+    """A table whose value cells are coloured by their ratio to a centre (see :func:`heatmap`)."""
+
+    def __init__(self, columns: list[str], cells: list[list[str]], numeric: list[bool], caption: str,
+                 shown: list[list[tuple[str, str]]], styles: list[list[str]], key: str) -> None:
+        super().__init__(columns, cells, numeric, caption, None)
+        self.shown, self.styles, self.key = shown, styles, key
+
+    @property
+    def text(self) -> str:
+        """The aligned plain text of :class:`Table` and the colour key."""
+        return super().text + (f"\n{_plain(self.key)}" if self.key else "")
+
+    def _html_table(self, rows: list[list[str]]) -> str:
+        def cell(value: tuple[str, str]) -> str:
+            main, spread = value
+            return math_html(main) + (f'<br><span class="egm-heat-range" style="font-size:0.8em;color:#222">'
+                                  f"{math_html(spread)}</span>" if spread else "")
+
+        head = "".join(
+            f'<th class="{"egm-num" if num else "egm-txt"}">{math_html(c)}</th>'
+            for c, num in zip(self.columns, self.numeric, strict=True))
+        body = "".join(
+            "<tr>" + "".join(
+                f'<td class="{"egm-num" if num else "egm-txt"}"' + (f' style="{style}"' if style else "")
+                + f">{cell(v)}</td>"
+                for v, num, style in zip(r, self.numeric, styles, strict=True)) + "</tr>"
+            for r, styles in zip(self.shown, self.styles, strict=True))
+        return (f'<table class="egm-table egm-heatmap mathjax_process"><thead><tr>{head}</tr></thead>'
+                f"<tbody>{body}</tbody></table>")
+
+    @property
+    def html(self) -> str:
+        """The heat map as HTML, with its colour key below it."""
+        key = (f'<div class="egm-heat-key" style="font-size:0.85em;color:#333">{math_html(self.key)}</div>'
+               if self.key else "")
+        return super().html.removesuffix("</div>") + key + "</div>"
+
+
+def heatmap(
+    data: Mapping[str, Sequence[Any]] | Any,
+    *,
+    heat: Sequence[str],
+    caption: str = "",
+    centre: float = 1.0,
+    saturate: float = 4.0,
+    digits: int = 3,
+    key: str = "",
+    blue_above: bool = True,
+) -> HeatMap:
+    """A ratio table drawn as a heat map, with the numbers in its cells: HTML in the book,
+    aligned text (and the key) for nbval.
+
+    Parameters
+    ----------
+    data : mapping or pandas.DataFrame
+        Columns in order, as for :func:`table`. The columns named in ``heat`` hold ratios:
+        a number, or a tuple ``(value, low, high)`` shown as the value with its range
+        below it (``1.16`` over ``1.07–1.30``), coloured by the value; ``None`` leaves a
+        cell empty.
+    heat : sequence of str
+        The columns to colour.
+    caption : str
+        Shown above the table.
+    centre : float > 0
+        The ratio shown white (1: both sides equal).
+    saturate : float > 1
+        The factor away from ``centre`` at which the colour is full (log scale).
+    blue_above : bool
+        Ratios above ``centre`` are blue and those below orange-red (the default), or the
+        other way round: the book colours blue what favours the method the table is about.
+    digits : int
+        Significant digits of the numbers.
+    key : str
+        What the colours mean, shown below the table ("blue: Algorithm 3 adds less").
+
+    Returns
+    -------
+    HeatMap
+        Displayed by IPython as the cell's result.
+
+    Examples
+    --------
+    >>> heatmap({"data": ["A", "B"], "IOME": [(0.9, 0.8, 1.1), 4.2]}, heat=["IOME"], digits=2)
+    data             IOME
+    A     0.90 (0.80-1.1)
+    B                 4.2
+    """
+    columns, rows = _columns_of(data)
+    if isinstance(heat, str) or not isinstance(heat, Sequence) or not all(isinstance(h, str) for h in heat):
+        raise TypeError(f"heat must be a sequence of column names, got heat={heat!r:.60}")
+    heat = list(heat)
+    unknown = sorted(set(heat) - set(columns))
+    if unknown:
+        raise ValueError(f"heat names columns that are not in data: {unknown}")
+    centre = check_positive_finite("centre", centre)
+    saturate = check_positive_finite("saturate", saturate)
+    if not saturate > 1:
+        raise ValueError(f"saturate must be a factor > 1, got saturate={saturate!r}")
+    digits = check_count("digits", digits, minimum=1, maximum=6)
+    for name, value in (("caption", caption), ("key", key)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, got {name}={value!r} (type {type(value).__name__})")
+    blue_above = check_bool("blue_above", blue_above)
+
+    def number(x: float) -> str:
+        return f"{float(f'{x:.{digits}g}'):#.{digits}g}".rstrip(".") if abs(x) < 10 ** digits else f"{x:.0f}"
+
+    shown, styles, texts = [], [], []
+    for r in rows:
+        shown_row, style_row, text_row = [], [], []
+        for name, v in zip(columns, r, strict=True):
+            style, spread = "", ""
+            if name not in heat:
+                main = v if isinstance(v, str) else (f"{v:.6g}" if isinstance(v, float) else str(v))
+            elif v is None:
+                main = ""
+            else:
+                ok = _is_number(v) or (isinstance(v, tuple) and len(v) == 3 and all(_is_number(x) for x in v))
+                if not ok:
+                    raise TypeError(f"column {name!r} holds {v!r}: a ratio or a tuple (value, low, high)")
+                value, low, high = (v, None, None) if _is_number(v) else v
+                main = number(float(value))
+                if low is not None:
+                    spread = f"{number(float(low))}\N{EN DASH}{number(float(high))}"
+                style = _heat_colour(float(value), centre, saturate, blue_above)
+            shown_row.append((main, spread))
+            text_row.append(f"{main} ({spread.replace(chr(0x2013), '-')})" if spread else main)
+            style_row.append(style)
+        shown.append(shown_row)
+        styles.append(style_row)
+        texts.append(text_row)
+    numeric = [name in heat or (bool(rows) and all(_is_number(r[k]) for r in rows))
+               for k, name in enumerate(columns)]
+    return HeatMap(columns, texts, numeric, caption, shown, styles, key)
+
+
 def glue_values(values: Mapping[str, Any], *, digits: int | None = None,
                 prefix: str = "") -> dict[str, int | float]:
     r"""Glue every number of ``values`` for the prose, under ``prefix + name``.
@@ -305,3 +644,27 @@ def glue_values(values: Mapping[str, Any], *, digits: int | None = None,
     for full, v in out.items():
         glue(full, v, display=False)
     return out
+
+
+class _Text(str):
+    """A glued text shown as it is (the repr of a str would add quotes)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def glue_text(name: str, text: str) -> str:
+    """Glue a text for the prose (``{glue:text}`name```), shown without quotes: a number
+    already written for a reader, such as :func:`egmbook.claims.readable`'s ``4.6 × 10⁶``.
+
+    Returns the text; raises TypeError for a name or text that is not a str and ValueError
+    for an empty name.
+    """
+    if not isinstance(name, str) or not isinstance(text, str):
+        raise TypeError(f"name and text must be str, got name={name!r}, text={text!r}")
+    if not name:
+        raise ValueError("name must not be empty")
+    from myst_nb import glue  # the book's toolchain (the book extra), only where gluing happens
+
+    glue(name, _Text(text), display=False)
+    return text

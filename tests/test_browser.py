@@ -18,14 +18,18 @@ by Chromium's mobile emulation), each page loaded once per width and measured on
 - nothing is cut off: no check badge or text output wider than its box, no page that
   scrolls sideways on a phone;
 - tables fit the column at both widths (``_static/egm.js`` sets a table that does not fit
-  tighter, then stacks its rows as cards), unless they sit in a collapsed block;
+  tighter), unless they sit in a collapsed block; at 1280 px no table is set as cards; on a
+  phone a table of values may scroll inside its own box (which fits the column) and a table
+  of prose becomes one card per row, no card showing a label without a value;
 - display equations: none is cut off at 1280 px (``egm.js`` sets a wide one in a smaller
   font, down to 60 %); at 400 px every key equation (inside a definition, theorem, lemma,
   proposition, corollary, algorithm, criterion or conjecture) fits the screen, the others
   may scroll inside their own box (a warning names them); no equation number overlaps
   its equation;
 - figures: smallest text (the book style's smallest font at the PNG's stored resolution)
-  at least ``MIN_TEXT_PX`` CSS px at 1280 px and ``MIN_PHONE_TEXT_PX`` at 400 px;
+  at least ``MIN_TEXT_PX`` CSS px at 1280 px and ``MIN_PHONE_TEXT_PX`` at 400 px (where the
+  page serves each figure's phone rendition); on a phone no figure is wider than the screen
+  or sits in a box that scrolls sideways;
 - captions at WCAG AA contrast (at least 4.5:1);
 - no code names in running prose (inline code in paragraphs, lists, tables, captions)
   outside the API reference and the pages listed in ``CODE_PROSE_PAGES``;
@@ -80,7 +84,7 @@ SCREEN_HEIGHT = 800  # CSS px of one screen of a 1280 x 800 laptop
 MAX_SCREENS = 12  # longest page, in screens at 1280 px
 MAX_CODE_SHARE = 0.15  # of a notebook chapter's height
 MIN_TEXT_PX = 9.0  # smallest figure text as displayed at 1280 px, CSS px
-MIN_PHONE_TEXT_PX = 7.0  # the same at 400 px
+MIN_PHONE_TEXT_PX = 7.5  # the same at 400 px (a phone gets each figure's phone rendition)
 MIN_CONTRAST = 4.5  # captions, WCAG 2 AA for body text
 VERDICTS = {"confirmed", "corrected", "refuted", "open"}
 PDF_NAME = "dp-vector-sums-for-gaussian-data.pdf"  # scripts/build_pdf.py, linked from the landing page
@@ -674,8 +678,19 @@ for (const t of article.querySelectorAll("table")) {
   if (!seen(t)) continue;
   const room = Math.min(t.parentElement.getBoundingClientRect().width, column.width);
   const width = Math.max(t.scrollWidth, t.getBoundingClientRect().width);
-  tables.push({fits: width <= room + 1, width: Math.round(width), room: Math.round(room),
-               stacked: t.classList.contains("egm-stacked"),
+  // a table of values on a phone may scroll inside its own box (egm.js: egm-scroll), which
+  // must itself fit the column
+  const scrolls = t.classList.contains("egm-scroll");
+  const box = getComputedStyle(t).display === "block" ? t : t.parentElement;
+  const boxRect = box.getBoundingClientRect();
+  const boxFits = boxRect.width <= column.width + 1 && boxRect.right <= column.right + 1
+      && /(auto|scroll)/.test(getComputedStyle(box).overflowX);
+  // cards (egm-stacked) showing a column's label with nothing after it
+  const emptyCards = Array.from(t.querySelectorAll("td")).filter(td => seen(td) &&
+      td.querySelector(".egm-th") && !Array.from(td.childNodes).some(n =>
+          !(n.nodeType === 1 && n.classList.contains("egm-th")) && (n.textContent || "").trim())).length;
+  tables.push({fits: width <= room + 1 || (scrolls && boxFits), width: Math.round(width), room: Math.round(room),
+               stacked: t.classList.contains("egm-stacked"), scrolls: scrolls, emptyCards: emptyCards,
                text: short(t.querySelector("tr") || t)});
 }
 // Display equations: cut off (wider than their box), how much they were shrunk, whether
@@ -745,9 +760,17 @@ return {
   equations: equations,
   captions: captions,
   literals: literals,
+  // the landing page's abstract (three points): where it ends, in CSS px from the top
+  abstractBottom: (() => { const a = document.querySelector("div.egm-abstract");
+    return a ? a.getBoundingClientRect().bottom + window.scrollY : null; })(),
   images: Array.from(article.querySelectorAll("img")).filter(seen).map(img => ({
       src: img.currentSrc || img.src, natural: img.naturalWidth,
-      shown: img.getBoundingClientRect().width, alt: img.getAttribute("alt") || ""})),
+      shown: img.getBoundingClientRect().width, right: img.getBoundingClientRect().right,
+      // inside a box that scrolls sideways (the figure is wider than the screen)
+      scrollBox: (() => { for (let a = img.parentElement; a && a !== article; a = a.parentElement) {
+        if (/(auto|scroll)/.test(getComputedStyle(a).overflowX) && a.scrollWidth > a.clientWidth + 1) return true; }
+        return false; })(),
+      alt: img.getAttribute("alt") || ""})),
 };
 """
 
@@ -813,7 +836,12 @@ CODE_PROSE_PAGES = ("chapters/api/", "chapters/rerunning.html", *INDEX_PAGES)
 # text-table, figure, alt, table, equation, eqno, caption, code-name).  Such a page is an
 # expected failure for exactly these checks; a listed check that no longer fails is an
 # error, so the list only shrinks.  The lead empties it as the chapters land.
-KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {}
+KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {
+    # figures stored before egmbook.display drew a phone rendition of every figure (issue 27):
+    # re-executing the notebook adds it, and then the entry must go
+    **{(f"chapters/{page}.html", PHONE): {"figure"} for page in (
+        "09b_offmodel_results",)},
+}
 
 
 def _verdict(page: str, width: int, problems: list[tuple[str, str]]) -> None:
@@ -849,10 +877,18 @@ def _figure_problems(layout: dict, limit: float, width: int) -> list[tuple[str, 
     return problems
 
 
-def _table_problems(layout: dict) -> list[tuple[str, str]]:
-    return [("table", f"{t['width']} px wide in {t['room']} px"
-                      f"{' (stacked)' if t['stacked'] else ''}: {t['text']}")
-            for t in layout["tables"] if not t["fits"]]
+def _table_problems(layout: dict, width: int) -> list[tuple[str, str]]:
+    """Tables wider than their place (a phone's table of values may scroll in its own box);
+    at a laptop's width no table set as cards; never a card with an empty value."""
+    problems = [("table", f"{t['width']} px wide in {t['room']} px"
+                          f"{' (stacked)' if t['stacked'] else ''}: {t['text']}")
+                for t in layout["tables"] if not t["fits"]]
+    if width >= DESKTOP:
+        problems += [("table", f"stacked as cards at {width} px: {t['text']}") for t in layout["tables"]
+                     if t["stacked"] or t["scrolls"]]
+    problems += [("table", f"{t['emptyCards']} cards show a label with no value: {t['text']}")
+                 for t in layout["tables"] if t["emptyCards"]]
+    return problems
 
 
 def _eqno_problems(layout: dict) -> list[tuple[str, str]]:
@@ -879,13 +915,16 @@ def test_layout_at_laptop_width(browser, page):
     problems += [("text-table", f"table printed as text, starting {t!r}: use egmbook.display.table")
                  for t in _text_tables(info["texts"])]
     problems += _figure_problems(info, MIN_TEXT_PX, DESKTOP)
-    problems += _table_problems(info)
+    problems += _table_problems(info, DESKTOP)
     problems += [("equation", f"display equation cut off, {e['width']} px in {e['room']} px "
                               f"(at {e['scale']:.0%} size): {e['tex']}")
                  for e in info["equations"] if not e["fits"]]
     problems += _eqno_problems(info)
     problems += [("caption", f"contrast {c['contrast']:.2f} (limit {MIN_CONTRAST}): {c['text']}")
                  for c in info["captions"] if c["contrast"] < MIN_CONTRAST]
+    if page == "chapters/index.html" and not (info["abstractBottom"] and info["abstractBottom"] <= SCREEN_HEIGHT):
+        problems.append(("abstract", f"the landing page's abstract ends at {info['abstractBottom']} px, "
+                                     f"below the first screen ({SCREEN_HEIGHT} px)"))
     if not page.startswith(CODE_PROSE_PAGES):
         names = sorted(set(info["literals"]))
         if names:
@@ -905,8 +944,11 @@ def test_layout_at_phone_width(phone, page):
     if info["scrollWidth"] > info["clientWidth"] + 1:
         problems.append(("scroll", f"the page scrolls sideways: {info['scrollWidth']} px wide in a "
                                    f"{info['clientWidth']} px screen"))
-    problems += _table_problems(info)
+    problems += _table_problems(info, PHONE)
     problems += [p for p in _figure_problems(info, MIN_PHONE_TEXT_PX, PHONE) if p[0] == "figure"]
+    problems += [("figure", f"{Path(unquote(urlsplit(img['src']).path)).name} is {img['shown']:.0f} px wide, "
+                            f"right edge at {img['right']:.0f} px, on a {info['clientWidth']} px screen")
+                 for img in info["images"] if img["right"] > info["clientWidth"] + 1 or img["scrollBox"]]
     problems += [("equation", f"key equation does not fit the screen, {e['width']} px in {e['room']} px "
                               f"(at {e['scale']:.0%} size): {e['tex']}")
                  for e in info["equations"] if e["key"] and not e["fits"]]
@@ -960,18 +1002,29 @@ def test_landing_page_opens_with_the_verdict_table():
     assert len(verdicts) >= 5, f"only {len(verdicts)} claims in the verdict table"
     bad = [v for v in verdicts if v not in VERDICTS]
     assert not bad, f"verdicts must be one of {sorted(VERDICTS)}, got {bad}"
+    assert text.count('class="egm-verdict egm-verdict-') >= len(verdicts), (
+        "each verdict should be a coloured label ({verdict} role, _ext/verdicts.py)")
+    start = text.index('<div class="egm-abstract')
+    abstract = text[start:text.index("</ul>", start)]
+    points = re.findall(r"<li>\s*<p><strong>([^<]+)</strong>", abstract)
+    assert points == ["What holds.", "What is corrected.", "What the book adds."], (
+        f"the landing page's abstract should be three points (what holds, what is corrected, what the "
+        f"book adds), got {points}")
+    assert start < text.index("<table"), "the abstract comes before the verdict table"
     first_table = text.index("<table")
     first_figure = text.find("<img", text.index('<article'))
     assert first_figure == -1 or first_table < first_figure, "the verdict table must come first"
 
 
-MAX_BOOK_BYTES = 16_000_000  # the whole of _build/html (15 MB until chapters 5c, 7b, 7c, 8c and 9 were added)
+# the whole of _build/html: 15 MB until chapters 5c, 7b, 7c, 8c and 9 were added, 16 MB until every figure
+# got a phone rendition (issue 27: about 50 kB per figure, counted twice, as an image and in its notebook)
+MAX_BOOK_BYTES = 18_000_000
 
 
 @needs_build
-def test_built_book_is_at_most_16_mb():
+def test_built_book_is_at_most_18_mb():
     """The book ships only what its pages load (MathJax's one component, no source maps,
-    no theme translations): at most 16 MB in all (the PDF edition aside), and no absolute path of the machine
+    no theme translations): at most 18 MB in all (the PDF edition aside), and no absolute path of the machine
     that built it in any page."""
     # the PDF edition is a download beside the book, with its own limit (tests/test_pdf.py)
     files = [p for p in HTML.rglob("*") if p.is_file() and p.name != PDF_NAME]

@@ -110,3 +110,18 @@ def test_readable_numbers_have_no_exponent_notation():
         readable("1.0")
     with pytest.raises(ValueError, match="digits must be"):
         readable(1.0, 0)
+
+
+def test_a_tag_carries_the_verdict_the_evidence_and_the_erratum():
+    c = Check(claim="Observation 8.B", label="t-tag", outcome="corrects", statement="s",
+              evidence="ratio $r$ = 1.2", erratum="err-x")
+    h = c.tag_html
+    assert 'id="check-t-tag"' in h and "egm-check-chip" in h and "corrects the report" in h
+    assert r"Checked: ratio \(r\) = 1.2" in h and 'href="errata.html#err-x"' in h
+    with pytest.raises(TypeError, match="tag must be a bool"):
+        check(True, claim="x", label="t-tag2", outcome="confirms", statement="s", tag=1)
+
+
+def test_a_tagged_check_outside_ipython_prints_its_plain_form(capsys):
+    check(True, claim="Proposition 4.A", label="t-tag3", outcome="beyond", statement="s", tag=True)
+    assert capsys.readouterr().out == "[beyond the report] Proposition 4.A: s\n"

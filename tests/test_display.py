@@ -63,7 +63,8 @@ def test_palette_png_keeps_the_pixels_in_a_third_of_the_bytes():
     im = Image.open(io.BytesIO(data))
     ref = np.asarray(Image.open(full).convert("RGB"), dtype=float)
     assert im.mode == "P" and im.info["dpi"] == pytest.approx((200, 200), abs=0.01)
-    assert im.size == (1352, 760) and size == {"width": 676, "height": 380}
+    assert im.size == (1352, 760) and {k: size[k] for k in ("width", "height")} == {"width": 676, "height": 380}
+    assert size["egm_phone"]["width"] == 360  # the phone rendition (test_phone_rendition_...)
     assert len(data) < 0.5 * full.getbuffer().nbytes
     # the same picture: the palette differs from the full-colour pixels by little on average
     assert np.abs(np.asarray(im.convert("RGB"), dtype=float) - ref).mean() < 1.0
@@ -97,3 +98,78 @@ def test_glue_values_refuses_bad_input_and_glues_nothing(monkeypatch):
     with pytest.raises(ValueError, match="digits must be an integer >= 0"):
         glue_values({"a": 1.0}, digits=-1)
     assert calls == []
+
+
+def test_phone_rendition_stacks_the_panels_in_one_narrow_column():
+    import matplotlib.pyplot as plt
+
+    from egmbook.display import PHONE_WIDTH_IN, phone_rendition
+
+    use_book_style()
+    fig, axes = plt.subplots(2, 2, figsize=(6.76, 6), sharex=True, sharey=True)
+    for k, ax in enumerate(axes.flat):
+        ax.plot([1, 2, 3], [k, k + 1, k], label=f"series {k}")
+        ax.set_title(f"panel {k}")
+    axes[0, 0].set_ylabel("error")
+    axes[1, 0].set_xlabel("d")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), ncols=4, loc="outside lower center")
+    phone = phone_rendition(fig)
+    assert phone is not fig and tuple(fig.get_size_inches()) == (6.76, 6)  # the original is untouched
+    assert phone.get_size_inches()[0] == pytest.approx(PHONE_WIDTH_IN)
+    phone.canvas.draw()
+    boxes = [ax.get_position() for ax in phone.axes]
+    assert [ax.get_title() for ax in sorted(phone.axes, key=lambda a: -a.get_position().y0)] == [
+        f"panel {k}" for k in range(4)], "the panels are not stacked in reading order"
+    assert max(b.x1 - b.x0 for b in boxes) > 0.6, "a stacked panel should take the width"
+    assert all(ax.get_ylabel() == "error" and ax.get_xlabel() == "d" for ax in phone.axes)
+    assert all(t.get_visible() for ax in phone.axes for t in ax.get_xticklabels() if t.get_text())
+    assert len(phone.legends) == 1 and phone.legends[0]._ncols == 1
+    plt.close(phone)
+    plt.close(fig)
+    narrow = plt.figure(figsize=(3.2, 3))
+    assert phone_rendition(narrow) is None  # already fits a phone
+    plt.close(narrow)
+
+
+def test_save_figure_writes_the_phone_rendition_beside_the_figure(tmp_path):
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from egmbook.display import save_figure
+
+    use_book_style()
+    fig, axes = plt.subplots(1, 2)
+    save_figure(fig, tmp_path / "f.png")
+    plt.close(fig)
+    wide, phone = Image.open(tmp_path / "f.png"), Image.open(tmp_path / "f-phone.png")
+    assert wide.size[0] == 1352 and phone.size[0] == 720 and phone.size[1] > phone.size[0]
+
+
+def test_heatmap_colours_ratios_and_keeps_the_numbers():
+    from egmbook.display import heatmap
+
+    h = heatmap({"data": ["A", "B", "C"], "ratio": [(0.5, 0.4, 0.6), 1.0, 8.0]}, heat=["ratio"], digits=2,
+                key="blue: Algorithm 3 adds less")
+    assert h.text.splitlines()[1:] == ["A     0.50 (0.40-0.60)", "B                  1.0",
+                                       "C                  8.0", "blue: Algorithm 3 adds less"]
+    cells = h.html.split("<td")
+    assert "background:#d6604d" not in cells[2] and "background:" in cells[2]  # 0.5: orange, not full
+    assert "style=" not in cells[4]  # 1.0: white
+    assert "background:#4393c3" in cells[6]  # 8 > saturate 4: full blue
+    assert "0.40\N{EN DASH}0.60" in h.html and "egm-heat-key" in h.html
+    with pytest.raises(ValueError, match="heat names columns"):
+        heatmap({"a": [1.0]}, heat=["b"])
+    with pytest.raises(ValueError, match="saturate"):
+        heatmap({"a": [1.0]}, heat=["a"], saturate=1.0)
+    with pytest.raises(TypeError, match="a ratio or a tuple"):
+        heatmap({"a": ["x"]}, heat=["a"])
+
+
+def test_glue_text_rejects_what_is_not_a_text():
+    from egmbook.display import _Text, glue_text
+
+    assert repr(_Text("4.6 × 10⁶")) == "4.6 × 10⁶"  # no quotes in the glued text/plain
+    with pytest.raises(TypeError, match="must be str"):
+        glue_text("x", 4.6)
+    with pytest.raises(ValueError, match="must not be empty"):
+        glue_text("", "x")

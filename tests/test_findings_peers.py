@@ -99,3 +99,17 @@ def test_means_and_medians_verdict():
 def test_findings_refuse_other_results():
     with pytest.raises(TypeError, match="peers must be egmbook.peer_results.PeersResults"):
         pf.last_step_gain({})  # type: ignore[arg-type]
+
+
+def test_ratio_tables_are_heat_maps_of_medians_within_their_ranges():
+    from egmbook.display import HeatMap
+
+    q2 = pf.private_inputs_price(RES)
+    converged, failed = q2.table(), q2.fail_table()
+    assert isinstance(converged, HeatMap) and isinstance(failed, HeatMap)
+    assert len(failed.cells) == len(q2.fail) and sum(int(row[1]) for row in converged.cells) == q2.n_conv
+    for record in (pf.last_step_gain(RES), pf.peers_by_what_they_know(RES)):
+        assert isinstance(record.table(), HeatMap)
+        spans = [v for col in record.columns.values() for v in col if isinstance(v, tuple)]
+        assert spans and all(low <= median <= high for median, low, high in spans)
+    assert isinstance(pf.same_inputs_two_radii(RES).table(), HeatMap)

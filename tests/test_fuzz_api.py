@@ -168,7 +168,10 @@ VALID: dict[str, Any] = {
     "statement": "b minimises the noise.", "evidence": "", "erratum": "",
     "directory": lambda: str(Path(__file__).resolve().parent.parent / "chapters"),
     "data": {"d": [10, 100], "ratio": [1.5, 2.5]}, "formats": None, "caption": "", "head": None,
-    "text": "a < b for $x_1$",
+    # issue 27: checks as tags, heat maps, figures with their phone rendition, glued texts
+    # (text: glue_text's number written for a reader, and math_html's text)
+    "tag": False, "heat": ["ratio"], "centre": 1.0, "saturate": 4.0, "key": "", "blue_above": True,
+    "fig": lambda: _small_figure(), "text": "4.6 × 10⁶",
     # beyond the report: composition, the improvement's margin, the report's quantile procedure
     "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
     "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
@@ -211,6 +214,16 @@ VALID: dict[str, Any] = {
 }
 
 
+def _small_figure() -> Any:
+    """A figure of two panels, not registered with pyplot (nothing to close)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6.76, 3.0), layout="constrained")
+    for ax in fig.subplots(1, 2):
+        ax.plot([1, 2, 3], [1, 4, 9])
+    return fig
+
+
 def _tiny_audit_setting() -> Any:
     """Chapter 7b's audit at toy sizes (a valid call that runs in a fraction of a second)."""
     return importlib.import_module("egmbook.book_audit").AuditSetting(
@@ -229,6 +242,8 @@ def _scratch() -> str:
 #: Per-function valid values where the vocabulary's example does not fit.
 #: A fresh check label for every call: egmbook.claims.check refuses a label reused for another claim.
 _CHECK_LABELS = itertools.count()
+#: Where save_figure writes during the test (removed at exit).
+_FUZZ_DIR = __import__("tempfile").TemporaryDirectory(prefix="fuzz-figures-")
 
 OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.claims.check": {"label": lambda: f"fuzz-check-{next(_CHECK_LABELS)}"},
@@ -270,6 +285,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "composition.laplace_gaussian_delta": {"sigma": 4.0},
     # PLAN's own budget splits are the default; a caller's split must name PLAN's steps
     "egmbook.display.glue_values": {"values": {"a": 1.5, "n": 3}, "digits": 2, "prefix": "fuzz-"},
+    "egmbook.display.heatmap": {"digits": 2},
+    "egmbook.display.glue_text": {"name": "fuzz-text"},
+    "egmbook.display.save_figure": {"path": lambda: str(Path(_FUZZ_DIR.name) / "figure.png")},
     "egmbook.beyond_report.centre_improvements": {"c": 0.1},
     # the audit's alpha is a confidence level's complement, not the Zipf exponent
     **{f"egmbook.privacy_audit.{f}": {"alpha": 0.05} for f in (

@@ -28,7 +28,7 @@ import numpy as np
 from egmbook import gaussian_benchmarks as gb
 from egmbook.arm_styles import ARM_STYLES
 from egmbook.claims import readable
-from egmbook.display import Table, table
+from egmbook.display import Table, heatmap, table
 from egmbook.findings import Finding
 from egmbook.gaussian_benchmarks import GaussianSetting
 from egmbook.peer_results import FaithfulnessRow, PeersResults, PrivacyRow, Summary
@@ -216,7 +216,7 @@ def budgets_on_one_dataset() -> OneDataset:
 class LastStepGain(Finding):
     """Observation 8.B: PLAN's last step over Algorithm 3, both given sigma and mu, against eq. (8.B)."""
 
-    columns: Mapping[str, tuple[str, ...]]  #: the table by data and dimension
+    columns: Mapping[str, tuple[Any, ...]]  #: the table by data and dimension, each ratio as (median, min, max)
     n_big: int  #: settings with d >= 64
     ratio_min: float  #: measured ratio over d >= 64
     ratio_max: float
@@ -243,16 +243,17 @@ class LastStepGain(Finding):
 
     @property
     def evidence(self) -> str:
-        return (f"{self.n_big} settings with $d \\ge 64$: measured ratio {self.ratio_min:.3f}-{self.ratio_max:.3f}, "
-                f"within {100 * self.dev_max:.1f} % of eq. (8.B), at most {self.zdev_max:.1f} standard errors of the "
-                f"measured ratio; radius part {self.radius_min:.2f}-"
-                f"{self.radius_max:.2f} over all settings, below 1 for $d \\le 256$; at $d$ = 16 the measured "
-                f"ratio is {self.small_min:.2f}-{self.small_max:.2f}.")
+        return (f"the ratio is above 1 in all {self.n_big} settings with $d \\ge 64$ and within "
+                f"{100 * self.dev_max:.1f} % ({self.zdev_max:.1f} standard errors) of eq. (8.B); the radius part is "
+                f"below 1 for $d \\le 256$.")
 
     def table(self) -> Table:
-        return table(dict(self.columns), caption=(
-            "PLAN's last step / Algorithm 3, both with σ and μ given: error added by privacy "
-            "(min-max over the five budgets and the dimensions); the model's √(4/3) = 1.155 is the threshold's budget"))
+        return heatmap(dict(self.columns), heat=("measured", "model (8.B)", "radius part"), digits=3, saturate=1.5,
+                       caption="PLAN's last step / Algorithm 3, both with σ and μ given: error added by privacy "
+                               "(median over the five budgets and the dimensions, the range below it); the model's "
+                               "√(4/3) = 1.155 is the threshold's budget",
+                       key="Blue: PLAN's last step adds more error than Algorithm 3 (ratio above 1); orange: less. "
+                           "Full colour at a factor 1.5.")
 
 
 def last_step_gain(peers: PeersResults) -> LastStepGain:
@@ -270,14 +271,14 @@ def last_step_gain(peers: PeersResults) -> LastStepGain:
             # relative standard error of the ratio of the two means (independent runs, delta method)
             se = math.hypot(a.sd / (a.mean * math.sqrt(a.runs)), b.sd / (b.mean * math.sqrt(b.runs)))
             q1[(s.dataset, s.d, s.alpha, rho)] = (a.mean / b.mean, m, radius, se)
-    cols: dict[str, list[str]] = {"data": [], "d": [], "measured": [], "model (8.B)": [], "radius part": []}
+    cols: dict[str, list[Any]] = {"data": [], "d": [], "measured": [], "model (8.B)": [], "radius part": []}
     for ds in DATASETS:
         for small in ((True, False) if ds != "GaussianB" else (False,)):
             v = np.array([v for (d_, d, a, r), v in q1.items() if d_ == ds and ((d <= 32) == small)])
             cols["data"].append(ds)
             cols["d"].append("16, 32" if small else ("512" if ds == "GaussianB" else "64-2048"))
             for name, j in (("measured", 0), ("model (8.B)", 1), ("radius part", 2)):
-                cols[name].append(f"{v[:, j].min():.2f}-{v[:, j].max():.2f}")
+                cols[name].append((float(np.median(v[:, j])), float(v[:, j].min()), float(v[:, j].max())))
     big = np.array([v for (ds, d, a, r), v in q1.items() if d >= 64])
     small = np.array([v for (ds, d, a, r), v in q1.items() if d == 16])
     mid = np.array([v for (ds, d, a, r), v in q1.items() if d <= 256])
@@ -650,21 +651,36 @@ class PrivateInputsPrice(Finding):
 
     @property
     def evidence(self) -> str:
-        return (f"{self.n_conv} of {self.n_cells} settings within 1.5 times the error with the inputs given: private "
-                f"centre {self.centre_min:.2f}-{self.centre_max:.2f}, end to end {self.private_min:.2f}-"
-                f"{self.private_max:.2f}, median {self.median:.3f} against $\\sqrt{{4/3}}$ = 1.155; the other "
-                f"{len(self.fail)}: GaussianA with " + ", ".join(f"$d$ = {d}" for _, d in self.fail_sets) + ".")
+        return (f"median {self.median:.3f} against $\\sqrt{{4/3}}$ = 1.155 in the {self.n_conv} of {self.n_cells} "
+                f"settings within 1.5 times the error with the inputs given; the other {len(self.fail)} are GaussianA "
+                "with " + ", ".join(f"$d$ = {d}" for _, d in self.fail_sets) + ".")
+
+    _KEY = ("Orange: Algorithm 3 adds more error with private inputs than with the inputs given; full colour at a "
+            "factor 2.")
 
     def table(self) -> Table:
+        """Where the private inputs converge, by dataset: median and range of the two ratios (a heat map)."""
+        cols: dict[str, list[Any]] = {"data": [], "settings": [], "σ given": [], "nothing known": []}
+        for ds, name in (("GaussianA", "GaussianA, d ≤ 256"), ("GaussianB", "GaussianB"), ("GaussianC", "GaussianC")):
+            sel = [r for r in self.conv if r[0].dataset == ds]
+            cols["data"].append(name)
+            cols["settings"].append(len(sel))
+            for col, j in (("σ given", 2), ("nothing known", 3)):
+                v = np.array([r[j] for r in sel])
+                cols[col].append((float(np.median(v)), float(v.min()), float(v.max())))
+        return heatmap(cols, heat=("σ given", "nothing known"), saturate=2.0, blue_above=False, key=self._KEY,
+                       caption="Where the private inputs converge: error added by privacy relative to Algorithm 3 "
+                               "with σ and μ given (median over the dimensions and the five budgets, the range below "
+                               "it); √(4/3) = 1.155 is the price of the budget alone")
+
+    def fail_table(self) -> Table:
+        """Where the private inputs do not converge: the same ratios, setting by setting (a heat map)."""
         fail = self.fail
-        return table({"data": [r[0].dataset for r in fail], "d": [r[0].d for r in fail],
-                      "ρ": [RHO_TEXT[r[1]] for r in fail],
-                      "σ given / inputs given": [r[2] for r in fail],
-                      "end to end / inputs given": [r[3] for r in fail]},
-                     formats={"σ given / inputs given": lambda v: readable(v, 3),
-                              "end to end / inputs given": lambda v: readable(v, 3)},
-                     caption="Where the private inputs do not converge: error added by privacy relative to Algorithm 3 "
-                             "with σ and μ given (all other settings: at most 1.5)")
+        return heatmap({"data": [r[0].dataset for r in fail], "d": [r[0].d for r in fail],
+                        "ρ": [RHO_TEXT[r[1]] for r in fail], "σ given": [r[2] for r in fail],
+                        "nothing known": [r[3] for r in fail]},
+                       heat=("σ given", "nothing known"), saturate=2.0, blue_above=False, key=self._KEY,
+                       caption="Where the private inputs do not converge (the other settings): the same ratio")
 
 
 def private_inputs_price(peers: PeersResults) -> PrivateInputsPrice:
@@ -712,13 +728,15 @@ class TwoRadii(Finding):
 
     def table(self) -> Table:
         v = [np.array(x) for x in self.groups.values()]
-        return table({"data": [k[0] for k in self.groups], "α": [k[1] for k in self.groups],
-                      "d": ["64-2048", "512", "64-2048"],
-                      "min": [x.min() for x in v], "median": [np.median(x) for x in v], "max": [x.max() for x in v]},
-                     formats={c: "{:.3g}" for c in ("min", "median", "max")},
-                     caption="PLAN's last step over Algorithm 3, both with the same private inputs (those of the "
-                             "pipeline of chapter 9): error added, over the five budgets and the dimensions; above 1 "
-                             "Algorithm 3's radius adds less")
+        return heatmap({"data": [k[0] for k in self.groups], "α": [k[1] for k in self.groups],
+                        "d": ["64-2048", "512", "64-2048"],
+                        "PLAN's last step / Algorithm 3": [(float(np.median(x)), float(x.min()), float(x.max()))
+                                                           for x in v]},
+                       heat=("PLAN's last step / Algorithm 3",), saturate=2.0,
+                       caption="Both with the same private inputs (those of chapter 9's pipeline): error added by "
+                               "privacy (median over the five budgets and the dimensions, the range below it)",
+                       key="Blue: Algorithm 3's checked radius adds less error than PLAN's private threshold; orange: "
+                           "more. Full colour at a factor 2.")
 
 
 def same_inputs_two_radii(peers: PeersResults) -> TwoRadii:
@@ -740,7 +758,7 @@ def same_inputs_two_radii(peers: PeersResults) -> TwoRadii:
 class PeersByKnowledge(Finding):
     """Observation 8.D: each peer over the Algorithm 3 pipeline that knows as much."""
 
-    columns: Mapping[str, tuple[str, ...]]  #: the table's columns
+    columns: Mapping[str, tuple[Any, ...]]  #: the table's columns (data, alpha, then each ratio as (median, min, max))
     groups: Mapping[tuple[str, str], tuple[tuple[float, ...], ...]]  #: IOME, CoinPress, authors', new pipeline
     total_max: float  #: IOME over Algorithm 3 in the total error, skewed settings
     conv_a: tuple[float, ...]  #: IOME / Algorithm 3 on GaussianA where its inputs converge, by the median
@@ -753,7 +771,7 @@ class PeersByKnowledge(Finding):
                              "q3-cp-max": "cp_max"})
 
     def _skewed(self, k: int) -> np.ndarray:
-        return np.concatenate([np.array(self.groups[("GaussianB", "1-2")][k]),
+        return np.concatenate([np.array(self.groups[("GaussianB", "≥ 1")][k]),
                                np.array(self.groups[("GaussianC", "2")][k])])
 
     iome_min = property(lambda self: float(self._skewed(0).min()))
@@ -779,22 +797,20 @@ class PeersByKnowledge(Finding):
 
     @property
     def evidence(self) -> str:
-        mean = np.array(self.conv_a_mean)
-        return (f"IOME / Algorithm 3: GaussianA {self.a_min:.2f}-{self.a_max:.2f} (below 1 in {self.a_below} "
-                f"of {self.a_n} settings; by the mean {mean.min():.2f}-{mean.max():.2f}, IOME's mean "
-                f"being heavy-tailed), GaussianB $\\alpha = 0$ "
-                f"{self.b0.min():.2f}-{self.b0.max():.2f}, $\\alpha \\ge 1$ and GaussianC "
-                f"{self.iome_min:.2f}-{self.iome_max:.2f}; CoinPress / Algorithm 3 with "
-                f"$\\boldsymbol\\sigma$ given: {self.cp_min:.2f}-{self.cp_max:.2f} (paper's "
-                f"radius), {self.cpa_min:.2f}-{self.cpa_max:.2f} (authors' radius). In the "
-                f"total error to $\\boldsymbol\\mu$ IOME's is at most {self.total_max:.2f} times Algorithm 3's.")
+        return (f"IOME / Algorithm 3 below 1 in {self.a_below} of {self.a_n} converging GaussianA settings "
+                f"(medians over the runs) and at most {self.b0_max:.2f} on GaussianB at $\\alpha = 0$; at least "
+                f"{self.iome_min:.2f} at $\\alpha \\ge 1$; CoinPress / Algorithm 3 with "
+                f"$\\boldsymbol\\sigma$ given at least {self.cp_min:.2f} there.")
 
     def table(self) -> Table:
-        return table(dict(self.columns), caption=(
-            "Each peer's error added by privacy divided by that of the Algorithm 3 pipeline that knows as "
-            "much: IOME by Algorithm 3 end to end (chapter 8's pipeline; last column chapter 9's), CoinPress (paper's "
-            "and authors' radius) by Algorithm 3 with σ given, PLAN's last step by Algorithm 3 with σ and μ given "
-            "(min-max over the dimensions and the five budgets); below 1: Algorithm 3 adds more"))
+        return heatmap(dict(self.columns), heat=list(self.columns)[2:], digits=3, saturate=4.0,
+                       caption="Each peer's error added by privacy divided by that of the Algorithm 3 pipeline that "
+                               "knows as much: IOME by chapter 8's pipeline (nothing known; last column: chapter 9's), "
+                               "CoinPress (paper's and authors' radius) by Algorithm 3 with σ given, PLAN's last step "
+                               "by Algorithm 3 with σ and μ given (mean over the runs; median over the dimensions and "
+                               "the five budgets, the range below it)",
+                       key="Blue: the peer adds more error than Algorithm 3 (ratio above 1); orange: less. Full colour "
+                           "at a factor 4.")
 
 
 def peers_by_what_they_know(peers: PeersResults) -> PeersByKnowledge:
@@ -803,12 +819,12 @@ def peers_by_what_they_know(peers: PeersResults) -> PeersByKnowledge:
     res = _check_res(peers)
     settings = _settings()
     ex = lambda s, a, r: _ex(res, s, a, r)  # noqa: E731
-    span_of = lambda v: f"{min(v):.2f}-{max(v):.2f}"  # noqa: E731
+    span_of = lambda v: (float(np.median(v)), float(min(v)), float(max(v)))  # noqa: E731
     groups = [("GaussianA", lambda s: True, "0"), ("GaussianB", lambda s: s.alpha == 0, "0"),
-              ("GaussianB", lambda s: s.alpha == 0.5, "0.5"), ("GaussianB", lambda s: s.alpha >= 1, "1-2"),
+              ("GaussianB", lambda s: s.alpha == 0.5, "0.5"), ("GaussianB", lambda s: s.alpha >= 1, "≥ 1"),
               ("GaussianC", lambda s: True, "2")]
-    cols: dict[str, list[str]] = {"data": [], "α": [], "IOME": [], "CoinPress": [], "CoinPress, authors' radius": [],
-                                  "PLAN's last step": [], "IOME / new pipeline": []}
+    cols: dict[str, list[Any]] = {"data": [], "α": [], "IOME": [], "CoinPress": [], "CoinPress, authors' radius": [],
+                                  "PLAN's last step": [], "IOME, against chapter 9's pipeline": []}
     q3 = {}
     for ds, keep, alpha_txt in groups:
         sel = [(s, r) for s in settings[ds] if keep(s) for r in gb.RHOS]
