@@ -169,8 +169,9 @@ VALID: dict[str, Any] = {
     "directory": lambda: str(Path(__file__).resolve().parent.parent / "chapters"),
     "data": {"d": [10, 100], "ratio": [1.5, 2.5]}, "formats": None, "caption": "", "head": None,
     # issue 27: checks as tags, heat maps, figures with their phone rendition, glued texts
+    # (text: glue_text's number written for a reader, and math_html's text)
     "tag": False, "heat": ["ratio"], "centre": 1.0, "saturate": 4.0, "key": "", "blue_above": True,
-    "fig": lambda: _small_figure(), "text": "a < b for $x_1$",
+    "fig": lambda: _small_figure(), "text": "4.6 × 10⁶",
     # beyond the report: composition, the improvement's margin, the report's quantile procedure
     "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
     "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
