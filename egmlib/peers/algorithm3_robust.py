@@ -407,8 +407,8 @@ def select_radius(norms: Any, *, C0: float, C_max: float, rho: float, d: int, rh
     number of clipped rows), utility :func:`radius_utility` (sensitivity 1) and the public
     preference ``RADIUS_PRIOR`` for smaller radii (:func:`radius_probabilities`; McSherry and
     Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP
-    (Cesar and Rogers 2021; the book's Proposition 9.J).  The grid and the target depend only on public or already released
-    quantities (:math:`C_0, C_{\max}, d, \rho_{\rm noise}`).  ``norms`` are the rows'
+    (Cesar and Rogers 2021; the book's Proposition 9.J).  The grid and the target depend
+    only on public or already released quantities (:math:`C_0, C_{\max}, d, \rho_{\rm noise}`).  ``norms`` are the rows'
     transformed norms :math:`\|(x_i - \hat\mu)\odot b\|`.
 
     Examples
