@@ -412,10 +412,9 @@ def crossover_switch(cells: Sequence[tuple[float, float]], tolerance: float = CR
         raise ValueError(f"cells must be (statistic, ratio) pairs, got rows of {pairs.shape[1]} entries")
     tolerance = _v.check_positive_finite("tolerance", tolerance)
     ordered = sorted(map(tuple, pairs.tolist()))
-    for k in range(len(ordered)):
-        if all(r <= tolerance for _, r in ordered[k:]):
-            return float(ordered[k][0])
-    return None
+    above = [k for k, (_, r) in enumerate(ordered) if r > tolerance]   # one pass, not one per start
+    first = above[-1] + 1 if above else 0
+    return float(ordered[first][0]) if first < len(ordered) else None
 
 
 @dataclass(frozen=True)
