@@ -20,6 +20,7 @@ One module per chapter or group of chapters:
 - :mod:`egmbook.findings.theorem4`        chapters 4c and 4d: Lemma 4.2 and Theorem 4
 - :mod:`egmbook.findings.figure2`         chapters 5 and 5a: Figures 1 and 2
 - :mod:`egmbook.findings.centre_privacy`  chapter 7a: the private centre
+- :mod:`egmbook.findings.clipping_choice` chapter 7c: each method at its own optimal p_C, and the free optimum
 - :mod:`egmbook.findings.peers`           chapter 8 and its sections: the peers on PLAN's benchmarks
 - :mod:`egmbook.findings.offmodel`        chapter 9 and 9b: diagnosis, goals and verdicts off the model
 """
