@@ -113,3 +113,30 @@ def test_no_workshop_words_reach_the_reader(path):
     hits = sorted({m.group(0) for t in texts + outputs for m in INTERNAL.finditer(t)})
     hits += sorted({m.group(0) for t in outputs for m in RAW_LABEL.finditer(t)})
     assert not hits, f"{path.name} shows internal words to the reader: {hits}"
+
+
+#: Issue 29: the chapters' analysis lives in egmbook.findings; a notebook calls it, shows the
+#: table or figure, checks and glues. Lines of code (blank lines too), in all and per notebook.
+MAX_CODE_LINES_TOTAL, MAX_CODE_LINES_NOTEBOOK = 2600, 180
+
+
+def _code_lines(path):
+    return sum(len("".join(c["source"]).splitlines()) for c in _code_cells(path))
+
+
+def test_chapters_call_findings_rather_than_compute():
+    per = {p.name: _code_lines(p) for p in NOTEBOOKS}
+    over = {name: n for name, n in per.items() if n > MAX_CODE_LINES_NOTEBOOK}
+    assert not over, (f"notebooks over {MAX_CODE_LINES_NOTEBOOK} lines of code (move their analysis to "
+                      f"egmbook.findings): {over}")
+    assert sum(per.values()) <= MAX_CODE_LINES_TOTAL, f"{sum(per.values())} lines of code in the chapters"
+
+
+def test_nothing_edits_sys_path():
+    """Chapters, benchmarks, scripts and both packages import what is installed, never by path tricks."""
+    root = CHAPTERS.parent
+    files = [*NOTEBOOKS, *(p for d in ("benchmarks", "scripts", "egmlib", "egmbook", "_ext")
+                           for p in (root / d).rglob("*.py"))]
+    edits = [p.relative_to(root).as_posix() for p in files if re.search(r"sys\.path\.(insert|append)|sys\.path\s*\+?=",
+                                                                        p.read_text(encoding="utf-8"))]
+    assert not edits, f"sys.path edited in {edits}"
