@@ -42,8 +42,11 @@ Known content failures of pages still being rewritten are listed, page by page a
 by check, in ``KNOWN_CONTENT_FAILURES``: such a page is an expected failure (xfail) for
 exactly those checks, and a listed check that passes fails the test, so the list only
 shrinks.
-A screenshot of each page at both widths (the top ``MAX_SHOT_HEIGHT`` CSS pixels) is saved
-to ``_build/screenshots/<page>-1280.png`` and ``<page>-400.png`` for a person to look at.
+A screenshot of a page (the top ``MAX_SHOT_HEIGHT`` CSS pixels) is saved to
+``_build/screenshots/<page>-1280.png`` or ``<page>-400.png`` when a check of the page fails,
+and its path is given in the failure; with ``BROWSER_SCREENSHOTS=1`` every page is saved at
+both widths, for a person to look at (a full-page capture costs about as much as loading the
+page, so the test command does not take them).
 Each notebook chapter must also offer its ``.ipynb`` through the download button, and each
 macro of ``mathjax3_config`` in ``_config.yml`` must typeset without a TeX error.
 
@@ -89,6 +92,7 @@ MIN_CONTRAST = 4.5  # captions, WCAG 2 AA for body text
 VERDICTS = {"confirmed", "corrected", "refuted", "open"}
 PDF_NAME = "dp-vector-sums-for-gaussian-data.pdf"  # scripts/build_pdf.py, linked from the landing page
 PDF_REQUIRED = os.environ.get("REQUIRE_PDF_TEST") == "1"
+ALL_SHOTS = os.environ.get("BROWSER_SCREENSHOTS") == "1"  # a screenshot of every page, not only failing ones
 
 
 def _first_existing(candidates):
@@ -383,7 +387,7 @@ _MEASURED: dict[tuple[str, int], dict] = {}
 def _measure(driver, page: str, width: int) -> dict:
     """Load ``page`` once at ``width``, wait for MathJax, the images and ``_static/egm.js``,
     collect everything the tests check (the content at 1280 px, the layout at both
-    widths) and save the screenshot."""
+    widths) and, with ``BROWSER_SCREENSHOTS=1``, save the screenshot."""
     key = (page, width)
     if key not in _MEASURED:
         driver.get_log("browser")  # drop messages of the previous page
@@ -395,9 +399,21 @@ def _measure(driver, page: str, width: int) -> dict:
         info["console"] = [
             entry["message"] for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"
         ]
-        info["shot"] = _screenshot(driver, page, (width, info["layout"]["height"]), width)
+        if ALL_SHOTS:
+            info["shot"] = _screenshot(driver, page, (width, info["layout"]["height"]), width)
         _MEASURED[key] = info
     return _MEASURED[key]
+
+
+def _shot(driver, page: str, width: int) -> str:
+    """The screenshot of ``page`` at ``width``, for a failure message: taken now (the page
+    loaded again) unless it was saved when the page was measured."""
+    info = _measure(driver, page, width)
+    if "shot" not in info:
+        driver.get((HTML / page).resolve().as_uri())
+        driver.execute_async_script(_WAIT_JS)
+        info["shot"] = _screenshot(driver, page, (width, info["layout"]["height"]), width)
+    return info["shot"].relative_to(ROOT).as_posix()
 
 
 # --------------------------------------------------------------------------------------
@@ -522,7 +538,6 @@ def test_page_renders_offline(browser, page):
         assert target.is_file(), f"{page} redirects to missing {target}"
         return
     info = _measure(browser, page, DESKTOP)
-    shot = info["shot"]
     problems = []
 
     # math
@@ -570,7 +585,7 @@ def test_page_renders_offline(browser, page):
     problems = list(dict.fromkeys(problems))  # one line per distinct problem, in order
     if len(problems) > MAX_REPORTED:
         problems = problems[:MAX_REPORTED] + [f"... and {len(problems) - MAX_REPORTED} more"]
-    assert not problems, f"{page} ({shot.relative_to(ROOT)}):\n  " + "\n  ".join(problems)
+    assert not problems, f"{page} ({_shot(browser, page, DESKTOP)}):\n  " + "\n  ".join(problems)
 
 
 NOTEBOOKS = sorted(CHAPTERS.glob("*.ipynb"))
@@ -839,16 +854,17 @@ CODE_PROSE_PAGES = ("chapters/api/", "chapters/rerunning.html", *INDEX_PAGES)
 KNOWN_CONTENT_FAILURES: dict[tuple[str, int], set[str]] = {}
 
 
-def _verdict(page: str, width: int, problems: list[tuple[str, str]]) -> None:
-    """Fail on problems (kind, message); known content failures of ``page`` xfail."""
+def _verdict(driver, page: str, width: int, problems: list[tuple[str, str]]) -> None:
+    """Fail on problems (kind, message), naming the page's screenshot; known content failures
+    of ``page`` xfail."""
     known = KNOWN_CONTENT_FAILURES.get((page, width), set())
     kinds = {kind for kind, _ in problems}
     lines = list(dict.fromkeys(f"{kind}: {msg}" for kind, msg in problems))
     if len(lines) > MAX_REPORTED:
         lines = lines[:MAX_REPORTED] + [f"... and {len(lines) - MAX_REPORTED} more"]
-    message = f"{page} at {width} px:\n  " + "\n  ".join(lines)
     if kinds - known:
-        pytest.fail(message, pytrace=False)
+        pytest.fail(f"{page} at {width} px ({_shot(driver, page, width)}):\n  " + "\n  ".join(lines), pytrace=False)
+    message = f"{page} at {width} px:\n  " + "\n  ".join(lines)
     if known - kinds:
         pytest.fail(f"{page}: KNOWN_CONTENT_FAILURES lists {sorted(known - kinds)} at {width} px, "
                     "which no longer fail: remove them", pytrace=False)
@@ -925,7 +941,7 @@ def test_layout_at_laptop_width(browser, page):
         if names:
             problems.append(("code-name", f"{len(info['literals'])} code names in running prose: "
                                           + ", ".join(names[:12])))
-    _verdict(page, DESKTOP, problems)
+    _verdict(browser, page, DESKTOP, problems)
 
 
 @needs_browser
@@ -952,7 +968,7 @@ def test_layout_at_phone_width(phone, page):
     if scrolling:
         warnings.warn(f"{page}: {len(scrolling)} display equations scroll in their box at {PHONE} px: "
                       + "; ".join(e["tex"] for e in scrolling[:3]), stacklevel=1)
-    _verdict(page, PHONE, problems)
+    _verdict(phone, page, PHONE, problems)
 
 
 class _Tables(HTMLParser):
