@@ -20,10 +20,13 @@ Other work on the machine slows the run and makes its wall time say little: the 
 compare with the target is then the estimate max(CPU / cores, largest worker's CPU), what
 the run would take on idle cores if no process ever waited (the workers run side by side,
 and a worker's kernels and browsers mostly run while it waits for them).  Writes
-``benchmarks/results/test_suite_time.txt`` unless extra pytest arguments are given.
+``benchmarks/results/test_suite_time.txt`` unless extra pytest arguments are given, and
+then, if the run passed, ``benchmarks/results/test_group_seconds.json``: the seconds each
+xdist group took, by which the root ``conftest.py`` hands out the groups longest first.
 """
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -35,6 +38,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+GROUP_SECONDS = ROOT / "benchmarks" / "results" / "test_group_seconds.json"
 
 
 def _children_cpu() -> float:
@@ -104,6 +108,16 @@ def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter, list[str]]:
     return items, counts, failed
 
 
+def group_seconds(items: list[tuple[float, str]]) -> dict[str, float]:
+    """Seconds per xdist group (the suffix after the last ``@`` of an item's name, which
+    pytest-xdist appends under ``--dist loadgroup``; the file otherwise), to 0.1 s."""
+    out: dict[str, float] = defaultdict(float)
+    for t, name in items:
+        group = name.rsplit("@", 1)[1] if "@" in name else name.split("::")[0]
+        out[group] += t
+    return {g: round(t, 1) for g, t in out.items()}
+
+
 def report(r: dict, say) -> None:
     say(f"\n$ {r['cmd']}")
     say(f"wall {r['wall']:.1f} s, CPU {r['cpu']:.1f} s (use {r['cpu'] / r['wall']:.2f} of {os.cpu_count()} cores), "
@@ -144,13 +158,17 @@ def main() -> None:
         lines.append(text)
 
     say(f"the README's test command on {os.cpu_count()} cores (target: at most 150 s wall on 2 idle cores)")
-    report(run(args.pytest_args), say)
+    first = run(args.pytest_args)
+    report(first, say)
     if args.compare:
         report(run(["--dist", args.compare, *args.pytest_args]), say)
     if not args.no_serial:
         report(run(["-n", "0", *args.pytest_args]), say)
     if not args.pytest_args:
         (ROOT / "benchmarks" / "results" / "test_suite_time.txt").write_text("\n".join(lines) + "\n")
+        if first["rc"] == 0:
+            GROUP_SECONDS.write_text(json.dumps(group_seconds(first["items"]), indent=0, sort_keys=True) + "\n")
+            say(f"wrote {GROUP_SECONDS.relative_to(ROOT)} (the order in which the root conftest.py hands out groups)")
 
 
 if __name__ == "__main__":
