@@ -89,6 +89,35 @@ def test_verdicts_cover_every_group_and_break_ties_in_order():
     assert tie.top == "Alg3"
 
 
+def _flat(g):
+    return {**{k: v for k, v in vars(g).items() if k not in ("steps", "reference")}, **dict(g.reference),
+            **{(p, k): v for p, step in g.steps.items() for k, v in vars(step).items()}}
+
+
+@pytest.mark.parametrize("dataset", ["wine", "diabetes"])
+def test_saved_diagnosis_is_what_diagnose_gives(dataset):
+    """Chapter 9 reads the diagnosis benchmarks/offmodel_diagnosis.py saved: re-run, it gives the same numbers."""
+    saved = om.load_diagnoses()
+    assert tuple(saved) == om.DIAGNOSIS_DATASETS
+    g = om.diagnose(dataset, runs=om.DIAGNOSIS_RUNS, rho=om.DIAGNOSIS_RHO)
+    assert _flat(g) == pytest.approx(_flat(saved[dataset]), rel=1e-9, abs=0)
+
+
+def test_diagnoses_round_trip_and_bad_files_are_refused(tmp_path):
+    saved = om.load_diagnoses()
+    path = om.save_diagnoses(list(saved.values()), tmp_path / "d.json")
+    assert om.load_diagnoses(path) == saved
+    (tmp_path / "bad.json").write_text('[{"dataset": "wine"}]')
+    with pytest.raises(ValueError, match="does not hold diagnoses"):
+        om.load_diagnoses(tmp_path / "bad.json")
+    with pytest.raises(FileNotFoundError, match="benchmarks/offmodel_diagnosis.py"):
+        om.load_diagnoses(tmp_path / "missing.json")
+    with pytest.raises(TypeError, match="diagnoses must be a non-empty sequence"):
+        om.save_diagnoses(saved["wine"], tmp_path / "x.json")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="path must name a .json file"):
+        om.save_diagnoses(list(saved.values()), tmp_path / "x.csv")
+
+
 def test_diagnosis_is_a_typed_record():
     g = om.diagnose("wine", runs=2, rho=0.25)
     assert (g.n, g.d, g.runs) == (178, 13, 2) and set(g.steps) == {"Alg3-private", "Alg3"}

@@ -292,6 +292,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.display.glue_text": {"name": "fuzz-text"},
     "egmbook.display.save_figure": {"path": lambda: str(Path(_FUZZ_DIR.name) / "figure.png")},
     "egmbook.beyond_report.centre_improvements": {"c": 0.1},
+    # written to the fuzz run's own folder, never over the committed results
+    "egmbook.findings.offmodel.save_diagnoses": {
+        "diagnoses": lambda: list(importlib.import_module("egmbook.findings.offmodel").load_diagnoses().values())[:1],
+        "path": lambda: str(Path(_FUZZ_DIR.name) / "diagnoses.json")},
     # only the synthetic families have a law
     "egmbook.offmodel_data.outside_probability": {"name": "t3"},
     # the audit's alpha is a confidence level's complement, not the Zipf exponent
@@ -390,6 +394,8 @@ def _kind(value: Any) -> str:
         return "symbolic"
     if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
         return "records"  # rows of a table (egmbook.claims): no numeric bad values apply
+    if isinstance(value, list) and value and all(dataclasses.is_dataclass(v) for v in value):
+        return "records"  # typed records (the findings' diagnoses): no numeric bad values apply
     if isinstance(value, (list, tuple)) and value and all(isinstance(v, str) for v in value):
         return "names"  # a sequence of choices (the audit's statistics, a sweep's arms or datasets)
     if isinstance(value, (list, tuple, np.ndarray)):

@@ -2,7 +2,9 @@ r"""Findings of chapter 9: where Algorithm 3 with private inputs fails off its m
 
 - :func:`diagnose` runs chapter 8's and chapter 9's pipelines of Algorithm 3 with private
   inputs on one dataset of :mod:`egmbook.offmodel_data` and records each step (scales,
-  centre, radius, clipped rows, error) next to the errors of the arms given more inputs.
+  centre, radius, clipped rows, error) next to the errors of the arms given more inputs;
+  ``benchmarks/offmodel_diagnosis.py`` saves chapter 9's diagnoses (:func:`save_diagnoses`)
+  and the chapter reads them (:func:`load_diagnoses`), which its test re-runs.
 - :func:`goals` measures the three goals of chapter 9's pipeline (``"Alg3"``) on the sweeps'
   results, cell by cell (dataset and budget, medians over the runs): off the model it adds at
   most :data:`GOAL_OFF_MODEL` times the error of the better of PLAN (Aumuller, Lebeda, Nelson
@@ -24,7 +26,9 @@ r"""Findings of chapter 9: where Algorithm 3 with private inputs fails off its m
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
+import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +49,9 @@ from egmlib.peers.scales import pairwise_squared_differences
 
 __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE",
            "GOAL_RECOMMENDED", "RECOMMENDED", "PEERS", "NEW", "OLD",
-           "StepDiagnostics", "Diagnosis", "diagnose", "Comparison", "Goal", "Goals", "goals",
+           "StepDiagnostics", "Diagnosis", "diagnose", "DIAGNOSIS_DATASETS", "DIAGNOSIS_RUNS", "DIAGNOSIS_RHO",
+           "DIAGNOSIS_FILE",
+           "save_diagnoses", "load_diagnoses", "Comparison", "Goal", "Goals", "goals",
            "best_peer_ratios", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
            "CROSSOVER_TOLERANCE", "CrossoverCell", "Crossover", "crossover_switch",
            "load_crossover", "few_rows_share"]
@@ -72,6 +78,12 @@ RECOMMENDED = ("t3", "t4", "t10", "ar1", "equicorrelated", "mixture", "sigma_x0.
 NEW, OLD = "Alg3", "Alg3-private"
 #: The seed of the diagnosis (benchmarks/offmodel_diagnosis.py).
 DIAGNOSIS_SEED = 20261126
+#: Chapter 9's diagnosis: its datasets, runs and budget (Observation 9.A), which
+#: ``benchmarks/offmodel_diagnosis.py`` saves and :func:`load_diagnoses` reads.
+DIAGNOSIS_DATASETS = ("digits", "breast_cancer", "wine", "diabetes", "fair", "randhie", "baskets_n1e4")
+DIAGNOSIS_RUNS, DIAGNOSIS_RHO = 10, 0.25
+#: Where ``benchmarks/offmodel_diagnosis.py`` saves chapter 9's diagnoses.
+DIAGNOSIS_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_diagnosis.json"
 
 
 # ---------------------------------------------------------------------------------------
@@ -161,6 +173,43 @@ def diagnose(dataset: str, *, runs: int, rho: float) -> Diagnosis:
         ref[a] = float(np.median(errs))
     return Diagnosis(dataset=dataset, n=X.shape[0], d=X.shape[1], runs=runs, rho=rho, ties=ties,
                      zero_columns=zero_cols, steps=MappingProxyType(steps), reference=MappingProxyType(ref))
+
+
+def save_diagnoses(diagnoses: Sequence[Diagnosis], path: str | Path) -> Path:
+    """Write ``diagnoses`` (Observation 9.A's records) as JSON to ``path``, a ``.json`` file
+    (chapter 9 reads :data:`DIAGNOSIS_FILE`); floats are written exactly (their repr)."""
+    if isinstance(diagnoses, Diagnosis) or not isinstance(diagnoses, Sequence) or not diagnoses or not all(
+            isinstance(g, Diagnosis) for g in diagnoses):
+        raise TypeError("diagnoses must be a non-empty sequence of egmbook.findings.offmodel.Diagnosis (diagnose())")
+    if isinstance(path, bool) or not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
+    p = Path(path)
+    if p.suffix != ".json":
+        raise ValueError(f"path must name a .json file, got path={str(p)!r}")
+    rows = [{**{f.name: getattr(g, f.name) for f in dataclasses.fields(g) if f.name not in ("steps", "reference")},
+             "steps": {k: dataclasses.asdict(v) for k, v in g.steps.items()}, "reference": dict(g.reference)}
+            for g in diagnoses]
+    p.write_text(json.dumps(rows, indent=1) + "\n")
+    return p
+
+
+def load_diagnoses(path: str | Path | None = None) -> Mapping[str, Diagnosis]:
+    """Observation 9.A's diagnoses saved by ``benchmarks/offmodel_diagnosis.py`` (by default the
+    repository's ``benchmarks/results/offmodel_diagnosis.json``), by dataset, in the saved order."""
+    if path is not None and not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
+    p = DIAGNOSIS_FILE if path is None else Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"diagnoses not found at {p}; run python benchmarks/offmodel_diagnosis.py")
+    try:
+        out = {}
+        for row in json.loads(p.read_text()):
+            steps = MappingProxyType({k: StepDiagnostics(**v) for k, v in row.pop("steps").items()})
+            reference = MappingProxyType({str(k): float(v) for k, v in row.pop("reference").items()})
+            out[row["dataset"]] = Diagnosis(**row, steps=steps, reference=reference)
+    except (TypeError, KeyError, AttributeError, ValueError) as err:
+        raise ValueError(f"{p} does not hold diagnoses as save_diagnoses writes them ({err})") from None
+    return MappingProxyType(out)
 
 
 # ---------------------------------------------------------------------------------------
