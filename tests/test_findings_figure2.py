@@ -30,6 +30,17 @@ def test_imhof_route_matches_closed_forms_and_the_library():
     assert f2._imhof_sf(1.7, w) == pytest.approx(float(gchisq.sf(1.7, w=w)), abs=1e-9)
 
 
+def test_imhof_quantile_widens_its_bracket(monkeypatch):
+    """The quantile is found from a guess off by 1 % or 40 % (the bracket widens), not from one off
+    by 3x; the tail is chi2's closed form here (Imhof's quadrature takes most of a second a point)."""
+    monkeypatch.setattr(f2, "_imhof_sf", lambda x, w: float(stats.chi2.sf(x / w[0], w.size)))
+    exact = float(stats.chi2.isf(1e-3, 5)) / 5
+    for guess in (exact * 1.01, exact / 1.4):
+        assert f2._imhof_isf(1e-3, np.full(5, 0.2), guess) == pytest.approx(exact, rel=1e-9)
+    with pytest.raises(ValueError, match="no quantile within a factor 2"):
+        f2._imhof_isf(1e-3, np.full(5, 0.2), 3 * exact)
+
+
 def test_accuracy_verdict_on_a_built_record():
     d, n, a = np.array([10, 100]), np.array([100, 1000]), np.array([0.1, 0.1])
     rel = {"R": np.array([0.01, 0.2023]), "Cn": np.array([0.06, -0.01]), "Ct": np.array([0.001, 0.166])}
