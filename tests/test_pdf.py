@@ -58,7 +58,9 @@ def _layout_text(reader, first: int, last: int) -> str:  # noqa: ANN001
     return "\n".join(page.extract_text(extraction_mode="layout") or "" for page in reader.pages[first - 1:last])
 
 
+@cache
 def _pdf():
+    """The PDF's reader and each page's text, read once for all the tests of a worker."""
     from pypdf import PdfReader
 
     if not PDF.is_file():
@@ -197,9 +199,9 @@ def test_pdf_pages_are_numbered_through_the_book():
     assert footers[0] == "", f"the title page has a footer: {footers[0]!r}"
     wrong = [(k + 1, f) for k, f in enumerate(footers) if k and f != str(k + 1)]
     assert not wrong, f"{len(wrong)} pages whose footer is not their number, e.g. {wrong[:6]}"
-    headers = _band(top=True)
+    headers, outline = _band(top=True), _outline(reader)
     for page in build_pdf.printed_pages():
-        start = next(p for _, t, p in _outline(reader) if t == build_pdf.plain(page.title))
+        start = next(p for _, t, p in outline if t == build_pdf.plain(page.title))
         chapter = " ".join(build_pdf.plain(page.chapter).split())
         assert headers[start].startswith(chapter[:40]), (
             f"page {start + 1} ({page.title!r}) has the running header {headers[start]!r}, not {chapter!r}")
