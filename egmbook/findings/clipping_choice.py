@@ -183,7 +183,7 @@ class FreeOptimum(Finding):
 
     @property
     def agreement(self) -> float:
-        """|live error / stored error - 1|."""
+        """How far the live error is from the saved one, relative to the saved one (absolute value)."""
         return abs(self.live_error / self.stored_error - 1)
 
     @property

@@ -78,7 +78,7 @@ RECOMMENDED = ("t3", "t4", "t10", "ar1", "equicorrelated", "mixture", "sigma_x0.
 NEW, OLD = "Alg3", "Alg3-private"
 #: The seed of the diagnosis (benchmarks/offmodel_diagnosis.py).
 DIAGNOSIS_SEED = 20261126
-#: Chapter 9's diagnosis: its datasets, runs and budget (Observation 9.A), which
+#: The datasets, runs and budget of chapter 9's diagnosis (Observation 9.A), which
 #: ``benchmarks/offmodel_diagnosis.py`` saves and :func:`load_diagnoses` reads.
 DIAGNOSIS_DATASETS = ("digits", "breast_cancer", "wine", "diabetes", "fair", "randhie", "baskets_n1e4")
 DIAGNOSIS_RUNS, DIAGNOSIS_RHO = 10, 0.25
