@@ -37,7 +37,6 @@ import itertools
 import math
 import pkgutil
 import signal
-import sys
 import threading
 import warnings
 from collections import Counter
@@ -698,7 +697,6 @@ def tally() -> Counter[str]:
 
 
 if __name__ == "__main__":  # pragma: no cover - a report, not a test
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     c = tally()
     print(f"{len(CASES)} calls with one bad argument over {len(public_callables(book=True))} public callables")
     for k, v in sorted(c.items()):

@@ -135,7 +135,7 @@ def test_chapters_call_findings_rather_than_compute():
 def test_nothing_edits_sys_path():
     """Chapters, benchmarks, scripts and both packages import what is installed, never by path tricks."""
     root = CHAPTERS.parent
-    files = [*NOTEBOOKS, *(p for d in ("benchmarks", "scripts", "egmlib", "egmbook", "_ext")
+    files = [*NOTEBOOKS, *(p for d in ("benchmarks", "scripts", "egmlib", "egmbook", "_ext", "tests")
                            for p in (root / d).rglob("*.py"))]
     edits = [p.relative_to(root).as_posix() for p in files if re.search(r"sys\.path\.(insert|append)|sys\.path\s*\+?=",
                                                                         p.read_text(encoding="utf-8"))]

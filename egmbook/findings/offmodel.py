@@ -82,7 +82,10 @@ DIAGNOSIS_SEED = 20261126
 #: ``benchmarks/offmodel_diagnosis.py`` saves and :func:`load_diagnoses` reads.
 DIAGNOSIS_DATASETS = ("digits", "breast_cancer", "wine", "diabetes", "fair", "randhie", "baskets_n1e4")
 DIAGNOSIS_RUNS, DIAGNOSIS_RHO = 10, 0.25
-#: Where ``benchmarks/offmodel_diagnosis.py`` saves chapter 9's diagnoses.
+#: Where ``benchmarks/offmodel_diagnosis.py`` saves chapter 9's diagnoses, the repository's
+#: ``benchmarks/results/offmodel_diagnosis.json``.
+#:
+#: :meta hide-value:
 DIAGNOSIS_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_diagnosis.json"
 
 
