@@ -40,7 +40,7 @@ import signal
 import threading
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -626,23 +626,51 @@ def _case_id(c: tuple[Any, ...]) -> str:
     return f"{c[0]}[{c[2]}={c[3]}]"
 
 
-#: Known findings left to the modules' owners (issue 19), strict: each must still fail, so
-#: that a fix shows up as an unexpected pass to be removed from here.
+#: Known findings left to the modules' owners (issue 19), by case id
+#: (``"<callable>[<param>=<label>]"``), strict: each must still fail, so that a fix shows up
+#: as a failure asking to remove it from here.
 KNOWN_FINDINGS: dict[str, str] = {}
 
+#: The cases by (callable, parameter): one test item runs all the bad values of one
+#: parameter (pytest's own cost per item was as much as the ten thousand calls).
+CASES_BY_PARAM: dict[tuple[str, str], list[tuple[str, Callable[..., Any], str, str, str, Any]]] = {}
+for _c in CASES:
+    CASES_BY_PARAM.setdefault((_c[0], _c[2]), []).append(_c)
 
-def _case_param(c: tuple[Any, ...]) -> Any:
-    reason = KNOWN_FINDINGS.get(_case_id(c))
-    marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-    return pytest.param(*c, id=_case_id(c), marks=marks)
+
+def check_bad_values(cases: list[tuple[str, Callable[..., Any], str, str, str, Any]],
+                     known: Mapping[str, str]) -> list[str]:
+    """Run every case; the problems: a case that fails (unless ``known``), or a known one that passes."""
+    problems = []
+    for c in cases:
+        qualname, fn, param, label, category, bad = c
+        try:
+            run_case(qualname, fn, param, category, bad)
+        except AssertionError as exc:
+            if _case_id(c) not in known:
+                problems.append(f"[{label}] {exc}")
+        else:
+            if _case_id(c) in known:
+                problems.append(f"[{label}] passes now: remove {_case_id(c)!r} from KNOWN_FINDINGS")
+    return problems
 
 
-@pytest.mark.parametrize(
-    "qualname,fn,param,label,category,bad",
-    [_case_param(c) for c in CASES],
-)
-def test_bad_argument_is_rejected_clearly(qualname, fn, param, label, category, bad):
-    run_case(qualname, fn, param, category, bad)
+@pytest.mark.parametrize("qualname,param", list(CASES_BY_PARAM), ids=lambda v: v)
+def test_bad_arguments_are_rejected_clearly(qualname, param):
+    """Each bad value of the parameter: TypeError or ValueError naming it, or a finite result."""
+    problems = check_bad_values(CASES_BY_PARAM[(qualname, param)], KNOWN_FINDINGS)
+    assert not problems, f"{qualname}({param}=...): {len(problems)} bad values handled wrongly\n" + "\n".join(problems)
+
+
+def test_a_wrongly_handled_bad_value_is_reported():
+    """The grouped test fails for one bad case among good ones, and for a known finding that passes."""
+    qualname, param = next(iter(CASES_BY_PARAM))
+    cases = CASES_BY_PARAM[(qualname, param)]
+    good = [c for c in cases if c[4] == "type"][:2]
+    assert good and not check_bad_values(good, {})
+    wrong = (*good[0][:4], "value", good[0][5])  # a wrong type said to be a wrong value: TypeError is wrong then
+    assert check_bad_values([*good, wrong], {}) == [check_bad_values([wrong], {})[0]]
+    assert "passes now" in check_bad_values(good[:1], {_case_id(good[0]): "listed"})[0]
 
 
 @pytest.mark.parametrize("qualname,fn", [(q, f) for q, f in public_callables(book=True)
