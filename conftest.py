@@ -14,12 +14,6 @@ whichever worker is free:
 
 Groups of whole files rather than single items keep the scheduling cheap: handed out one
 by one, the suite's 11,800 items cost about 20 s more CPU than a few hundred groups.
-
-The groups are handed out longest first (``pyproject.toml`` turns off xdist's own order, by
-number of items), by the seconds each took in the last run of
-``benchmarks/test_suite_time.py`` (``benchmarks/results/test_group_seconds.json``): a long
-notebook handed out last would keep one worker busy while the other idles. A group the
-file does not know yet counts as the median known group, or at least a second.
 This file sits at the repository root so that it applies however the tests are selected
 (``python -m pytest chapters/05_empirical_evaluation.ipynb`` too);
 ``tests/test_distribution.py`` checks that the groups hold.
@@ -27,15 +21,11 @@ This file sits at the repository root so that it applies however the tests are s
 
 from __future__ import annotations
 
-import json
-import statistics
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 BROWSER_TEST = "tests/test_browser.py"
-GROUP_SECONDS = Path(__file__).resolve().parent / "benchmarks" / "results" / "test_group_seconds.json"
 
 
 def xdist_group(nodeid: str, params: dict[str, object]) -> str:
@@ -54,26 +44,3 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     the collection is modified)."""
     callspec = getattr(item, "callspec", None)
     item.add_marker(pytest.mark.xdist_group(xdist_group(item.nodeid, dict(callspec.params) if callspec else {})))
-
-
-def longest_first(groups: Sequence[str], seconds: Mapping[str, float]) -> list[int]:
-    """The order in which to run items whose groups are ``groups``: by group, the groups by
-    their ``seconds`` (longest first; unknown ones as the median known, at least 1 s), ties in
-    the order the groups first appear; within a group the items keep their order (a
-    notebook's cells run in sequence)."""
-    default = max(1.0, statistics.median(seconds.values())) if seconds else 1.0
-    first: dict[str, int] = {}
-    for i, g in enumerate(groups):
-        first.setdefault(g, i)
-    return sorted(range(len(groups)), key=lambda i: (-seconds.get(groups[i], default), first[groups[i]], i))
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order the items longest group first (see the module's docstring)."""
-    try:
-        seconds = {str(k): float(v) for k, v in json.loads(GROUP_SECONDS.read_text()).items()}
-    except (OSError, ValueError, AttributeError):
-        seconds = {}
-    marks = [item.get_closest_marker("xdist_group") for item in items]
-    groups = [str(m.args[0]) if m is not None and m.args else item.nodeid for m, item in zip(marks, items, strict=True)]
-    items[:] = [items[i] for i in longest_first(groups, seconds)]

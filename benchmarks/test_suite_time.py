@@ -24,13 +24,10 @@ machine: the reaped CPU time misses the browser test's Chromium, whose processes
 the run's children (63 s of wall, 92 s of the machine's CPU, of which 23 s reaped), and on
 this machine's two virtual cores a process runs slower while the other core is busy, so
 CPU time measured alone does not add up to the time side by side.  Writes
-``benchmarks/results/test_suite_time.txt`` unless extra pytest arguments are given, and
-then, if the run passed, ``benchmarks/results/test_group_seconds.json``: the seconds each
-xdist group took, by which the root ``conftest.py`` hands out the groups longest first.
+``benchmarks/results/test_suite_time.txt`` unless extra pytest arguments are given.
 """
 
 import argparse
-import json
 import os
 import resource
 import subprocess
@@ -42,7 +39,6 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-GROUP_SECONDS = ROOT / "benchmarks" / "results" / "test_group_seconds.json"
 TARGET = 150.0  # s of wall time for the README's test command on 2 idle cores (issue 29)
 
 
@@ -134,16 +130,6 @@ def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter, list[str]]:
     return items, counts, failed
 
 
-def group_seconds(items: list[tuple[float, str]]) -> dict[str, float]:
-    """Seconds per xdist group (the suffix after the last ``@`` of an item's name, which
-    pytest-xdist appends under ``--dist loadgroup``; the file otherwise), to 0.1 s."""
-    out: dict[str, float] = defaultdict(float)
-    for t, name in items:
-        group = name.rsplit("@", 1)[1] if "@" in name else name.split("::")[0]
-        out[group] += t
-    return {g: round(t, 1) for g, t in out.items()}
-
-
 def report(r: dict, say) -> None:
     say(f"\n$ {r['cmd']}")
     busy = "?" if r["busy"] is None else f"{r['busy']:.1f} s"
@@ -187,17 +173,13 @@ def main() -> None:
         lines.append(text)
 
     say(f"the README's test command on {os.cpu_count()} cores (target: at most 150 s wall on 2 idle cores)")
-    first = run(args.pytest_args)
-    report(first, say)
+    report(run(args.pytest_args), say)
     if args.compare:
         report(run(["--dist", args.compare, *args.pytest_args]), say)
     if not args.no_serial:
         report(run(["-n", "0", *args.pytest_args]), say)
     if not args.pytest_args:
         (ROOT / "benchmarks" / "results" / "test_suite_time.txt").write_text("\n".join(lines) + "\n")
-        if first["rc"] == 0:
-            GROUP_SECONDS.write_text(json.dumps(group_seconds(first["items"]), indent=0, sort_keys=True) + "\n")
-            say(f"wrote {GROUP_SECONDS.relative_to(ROOT)} (the order in which the root conftest.py hands out groups)")
 
 
 if __name__ == "__main__":

@@ -81,14 +81,3 @@ def test_groups_of_notebook_cells_browser_pages_and_files():
     assert group("tests/test_browser.py::test_book_has_pages", {}) == "tests/test_browser.py"
     assert group("tests/test_gchisq.py::test_round_trips[d2]", {"w": 1}) == "tests/test_gchisq.py"
     assert group("egmlib/calibration.py::egmlib.calibration.sigma_opt", {}) == "egmlib/calibration.py"
-
-
-def test_groups_are_handed_out_longest_first():
-    """Longest group first, unknown groups as the median known (at least 1 s), ties in the order
-    of first appearance, and a group's items (a notebook's cells) in their own order."""
-    order = _root_conftest().longest_first
-    groups = ["a", "nb", "a", "nb", "b", "new", "nb"]
-    seconds = {"a": 2.0, "nb": 30.0, "b": 0.1}
-    assert order(groups, seconds) == [1, 3, 6, 0, 2, 5, 4]   # nb 30 s, a 2 s, new 2 s (median), b
-    assert order(groups, {}) == [0, 2, 1, 3, 6, 4, 5]        # nothing known: groups as they first appear
-    assert order(["x", "y"], {"y": 0.5}) == [0, 1]            # unknown x counts as 1 s, more than y
