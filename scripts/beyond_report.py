@@ -12,7 +12,7 @@ standard deviations.  This script answers them by simulation with egmlib and wri
 which chapters/07_beyond_the_report.ipynb loads through egmbook.beyond_report
 (load_beyond_report, typed records).  Run from the repository root:
 
-    python scripts/beyond_report.py            # full run, about 20 min on 2 cores (20.6 min measured)
+    python scripts/beyond_report.py            # full run, about 1.5 h on 2 busy cores (see the log's timings)
     python scripts/beyond_report.py --quick    # smoke test, writes data/beyond_report_quick.json
 
 Experiments (eps = 1, delta = 1e-6, substitution neighbours, Zipf sigmas, mu = 0):
@@ -38,7 +38,7 @@ E  the centre claim with real private centres: mu_hat released by the baseline (
 P  the privacy check: worst-case neighbouring datasets of Algorithm 3, the privacy loss
    of the actual release along the difference of the clipped sums, and the empirical
    delta at eps against delta and the Balle-Wang profile (also a negative control).
-   Chapter 7 no longer shows it: it reads the mechanism's own noise-free sums and noise
+   Chapter 7 does not show it: it reads the mechanism's own noise-free sums and noise
    scales, so it restates Theorem 2; the book's privacy audit is a black-box attack on its
    own page.
 
@@ -77,6 +77,8 @@ from egmbook.beyond_report import BeyondReport, centre_improvements, load_beyond
 from egmbook.cli import argument_parser
 from egmbook.clipping_error import (
     ClippingOptimum,
+    RowClipModel,
+    RowDraws,
     baseline_clip_moment_exact,
     clipping_log10_probability,
     expected_error,
@@ -150,9 +152,9 @@ def median_radius(method, d, alpha):
 
 
 def moments_at(Z, method, sigma, offset=None):
-    """C -> row_clip_moments(Z, ...) memoised by the value of C: the scan of the search is
+    """C -> RowClipModel(Z, ...).moments(C) memoised by the value of C: the scan of the search is
     shared by every n, whose error curves differ only in the weights of the same moments."""
-    return functools.cache(lambda C: row_clip_moments(Z, method=method, C=C, sigma_data=sigma, offset=offset))
+    return functools.cache(RowClipModel(Z, method=method, sigma_data=sigma, offset=offset).moments)
 
 
 def search(error, method, d, alpha):
@@ -171,6 +173,27 @@ def offset_errors(method, sigma, moms, n):
     return errors
 
 
+#: Rows of the per-row model (egmbook.clipping_error.row_clip_moments): about
+#: rows_elems / d, clipped to these bounds.  The model integrates the coordinate of
+#: largest variance exactly and the centre term through the size-biasing identity, so a
+#: few thousand rows put its relative standard error near or below 0.1 % (it is stored
+#: with every value; see the search's value_se).
+ROWS_B = (10000, 20000)
+ROWS_CD = (8000, 16000)
+ROWS_E = (4000, 8000)  # experiment E: its interval over the random centres dwarfs the model's error
+
+
+def rows_for(d, rows_elems, bounds):
+    """Rows of standard normals for dimension d: rows_elems / d within ``bounds``."""
+    return int(min(bounds[1], max(bounds[0], rows_elems // d)))
+
+
+def with_se(s, r, n):
+    """The search ``s`` with the Monte Carlo standard error of its value from the moments ``r``
+    (RowClipMoments at the optimum): n E||D||^2 and n (n - 1) ||E D||^2 add their errors."""
+    return dataclasses.replace(s, value_se=float(math.hypot(n * r.e2_se, n * (n - 1.0) * r.m2_se)))
+
+
 def log10_pclip(method, sigma, C):
     """log10 of the exact-centre clipping probability at radius C (may lie far below 1e-308)."""
     return clipping_log10_probability(method, sigma=sigma, C=C)
@@ -184,6 +207,7 @@ def exact_centre_optimum(method, d, alpha, n, mom, C_grid_min):
     sigma = zipf(d, alpha)
     s = search(lambda C: noise_error(method, sigma, C) + n * mom(C).e2, method, d, alpha)
     r, noise = mom(s.C), noise_error(method, sigma, s.C)
+    s = with_se(s, r, n)
     return ClippingOptimum(p_opt=10.0 ** log10_pclip(method, sigma, s.C), C_opt=s.C, noise=noise, bias=n * r.e2,
                            bias_se=n * r.e2_se, total=noise + n * r.e2, below_grid=s.C < C_grid_min, search=s)
 
@@ -194,8 +218,8 @@ def experiment_B(seed, rows_elems, p_grid, log):
     ss = np.random.SeedSequence([seed, 2])
     out = {"p_grid": p_grid.tolist(), "configs": []}
     for d, child in zip(D_GRID, ss.spawn(len(D_GRID)), strict=True):
-        N = max(10000, int(rows_elems // d))
-        Z = np.random.default_rng(child).standard_normal((N, d))
+        N = rows_for(d, rows_elems, ROWS_B)
+        Z = RowDraws(np.random.default_rng(child).standard_normal((N, d)))
         for alpha in ALPHA_GRID:
             t0 = time.time()
             sigma = zipf(d, alpha)
@@ -341,8 +365,8 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
     for (d, a), child in zip(C_CONFIGS, ss.spawn(len(C_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
-        N = max(2000, int(rows_elems // d))
-        Z = rng.standard_normal((N, d))
+        N = rows_for(d, rows_elems, ROWS_CD)
+        Z = RowDraws(rng.standard_normal((N, d)))
         sigma = zipf(d, a)
         tr = float(np.sum(sigma**2))
         for m in METHODS:
@@ -353,7 +377,8 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
             special.update({("opt0", n): opt[str(n)]["C_opt"] for n in N_GRID})
             Cs = np.array(list(special.values()))
             noise = np.array([noise_error(m, sigma, c) for c in Cs])
-            mom0 = [row_clip_moments(Z, method=m, C=c, sigma_data=sigma) for c in Cs]
+            mom_exact = moments_at(Z, m, sigma)
+            mom0 = [mom_exact(float(c)) for c in Cs]
             e2_0 = np.array([r.e2 for r in mom0])
             e2_0se = np.array([r.e2_se for r in mom0])
             k_special = {key: i for i, key in enumerate(special)}
@@ -380,6 +405,7 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
                         tot = noise + n * e2 + n * (n - 1.0) * m2
                         err = offset_errors(m, sigma, [mom_c], n)
                         s_n = search(lambda C, err=err: float(err(C)[0]), m, d, a)
+                        s_n = with_se(s_n, mom_c(s_n.C), n)
                         i1, io = k_special[("1/n", n)], k_special[("opt0", n)]
                         per_n[str(n)] = {
                             "ratio_1n": float(tot[i1] / mse_star[n]), "ratio_opt0": float(tot[io] / mse_star[n]),
@@ -474,8 +500,8 @@ def experiment_E(seed, B, log):
     for (d, a), child in zip(E_CONFIGS, ss.spawn(len(E_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
-        N = max(2000, int(E_ROWS_ELEMS // d))
-        Z = rng.standard_normal((N, d))
+        N = rows_for(d, E_ROWS_ELEMS, ROWS_E)
+        Z = RowDraws(rng.standard_normal((N, d)))
         sigma = zipf(d, a)
         offsets = {(src, m): [private_centre_offset(src, sigma, m, rng) for _ in range(E_DRAWS)]
                    for src in E_SOURCES for m in E_M}
@@ -524,8 +550,8 @@ def experiment_D(seed, B, rows_elems, draws, log):
     for (d, a), child in zip(D_CONFIGS, ss.spawn(len(D_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
-        N = max(2000, int(rows_elems // d))
-        Z = rng.standard_normal((N, d))
+        N = rows_for(d, rows_elems, ROWS_CD)
+        Z = RowDraws(rng.standard_normal((N, d)))
         sigma = zipf(d, a)
         plist = []  # (n, kind, method, p)
         for n in (N_GRID[1], N_GRID[-1]):
@@ -725,8 +751,8 @@ def main(argv=None):
 
     settings = {
         "eps": EPS, "delta": DELTA, "seed": args.seed, "quick": q, "sigma_opt": sigma_opt(),
-        "rows_elems_B": 4e5 if q else 4e6, "budget_A": 2e6 if q else 2e7, "min_noise_draws": 50 if q else 400,
-        "rows_elems_CD": 2e5 if q else 5e5, "batch_draws": 3 if q else 8, "draws_D": 4 if q else 12,
+        "rows_elems_B": 4e5 if q else 1e7, "budget_A": 2e6 if q else 2e7, "min_noise_draws": 50 if q else 400,
+        "rows_elems_CD": 2e5 if q else 8e6, "batch_draws": 3 if q else 8, "draws_D": 4 if q else 12,
         "reps_C_direct": 10 if q else 100, "reps_D_direct": 10 if q else 100,
         "n_mc": 10**6 if q else 10**7, "n_outputs": 300 if q else 2000,
         "radius_range": list(RADIUS_RANGE), "radius_per_decade": RADIUS_PER_DECADE,

@@ -1,7 +1,8 @@
 r"""Findings of chapter 4 and section 4a (the report's Section 4): the constraint, clipping and Algorithm 3.
 
-Chapter 4: the expected transformed norm behind eqs. (7)-(8) and (10), and Algorithm 3's
-noise error, eqs. (9) and (24).  Section 4a: the clipped sum's sensitivity (Proposition 4.B),
+Chapter 4: the data model (normal marginals without correlation are not the joint model),
+the expected transformed norm behind eqs. (7)-(8) and (10), and Algorithm 3's noise error,
+eqs. (9) and (24).  Section 4a: the clipped sum's sensitivity (Proposition 4.B),
 data-independent inputs, the corrected Algorithm 3 against the report's pseudo-code, the
 transformed norm's law, the expected number of clipped rows, a misplaced centre and the
 uncentred eq. (25).
@@ -28,7 +29,7 @@ from egmlib import calibration, gchisq, mechanisms, scaling
 __all__ = ["TransformedNorm", "transformed_norm", "NoiseError", "noise_error", "ClippedSensitivity",
            "clipped_sensitivity", "PublicInputs", "public_inputs", "CorrectedAlgorithm3", "corrected_algorithm3",
            "TransformedLaw", "transformed_law", "ClippedRows", "clipped_rows", "CentreOffset", "centre_offset",
-           "Eq25", "uncentred_eq25"]
+           "Eq25", "uncentred_eq25", "NormalMarginals", "normal_marginals"]
 
 
 @dataclass(frozen=True)
@@ -464,3 +465,59 @@ def uncentred_eq25() -> Eq25:
     mc = float(np.mean(np.sum(xs**2, axis=1) > r2))
     se = math.sqrt(probs[1.0] * (1 - probs[1.0]) / xs.shape[0])
     return Eq25(n, MappingProxyType(probs), r2, mc, se)
+
+
+@dataclass(frozen=True)
+class NormalMarginals(Finding):
+    """Section 4: normal, uncorrelated coordinates are not the joint model N(mu, diag(sigma^2)).
+
+    The counterexample x = (Z, S Z), S = +-1 a fair sign independent of Z: both coordinates are N(0, 1)
+    and uncorrelated, but x_1 + x_2 = (1 + S) Z is 0 with probability 1/2, so x is not Gaussian, and
+    ||x||^2 = 2 Z^2 is not chi^2_2: the radius the joint model gives for p_C = 1/n clips another share.
+    """
+
+    draws: int  #: Monte Carlo draws of x
+    ks_p: tuple[float, float]  #: Kolmogorov-Smirnov p-values of the two coordinates against N(0, 1)
+    correlation: float  #: their sample correlation
+    zero_sum: float  #: the share of draws with x_1 + x_2 = 0 (a Gaussian law has none)
+    n: int  #: rows, p_C = 1/n
+    radius2: float  #: C^2 of the joint model with sigma = (1, 1): the upper 1/n-quantile of chi^2_2, 2 ln n
+    pclip_exact: float  #: P(2 Z^2 > C^2) under the counterexample
+    pclip_mc: float  #: its Monte Carlo frequency
+
+    GLUE = MappingProxyType({"marginals-n": "n", "marginals-pclip-n": "pclip_times_n"})
+
+    @property
+    def pclip_times_n(self) -> float:
+        """The counterexample's clipping probability at the joint model's radius, in units of 1/n."""
+        return self.pclip_exact * self.n
+
+    @property
+    def ok(self) -> bool:
+        se = math.sqrt(self.pclip_exact * (1 - self.pclip_exact) / self.draws)
+        return (min(self.ks_p) > 1e-3 and abs(self.correlation) < 5 / math.sqrt(self.draws)
+                and abs(self.zero_sum - 0.5) < 5 * 0.5 / math.sqrt(self.draws)
+                and abs(self.pclip_mc - self.pclip_exact) < 5 * se and self.pclip_times_n > 2)
+
+    @property
+    def evidence(self) -> str:
+        return (f"{self.draws:,} draws of $(Z, SZ)$: Kolmogorov-Smirnov $p$-values {self.ks_p[0]:.2f} and "
+                f"{self.ks_p[1]:.2f} against $\\mathcal N(0, 1)$, correlation {self.correlation:+.4f}, "
+                f"$x_1 + x_2 = 0$ in {self.zero_sum:.1%} of them; at the joint model's radius for $n$ = {self.n}, "
+                f"$C^2 = 2\\ln n$ = {self.radius2:.3f}, the clipping probability is {self.pclip_exact:.4f} "
+                f"(Monte Carlo {self.pclip_mc:.4f}), {self.pclip_times_n:.2f}$/n$ instead of $1/n$.")
+
+
+def normal_marginals(*, n: int = 100, draws: int = 10**6) -> NormalMarginals:
+    """The counterexample of :class:`NormalMarginals` (seeded): ``draws`` pairs (Z, S Z), their marginals,
+    correlation and zero sums, and the clipping probability at the radius of the joint model with
+    sigma = (1, 1) and p_C = 1/n (scipy's chi2 for the exact values)."""
+    rng = np.random.default_rng(404)
+    z = rng.standard_normal(draws)
+    x = np.stack([z, np.where(rng.random(draws) < 0.5, -1.0, 1.0) * z], axis=1)
+    radius2 = float(stats.chi2.isf(1.0 / n, 2))
+    q = np.sum(x * x, axis=1)
+    return NormalMarginals(draws, (float(stats.kstest(x[:, 0], "norm").pvalue), float(stats.kstest(x[:, 1], "norm")
+                                                                                       .pvalue)),
+                           float(np.corrcoef(x.T)[0, 1]), float(np.mean(x[:, 0] + x[:, 1] == 0)), n, radius2,
+                           float(stats.chi2.sf(radius2 / 2, 1)), float(np.mean(q > radius2)))
