@@ -23,10 +23,11 @@ A  direct simulation through the mechanisms (egmlib.mechanisms.algorithm3 and
    alpha in {0.5, 1, 2, 5}, at p_C = 1/n and at each method's optimal p_C: the squared
    error split into noise and clipping error, means with 95% confidence intervals;
 B  the p_C sweep: total error = exact noise error + n E||D||^2, where D is the clipping
-   loss of one row, estimated by importance sampling (exponential tilting) with common
-   random numbers; optimal p_C per method, searched freely over every radius with a
-   bracket check (egmbook.clipping_error.optimal_radius), and the improvement at each
-   method's optimum;
+   loss of one row, estimated by the per-row model of egmbook.clipping_error (the coordinate
+   of largest variance integrated exactly, the others drawn with exponential tilting, common
+   random numbers; its Monte Carlo standard error is stored with every value); the
+   optimal p_C per method, searched freely over every radius with a bracket check
+   (egmbook.clipping_error.optimal_radius), and the improvement at each method's optimum;
    a quadrature cross-check of the baseline's E||D||^2 (gchisq.sf) and a direct
    simulation of the whole p_C curve for two configurations;
 C  a wrong centre: mu_hat = mu + c sigma (c in {0, 0.1, 0.5, 1, 2}), an isotropic offset of
@@ -837,6 +838,12 @@ def summary(res: BeyondReport) -> None:
         ch = r.check
         print(f"  d={r.d:5d} alpha={r.alpha:3.1f}: MC {ch.delta_mc:.3e} +- {ch.delta_mc_se:.1e}, "
               f"IS {ch.delta_is:.6e} +- {ch.delta_is_se:.1e}, profile {ch.profile:.6e}")
+    print("\nModel accuracy: largest relative Monte Carlo standard error of the per-row model's error")
+    b_se = max(o.bias_se / o.total for c in res.sweep.configs for m in c.methods.values() for o in m.opt.values())
+    c_se = {shape: max(v.search.value_se / v.search.value for c in res.centre for o in c.offsets[shape]
+                       for v in o.per_n.values() if v.search.value_se is not None) for shape in ("prop", "iso")}
+    print(f"  B, each method at its optimum (exact centre): {b_se:.2e}")
+    print(f"  C, at the re-optimised radius: {c_se['prop']:.2e} (c sigma_j), {c_se['iso']:.2e} (isotropic)")
     print("\ntimings (s):", {k: round(v, 1) for k, v in res.timings.items()})
 
 

@@ -30,6 +30,8 @@ import pytest
 from scipy import integrate, stats
 
 from egmbook.clipping_error import (
+    RowClipModel,
+    RowDraws,
     baseline_clip_moment_exact,
     clipping_log10_probability,
     expected_error,
@@ -209,6 +211,34 @@ def test_model_agrees_with_plain_rows_at_chapter_cells(d, alpha, n, method, shap
     assert model_se <= 1e-3 * total, (model_se / total)
     assert direct_se <= 3e-3 * total, (direct_se / total)
     assert abs(model - direct) <= 4 * math.hypot(model_se, direct_se), (model / total, direct / total)
+
+
+def test_model_object_shares_draws_and_matches_the_function(Z):
+    """RowClipModel over RowDraws: one model evaluates many radii, and its moments are those of
+    row_clip_moments with the same draws (bit for bit)."""
+    sigma = zipf_sigmas(8, alpha=1.0)
+    draws = RowDraws(Z)
+    for method in ("alg3", "base"):
+        model = RowClipModel(draws, method=method, sigma_data=sigma, offset=0.2 * sigma)
+        for C in (0.0, 0.4, 1.5):
+            assert model.moments(C) == row_clip_moments(Z, method=method, C=C, sigma_data=sigma, offset=0.2 * sigma)
+    with pytest.raises(ValueError, match="Z must have at least 2 rows"):
+        RowDraws(Z[:1])
+
+
+def test_top_coordinate_splines_match_the_quadrature():
+    """The splines of the exactly integrated coordinate against its quadrature, below 1e-7 of the scale
+    (of 1e-6 where the values themselves are smaller)."""
+    from egmbook.clipping_error import _top_coordinate_integrals, _TopCoordinate
+
+    s = np.concatenate([np.random.default_rng(4).uniform(0.0, 4.0, 3000), [0.6 - 1e-9, 0.6, 0.6 + 1e-9]])
+    for mean, var, C in ((0.02, 0.37, 0.6**0.5), (0.3, 0.01, 0.5), (0.0, 1e-4, 2.0), (-0.05, 0.13, 1.5)):
+        top = _TopCoordinate(mean=mean, var=var, C=C, s_max=4.0)
+        got, ref = top(s), _top_coordinate_integrals(s, mean=mean, var=var, C=C)
+        for field in ("p", "f", "f2", "f2u2", "fu"):
+            a, b = getattr(got, field), getattr(ref, field)
+            assert np.max(np.abs(a - b)) <= 1e-7 * max(np.max(np.abs(b)), 1e-6), (mean, var, C, field)
+        np.testing.assert_allclose(top.shrink(s), ref.f, atol=1e-7)
 
 
 # --------------------------------------------------------------------------- #

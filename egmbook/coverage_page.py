@@ -1,0 +1,88 @@
+"""The coverage page's helpers: the book's chapter of each page, and the item table whose check
+references link to the badges (chapters/coverage.ipynb).
+
+The page reads the book's executed notebooks back (:func:`egmbook.claims.collect_checks`) and
+matches their checks against the report's numbered items; these helpers turn the table of contents
+into chapter labels ("ch. 4", "App. A") and draw the item-by-item table with one link per check.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from egmbook.claims import report_items
+from egmbook.display import table
+
+__all__ = ["SYMBOL", "chapter_numbers", "LinkedTable", "item_table"]
+
+#: The outcome of a check as one character: confirms, corrects, goes beyond.
+SYMBOL: Mapping[str, str] = {"confirms": "\u2713", "corrects": "\u2717", "beyond": "+"}
+_WORDS = {"confirms": "confirmed", "corrects": "corrected", "beyond": "extended"}
+
+
+def chapter_numbers(toc: Mapping[str, Any]) -> dict[str, str]:
+    """The book's chapter of each page ("ch. 4" for chapter 4 and its sections, appendices "App. A"),
+    by notebook stem, from the parsed ``_toc.yml``."""
+    numbers: dict[str, str] = {}
+    chapter = letter = 0
+    for part in toc["parts"]:
+        for entry in part["chapters"]:
+            stems = [Path(entry["file"]).name] + [Path(sub["file"]).name for sub in entry.get("sections", [])]
+            if part.get("numbered"):
+                chapter += 1
+                numbers.update(dict.fromkeys(stems, f"ch. {chapter}"))
+            elif stems[0].startswith("appendix_"):
+                numbers.update(dict.fromkeys(stems, "App. " + chr(ord("A") + letter)))
+                letter += 1
+    return numbers
+
+
+class LinkedTable:
+    """A table (HTML and its plain-text twin) whose check references link to the badges."""
+
+    def __init__(self, html_text: str, plain: str, links: Mapping[str, tuple[str, str]]) -> None:
+        self.html_text, self.plain, self.links = html_text, plain, links
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        out = self.html_text
+        for token, (href, text) in self.links.items():
+            out = out.replace(token, f'<a href="{href}">{html.escape(text)}</a>')
+        out = out.replace("</a>, <a", "</a>,<br><a")  # one check per line
+        return {"text/plain": self.plain, "text/html": out}
+
+
+def item_table(items: Sequence[Mapping[str, str]], records: Sequence[Mapping[str, str]],
+               numbers: Mapping[str, str], *, caption: str, label: str) -> LinkedTable:
+    """For each numbered item of the report: what its checks found and a link to each check's badge
+    (shown as the badge's chapter and outcome, "ch. 4 ✓")."""
+    links: dict[str, tuple[str, str]] = {}
+    rows: dict[str, list[str]] = {"report item": [], "found": [], "badges": []}
+    for item in items:
+        found = [r for r in records if item["item"] in report_items(r["claim"])]
+        refs = []
+        for record in found:
+            token = f"@@{len(links)}@@"
+            links[token] = (f"{record['notebook']}.html#check-{record['label']}",
+                            f"{numbers.get(record['notebook'], record['notebook'])} {SYMBOL[record['outcome']]}")
+            refs.append(token)
+        rows["report item"].append(item["item"])
+        rows["found"].append(", ".join(w for o, w in _WORDS.items() if any(r["outcome"] == o for r in found)) or "-")
+        rows["badges"].append(", ".join(refs) or "none")
+    shown = table(rows, head=8, **_caption(caption, label))
+    with_tokens = shown.html
+    shown.cells = [[re.sub(r"@@\d+@@", lambda m: links[m.group(0)][1], cell) for cell in cells]
+                   for cells in shown.cells]
+    return LinkedTable(with_tokens, shown.text, links)
+
+
+def _caption(caption: str, label: str) -> dict[str, str]:
+    """``table``'s caption and, where the installed egmbook.display numbers tables, its label."""
+    import inspect
+
+    if "label" in inspect.signature(table).parameters:
+        return {"caption": caption, "label": label}
+    return {"caption": caption}
