@@ -152,7 +152,7 @@ class RowClipModel:
     then symmetric).  u_j ~ N(m_j, v_j) with v_j = (b_j sigma_data_j)^2, m_j = -b_j offset_j.
 
     *Conditioning.*  The coordinate k of largest variance v_k is integrated exactly, given
-    the others, by quadrature (:func:`_top_coordinate_integrals`); only the other d - 1
+    the others, by quadrature (``_top_coordinate_integrals``); only the other d - 1
     coordinates are sampled.  When one coordinate carries most of the variance, as with
     Zipf standard deviations, this removes most of the Monte Carlo error: the clipping
     of a row is mostly decided by that coordinate.
@@ -172,7 +172,7 @@ class RowClipModel:
     y_j = x_j - mu_hat_j ~ N(-offset_j, sigma_data_j^2),
     E[y_j h(||u||^2)] = -offset_j E[h(||u||^2 + v_j E)], with E ~ chi^2_2 independent (drawn
     from column k of Z).  So E_j D = offset_j H(v_j), H(t) = E h(||u||^2 + t E), a positive
-    smooth function of t, computed at the nodes of :func:`_variance_nodes` (with coordinate k
+    smooth function of t, computed at the nodes of ``_variance_nodes`` (with coordinate k
     integrated exactly) and interpolated; coordinate k's own E_k D is integrated exactly.
     No cancellation is left, and n (n - 1) ||E D||^2, which dominates the error for large n
     with an offset centre, keeps a small relative standard error: at d = 100, alpha = 2,
@@ -394,7 +394,7 @@ def _top_coordinate_integrals(s: NDArray[np.float64], *, mean: float, var: float
 
 
 class _TopCoordinate:
-    """:func:`_top_coordinate_integrals` as cubic splines in s, for s in [0, s_max]: built once per
+    """``_top_coordinate_integrals`` as cubic splines in s, for s in [0, s_max]: built once per
     call of :func:`row_clip_moments`, evaluated at every row (and every node of the centre term).
 
     Each integral is smooth in tau = sqrt(C^2 - s) for s < C^2 (the square root takes the clipping

@@ -19,6 +19,8 @@ One module per chapter or group of chapters:
 - :mod:`egmbook.findings.second_order`    section 4b: Lemma 4.1, its derivation and its minimum
 - :mod:`egmbook.findings.theorem4`        chapters 4c and 4d: Lemma 4.2 and Theorem 4
 - :mod:`egmbook.findings.figure2`         chapters 5 and 5a: Figures 1 and 2
+- :mod:`egmbook.findings.improvement_range` chapters 5c and 5d: the reduction to Schur-concavity and its thresholds
+- :mod:`egmbook.findings.report_review`   the coverage page: the three-lens pass over the report
 - :mod:`egmbook.findings.centre_privacy`  chapter 7a: the private centre
 - :mod:`egmbook.findings.clipping_choice` chapter 7c: each method at its own optimal p_C, and the free optimum
 - :mod:`egmbook.findings.peers`           chapter 8 and its sections: the peers on PLAN's benchmarks
