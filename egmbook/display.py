@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from egmlib._validation import check_bool, check_count, check_positive_finite
+from egmlib.validation import check_bool, check_count, check_positive_finite
 
 __all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "math_html", "phone_rendition",
            "save_figure", "table", "use_book_style"]  # Table: what table() returns

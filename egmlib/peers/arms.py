@@ -51,10 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import algorithm3, algorithm3_robust, coinpress, iome, plan
+from egmlib.validation import FloatArray
 
 __all__ = ["ARMS", "GIVEN", "Arm", "EmpiricalMean", "nothing_known"]
 
