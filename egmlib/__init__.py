@@ -25,6 +25,7 @@ egmlib and never the reverse.
   - :mod:`egmlib.peers.coinpress`           CoinPress (Biswas, Dong, Kamath and Ullman 2020)
   - :mod:`egmlib.peers.algorithm3`          Algorithm 3 with rho-zCDP noise, alone and end to end
   - :mod:`egmlib.peers.algorithm3_robust`   Algorithm 3 with private inputs that survives data off its model
+  - :mod:`egmlib.peers.normalise`           the public map of the box onto the unit box (Proposition F.1)
   - :mod:`egmlib.peers.arms`                the registry of arms: name -> estimator and its inputs
   - :mod:`egmlib.peers.quantiles`           private quantiles: exponential mechanism, noisy bisection
   - :mod:`egmlib.peers.scales`              private standard deviations from pairwise differences
