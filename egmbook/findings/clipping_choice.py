@@ -170,7 +170,7 @@ class Tuning(Finding):
 
     @property
     def below_grid_cells(self) -> int:
-        """(configuration, method) cells whose optimal radius lies below the grid: every row clipped."""
+        """The cells of a configuration and a method whose optimal radius lies below the grid: every row clipped."""
         return sum(o.below_grid for r in self.rows for o in (r.alg3_opt, r.base_opt))
 
     @property
