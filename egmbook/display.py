@@ -749,10 +749,12 @@ def clipping_tradeoff_figure(res: Any, panels: Sequence[tuple[int, float, int]],
         ax.set_xscale("logit")
         ax.set_xticks([1e-6, 1e-3, 0.5, 1 - 1e-3], ["$10^{-6}$", "$10^{-3}$", "$\\frac{1}{2}$", "$1-10^{-3}$"])
         ax.xaxis.set_minor_locator(plt.NullLocator())
-        ax.set(yscale="log", ylim=(1e-4, 1e3), xlabel="clipping probability $p_C$")
+        ax.set(yscale="log", ylim=(1e-4, 1e3))
         ax.set_title(f"$d = {d}$, $\\alpha = {alpha:g}$, $n = 10^{round(math.log10(n))}$")
     for ax in axes[:, 0]:
         ax.set_ylabel(r"error / ($n$ tr $\Sigma$)")
+    for ax in axes[-1]:
+        ax.set_xlabel("clipping probability $p_C$")
     handles = [plt.Line2D([], [], color=colors[m], label=label) for m, label in names.items()]
     handles += [plt.Line2D([], [], color="0.3", ls=ls, label=lab) for ls, lab in (("-", "total"), (":", "noise"),
                                                                                     ("--", "clipping"))]

@@ -244,8 +244,8 @@ class PrivateCentre(Finding):
                 f"most {g['e-mhi-1n-max']:.3f} at $1/n$ and {g['e-mhi-opt-max']:.3f} at $p_C^*$.")
 
     def table(self, sizes: tuple[int, ...] = (10**4, 10**6)) -> Table:
-        """The ratios by configuration, batch size m and n in ``sizes`` (Table 7.8 at n = 10^4; the
-        supplement's at both)."""
+        """The ratios by configuration, batch size m and n in ``sizes`` (at n = 10^4 the evidence of
+        Observation 7.F; at both the supplement's table)."""
         E = self._by_key
         fmt = lambda v, ci: f"{readable(v, 3)} ± {readable(ci)}"  # noqa: E731
         cols: dict[str, list[Any]] = {k: [] for k in ("$d$", r"$\alpha$", "$m$", "$n$",
@@ -333,9 +333,9 @@ class EstimatedSigma(Finding):
                              "clipping probability over $p_C$ (median).")
 
     def summary_table(self) -> Table:
-        """Table 7.9: by the size m of the public sample and the choice of p_C, the ranges over the
-        configurations of the error ratio (sigma estimated; sigma and mu estimated) and of the realised
-        clipping probability over p_C."""
+        """The evidence of Observation 7.G: by the size m of the public sample and the choice of p_C, the
+        ranges over the configurations of the error ratio (sigma estimated; sigma and mu estimated) and of
+        the realised clipping probability over p_C."""
         cols: dict[str, list[Any]] = {k: [] for k in ("$m$", "$p_C$", r"error ratio, $\sigma$ only",
                                                       "clipping / $p_C$", r"error ratio, $\sigma$ and $\mu$")}
         for msz in sorted({r.m for r in self.res.estimated}):

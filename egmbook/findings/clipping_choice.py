@@ -6,10 +6,10 @@ function reads chapter 7's saved model computations
 (:func:`egmbook.beyond_report.load_beyond_report`, written by ``scripts/beyond_report.py``):
 
 - :func:`tuning` puts each method at its own optimal p_C, with the exact centre, and says
-  how much of Figure 2's improvement remains (the book's Observation 7.B);
+  how much of Figure 2's improvement remains (the book's Observation 7.C);
 - :func:`realistic_centre` repeats the comparison with a centre off in every coordinate, in
   the two shapes of section 7a, and measures how often Algorithm 3's re-optimised radius
-  clips under the law of the rows it faces (Observation 7.C);
+  clips under the law of the rows it faces (Observation 7.D);
 - :func:`free_optimum` checks that every optimum of the chapter lies strictly inside its
   search, and recomputes one of them live, with the isotropic centre whose optimum lies far
   below p_C = 10^-8.
@@ -52,7 +52,7 @@ def _span(values: list[float], fmt: str) -> str:
 @dataclass(frozen=True)
 class Tuning(Finding):
     """Figure 2's comparison with each method at its own optimal p_C (exact centre), over the 48
-    configurations (d, alpha, n) of chapter 7's sweep (experiment B): the book's Observation 7.B."""
+    configurations (d, alpha, n) of chapter 7's sweep (experiment B): the book's Observation 7.C."""
 
     GLUE = MappingProxyType({
         "cells": "cells", "interior-cells": "interior_cells", "configurations": "configurations",
@@ -170,7 +170,7 @@ class Tuning(Finding):
 
     @property
     def below_grid_cells(self) -> int:
-        """The cells of a configuration and a method whose optimal radius lies below the grid: every row clipped."""
+        """The cells of a configuration and a method whose optimal radius lies below the grid, clipping every row."""
         return sum(o.below_grid for r in self.rows for o in (r.alg3_opt, r.base_opt))
 
     @property
@@ -212,7 +212,7 @@ class Tuning(Finding):
 
     @property
     def statement(self) -> str:
-        """The statement of Observation 7.B, with its numbers."""
+        """The statement of Observation 7.C, with its numbers."""
         return ("With the exact centre and each method at its own optimal clipping probability, Algorithm 3 "
                 f"keeps {self.above_one_min_pct:.1f} % to {self.above_one_max_pct:.0f} % of Figure 2's gain above 1, "
                 f"and up to {self.above_one_1e6_max_pct:.0f} % at $n = 10^6$.")
@@ -225,7 +225,7 @@ class Tuning(Finding):
                 f"$p_C \\propto n^{{s}}$ with $s$ from {min(self.slopes):.2f} to {max(self.slopes):.2f}.")
 
     def by_n_table(self) -> Table:
-        """Table 7.2: by n, what remains of Figure 2's improvement, three ways, and what tuning gains."""
+        """By n, what remains of Figure 2's improvement, three ways, and what tuning gains (Observation 7.C)."""
         cols: dict[str, list[Any]] = {k: [] for k in (
             "$n$", "cells", "$R^*/R_2$", "$(R^* - 1)/(R_2 - 1)$", r"$\ln R^*/\ln R_2$", "tuning gain, Alg. 3",
             "tuning gain, baseline")}
@@ -285,7 +285,7 @@ class OffsetLawClipping:
 
 @dataclass(frozen=True)
 class RealisticCentre(Finding):
-    """Observation 7.C: Algorithm 3's improvement over the baseline when the centre is off by a tenth
+    """Observation 7.D: Algorithm 3's improvement over the baseline when the centre is off by a tenth
     of a standard deviation (proportional) or by the same norm spread equally (isotropic), each
     method's radius re-optimised for that centre (experiment C of chapter 7)."""
 
@@ -373,7 +373,7 @@ class RealisticCentre(Finding):
 
     @property
     def evidence(self) -> str:
-        """The numbers behind Observation 7.C."""
+        """The numbers behind Observation 7.D."""
         exponents = _span([-c.log10_p_exact_law for c in self.clipping], ".0f")
         return (f"{self.cells} cells; proportional offset larger than the exact centre in all, isotropic smaller "
                 f"wherever $\\alpha = 2$ and $d \\ge 100$; at $d = 1000$, $\\alpha = 2$, $n \\ge 10^4$ the isotropic "
@@ -382,7 +382,7 @@ class RealisticCentre(Finding):
                 + " under the law of the rows it faces.")
 
     def summary_table(self) -> Table:
-        """Table 7.3: by n, the improvement with the three centres (ranges over d and alpha)."""
+        """By n, the improvement with the three centres, ranges over d and alpha (Observation 7.D)."""
         cols: dict[str, list[str]] = {"$n$": [], "exact centre": [], r"proportional, $0.1\sigma_j$": [],
                                       r"isotropic, $0.1\|\sigma\|/\sqrt d$": []}
         for n in sorted({r.n for r in self.rows}):

@@ -91,12 +91,17 @@ class RunCounts(Finding):
     first: frozenset[int]
     added: frozenset[int]
 
-    GLUE = MappingProxyType({"added-runs": "added_runs"})
+    GLUE = MappingProxyType({"first-runs": "first_runs", "added-runs": "added_runs"})
 
     @property
     def ok(self) -> bool:
         """Chapter 8's arms have 50 runs everywhere, the added arms one count."""
         return self.first == {50} and len(self.added) == 1
+
+    @property
+    def first_runs(self) -> int:
+        """The runs of each of chapter 8's arms."""
+        return min(self.first)
 
     @property
     def added_runs(self) -> int:
