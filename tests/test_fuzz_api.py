@@ -162,8 +162,7 @@ VALID: dict[str, Any] = {
     "offset": [0.1, 0.0, -0.1], "X": np.random.default_rng(1).normal(size=(6, D)),
     "Z": np.random.default_rng(2).normal(size=(200, D)), "C": 1.5, "t": 0.5, "p": 0.01,
     "p_clip": 0.05, "q": 0.3, "n": 100, "d": 4, "alpha": 1.0, "method": "alg3", "noise": True,
-    "tilt": True, "hump_analysis": True, "check_contour": True, "repairs": True, "rng": _rng,
-    "chunk_rows": 2, "chunk_elems": 12, "reps": 2, "x": 1.0,
+    "tilt": True, "rng": _rng, "chunk_rows": 2, "chunk_elems": 12, "reps": 2, "x": 1.0,
     "w": [1.0, 0.5, 0.25], "k": 3, "r": 2, "kind": "lemma4.1", "as_printed": True,
     "max_explicit": 3, "axis": 0, "e2": 0.5, "m2": 0.01, "far": 10.0, "n_draws": 1000,
     "n_mc": 10**4, "n_outputs": 10, "return_losses": False, "eps_grid": [0.5, 1.0],
@@ -186,6 +185,8 @@ VALID: dict[str, Any] = {
     "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
     "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
     "max_log2_denominator": 30, "rtol": 1e-11,
+    # gchisq's switch of its checks
+    "hump_analysis": True, "check_contour": True, "repairs": True,
     # Algorithm 3 among its peers (egmlib.peers): universes, budgets, private steps
     "lower": -10.0, "upper": 10.0, "beta": 0.1, "shares": {"centre": 0.25, "noise": 0.75},
     "rank": 3.0, "steps": 5, "rounds": 2, "rotation": None, "floor": 1e-6, "centre_share": 0.25,

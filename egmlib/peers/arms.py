@@ -159,7 +159,8 @@ def _from_unit(result: Any, box: normalise.UnitBox) -> Any:
     """
     if not dataclasses.is_dataclass(result):
         raise TypeError(f"the estimator must return a dataclass, got {type(result).__name__}")
-    names = {f.name for f in dataclasses.fields(result)}
+    untyped: Any = result  # a dataclass instance of the estimator's own record type
+    names = {f.name for f in dataclasses.fields(untyped)}
     changes: dict[str, Any] = {}
     for name in _POINTS:
         if name in names and getattr(result, name) is not None:
@@ -169,8 +170,8 @@ def _from_unit(result: Any, box: normalise.UnitBox) -> Any:
             value = box.length_from_unit(getattr(result, name))
             changes[name] = float(value) if np.ndim(value) == 0 else value
     if "C" in names and getattr(result, "path", None) == "iome":
-        changes["C"] = float(box.length_from_unit(result.C))
-    return dataclasses.replace(result, **changes)
+        changes["C"] = float(box.length_from_unit(untyped.C))
+    return dataclasses.replace(untyped, **changes)
 
 
 def _in_box(result: Any, lower: float, upper: float) -> Any:
