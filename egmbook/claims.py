@@ -142,7 +142,7 @@ class Check:
 
     @property
     def verdict(self) -> str:
-        """The verdict word of the chip: ``holds`` or ``corrected`` (``VERDICT_WORDS``)."""
+        """The verdict word of the chip, ``holds`` or ``corrected`` (``VERDICT_WORDS``)."""
         return VERDICT_WORDS[self.outcome]
 
     def _chip(self) -> str:
@@ -158,7 +158,7 @@ class Check:
 
     @property
     def html(self) -> str:
-        """The HTML badge: the verdict's chip and the claim, the statement, the evidence
+        """The HTML badge, with the verdict's chip and the claim, the statement, the evidence
         and the link to the erratum; math between ``$...$`` becomes ``\\(...\\)`` for
         MathJax."""
         colour, _ = VERDICT_COLOURS[self.verdict]
@@ -182,7 +182,7 @@ class Check:
 
     @property
     def tag_html(self) -> str:
-        """The tag form, for the foot of the statement (its box, or its paragraph): the
+        """The tag form, for the foot of the statement (its box, or its paragraph), with the
         verdict's chip, then the evidence, and the link to the erratum."""
         parts = [
             f'<div class="egm-check-tag egm-check-{self.outcome} mathjax_process" id="check-{self.label}" '
