@@ -72,17 +72,9 @@ def item_table(items: Sequence[Mapping[str, str]], records: Sequence[Mapping[str
         rows["report item"].append(item["item"])
         rows["found"].append(", ".join(w for o, w in _WORDS.items() if any(r["outcome"] == o for r in found)) or "-")
         rows["badges"].append(", ".join(refs) or "none")
-    shown = table(rows, head=8, **_caption(caption, label))
+    shown = table(rows, head=8, caption=caption, label=label)
     with_tokens = shown.html
     shown.cells = [[re.sub(r"@@\d+@@", lambda m: links[m.group(0)][1], cell) for cell in cells]
                    for cells in shown.cells]
     return LinkedTable(with_tokens, shown.text, links)
 
-
-def _caption(caption: str, label: str) -> dict[str, str]:
-    """``table``'s caption and, where the installed egmbook.display numbers tables, its label."""
-    import inspect
-
-    if "label" in inspect.signature(table).parameters:
-        return {"caption": caption, "label": label}
-    return {"caption": caption}

@@ -75,7 +75,7 @@ class Figure1(Finding):
                      formats={r"$\alpha$": "{:g}", r"$\sigma_1$": "{:.4f}", r"$\sigma_1/\sigma_{100}$": "{:.4g}",
                               r"$\sigma_1^2/\sum\sigma_j^2$": "{:.4f}"},
                      caption="The three laws of Figure 1 ($d = 100$): leading coordinates needed for 99% of the "
-                             "total.")
+                             "total.", label="ch5-tab-figure1")
 
 
 def figure1_laws() -> Figure1:
@@ -249,7 +249,8 @@ class Accuracy(Finding):
                                ("$C_t^2$", np.max(np.abs(self.rel["Ct"][m])))):
                     per[key].append(v)
         return table(per, formats={"improvement": _pct, "$C_n^2$": _pct, "$C_t^2$": _pct},
-                     caption="Largest relative error of the published values over the twelve exponents.")
+                     caption="Largest relative error of the published values over the twelve exponents.",
+                     label="ch5-tab-accuracy-by-setting")
 
     def table(self) -> Table:
         return table({"$d$": self.d, "$n$": [f"$10^{round(np.log10(n))}$" for n in self.n], r"$\alpha$": self.alpha,
@@ -258,7 +259,7 @@ class Accuracy(Finding):
                      formats={r"$\alpha$": "{:g}", "published $R$": "{:.6g}", "exact $R$": "{:.6g}",
                               "error $R$": "{:+.2%}", "error $C_n^2$": "{:+.2%}", "error $C_t^2$": "{:+.2%}"},
                      caption="Figure 2's 108 points: published and exact improvement, and the signed relative errors.",
-                     head=6)
+                     head=6, label="ch5-tab-accuracy")
 
 
 def published_accuracy() -> Accuracy:

@@ -491,7 +491,8 @@ class UniformThresholds(Finding):
                              "proves $R \\ge \\bar R$ for every $\\sigma$ from the $n$ of the fourth column "
                              "($x_0 = 3$, Proposition 5.H) and would from the sixth ($x_0 = 2$, Conjecture 5.B; "
                              "proved for $d = 2$, where the two bounds meet); the last column counts the dense-grid "
-                             "points of Figure 2 where Corollary 5.I(a) proves it for their own $n$.")
+                             "points of Figure 2 where Corollary 5.I(a) proves it for their own $n$.",
+                     label="ch5-tab-uniform-thresholds")
 
 
 def uniform_thresholds(certified: Mapping[int, str]) -> UniformThresholds:

@@ -100,7 +100,9 @@ class PostProcessing(Finding):
     def table(self) -> Table:
         return table(dict(self.rows), formats={"Monte Carlo $\\delta(1)$": "{:.5f}", "99% half-width": "{:.5f}",
                                                "closed form": "{:.5f}"},
-                     caption=f"Before post-processing, $\\delta_0 = \\delta(1)$ = {self.delta0:.5f}")
+                     caption=f"Lemma 2.1: $\\delta(1)$ after post-processing, by Monte Carlo and in closed form; "
+                             f"before post-processing, $\\delta_0 = \\delta(1)$ = {self.delta0:.5f}.",
+                     label="ch2-tab-post-processing")
 
 
 def post_processing() -> PostProcessing:
@@ -353,8 +355,9 @@ class Corollary21(Finding):
                       "value": values,
                       "in the 99% interval": ["yes" if abs(v - self.mean) <= self.half else "no" for v in values]},
                      formats={"value": "{:.3f}"},
-                     caption=f"Simulated $\\mathbb E\\|X\\|^2$ = {self.mean:.3f} $\\pm$ {self.half:.3f} (99%, "
-                             f"{self.draws} draws)")
+                     caption=f"Corollary 2.1: simulated $\\mathbb E\\|X\\|^2$ = {self.mean:.3f} $\\pm$ {self.half:.3f} "
+                             f"(99%, {self.draws} draws) against the corrected and the report's expression.",
+                     label="ch2-tab-corollary")
 
 
 def corollary_2_1() -> Corollary21:
@@ -419,7 +422,7 @@ class RhoCalibration(Finding):
         return table(dict(self.rows), formats={
             "$\\varepsilon$": "{:g}", "$\\delta$": lambda v: readable(v, 1), "$\\sigma_{\\mathrm{opt}}$": "{:.4g}",
             "$\\sigma_\\rho$ / opt": "{:.3f}", "$\\delta(\\sigma_\\rho)$": lambda v: readable(v, 4)},
-            caption="Three calibrations, unit sensitivity", head=4)
+            caption="Three calibrations, unit sensitivity.", head=4, label="ch2-tab-rho-calibration")
 
 
 def rho_calibration() -> RhoCalibration:

@@ -190,7 +190,7 @@ class PublicInputs(Finding):
                       "largest ratio of noise scales": [max(math.exp(v[1]) for v in rows[k]) for k in rows]},
                      formats={"largest $\\Delta\\sigma_{opt}$": "{:.4g}", "largest ratio of noise scales": "{:.4g}"},
                      caption="Ten neighbouring pairs through Algorithm 3 without noise: public against "
-                             "data-dependent standard deviations.")
+                             "data-dependent standard deviations.", label="ch4-tab-public-inputs")
 
 
 def public_inputs() -> PublicInputs:
@@ -259,7 +259,8 @@ class CorrectedAlgorithm3(Finding):
         return table({"": ["true sum", "Algorithm 3", "corrected step 8", "the report, literally"],
                       **{f"$j = {j + 1}$": [c[j] for c in cols] for j in range(d)}},
                      formats={f"$j = {j + 1}$": "{:.3f}" for j in range(d)},
-                     caption=f"Noiseless outputs of Algorithm 3 on {self.n} rows, coordinate by coordinate.")
+                     caption=f"Noiseless outputs of Algorithm 3 on {self.n} rows, coordinate by coordinate.",
+                     label="ch4-tab-algorithm3")
 
 
 def corrected_algorithm3() -> CorrectedAlgorithm3:

@@ -51,7 +51,9 @@ class FixedRadius(Finding):
                       "error at Lemma 4.1 / minimum": [x[2] for x in c],
                       r"$\cos^2\theta$, Lemma 4.1": [x[3] for x in c], r"$\cos^2\theta$, best": [x[4] for x in c]},
                      formats={"error at Lemma 4.1 / minimum": "{:.4f}", r"$\cos^2\theta$, Lemma 4.1": "{:.4f}",
-                              r"$\cos^2\theta$, best": "{:.4f}"})
+                              r"$\cos^2\theta$, best": "{:.4f}"},
+                     caption="Lemma 4.1 with the radius depending on $b$ ($d = 2$): the noise error at Lemma 4.1's "
+                             "scaling over its minimum, and where each lies.", label="ch4-tab-fixed-radius")
 
 
 def fixed_radius() -> FixedRadius:

@@ -258,7 +258,10 @@ class Theorem4Grid(Finding):
                       "Lemma 4.2's $C^2$": [g.bound.ct2_bound for _, g in inside],
                       "Theorem 4 / exact error": self.ratios},
                      formats={r"$\alpha$": "{:g}", "exact $C_t^2$": "{:.5f}", "Lemma 4.2's $C^2$": "{:.5f}",
-                              "Theorem 4 / exact error": "{:.4f}"})
+                              "Theorem 4 / exact error": "{:.4f}"},
+                     caption="The points of Figure 2's grid where Theorem 4's condition holds: the exact squared "
+                             "radius, Lemma 4.2's bound and Theorem 4 over the exact error.",
+                     label="ch4-tab-theorem4-grid")
 
 
 def theorem4_grid() -> Theorem4Grid:
@@ -304,7 +307,7 @@ class CentreOff(Finding):
         return table(cols, formats={k: "{:.3g}" for k in list(cols)[1:]},
                      caption="$n$ times the clipping probability at Lemma 4.2's radius (Theorem 4's $C^2$): centred "
                              "law, and the law of Section 4's definition with a centre off by $c\\,\\sigma_j$ (Monte "
-                             "Carlo, 40 000 rows).")
+                             "Carlo, 40 000 rows).", label="ch4-tab-theorem4-centre")
 
 
 def theorem4_centre() -> CentreOff:
@@ -426,7 +429,8 @@ class Lemma42Numeric(Finding):
         return table(dict(self.rows), formats={r"$t_{\max}$": "{:.4f}", "max exact / bound": "{:.4f}",
                                                "bound / exact": "{:.4g}", "$x_t$ / quantile": "{:.4f}"},
                      caption=r"Lemma 4.2 against the exact tail: largest ratio over 25 values of $t$, and at "
-                             "$t = t_{\\max}$ the bound over the exact tail and the threshold over the exact quantile.")
+                             "$t = t_{\\max}$ the bound over the exact tail and the threshold over the exact quantile.",
+                     label="ch4-tab-lemma42-numeric")
 
 
 def lemma42_numeric() -> Lemma42Numeric:
@@ -568,7 +572,8 @@ class LaurentMassart(Finding):
                       "Theorem 4": [g.bound.ct2_bound / g.ct2 for _, g in inside]},
                      formats={r"$\alpha$": "{:g}", "exact $C_t^2$": "{:.5f}", "Proposition 4.A": "{:.4f}",
                               "Theorem 4": "{:.4f}"},
-                     caption="Where Theorem 4 applies: the two bounds on $C_t^2$ over its exact value.")
+                     caption="Where Theorem 4 applies: the two bounds on $C_t^2$ over its exact value.",
+                     label="ch4-tab-two-bounds")
 
 
 def laurent_massart() -> LaurentMassart:
