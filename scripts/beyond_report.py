@@ -189,6 +189,23 @@ def rows_for(d, rows_elems, bounds):
     return int(min(bounds[1], max(bounds[0], rows_elems // d)))
 
 
+#: The rows an experiment draws from its own generator before its other random draws (the private
+#: centres, public samples and batches), about STREAM_ELEMS / d of them, at least 2000, as the book's
+#: results have always drawn them: the other draws then stay the same whatever the model's size.
+STREAM_ELEMS = {"C": 5e5, "D": 5e5, "E": 2.5e5}
+
+
+def model_draws(rng, d, rows, *, stage, seed, key):
+    """``rows`` rows of standard normals for the per-row model: the experiment's first draws from ``rng``
+    (STREAM_ELEMS), then, if the model wants more, rows from a stream of their own (seeded by ``seed``,
+    the stage and ``key``), so that ``rng``'s later draws do not depend on ``rows``."""
+    first = rng.standard_normal((max(2000, int(STREAM_ELEMS[stage] // d)), d))
+    if rows <= first.shape[0]:
+        return RowDraws(first[:rows])
+    own = np.random.default_rng(np.random.SeedSequence([seed, 10, ord(stage), *key]))
+    return RowDraws(np.vstack([first, own.standard_normal((rows - first.shape[0], d))]))
+
+
 def with_se(s, r, n):
     """The search ``s`` with the Monte Carlo standard error of its value from the moments ``r``
     (RowClipMoments at the optimum): n E||D||^2 and n (n - 1) ||E D||^2 add their errors."""
@@ -366,8 +383,7 @@ def experiment_C(seed, B, rows_elems, batch_draws, log):
     for (d, a), child in zip(C_CONFIGS, ss.spawn(len(C_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
-        N = rows_for(d, rows_elems, ROWS_CD)
-        Z = RowDraws(rng.standard_normal((N, d)))
+        Z = model_draws(rng, d, rows_for(d, rows_elems, ROWS_CD), stage="C", seed=seed, key=(d, int(10 * a)))
         sigma = zipf(d, a)
         tr = float(np.sum(sigma**2))
         for m in METHODS:
@@ -501,8 +517,7 @@ def experiment_E(seed, B, log):
     for (d, a), child in zip(E_CONFIGS, ss.spawn(len(E_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
-        N = rows_for(d, E_ROWS_ELEMS, ROWS_E)
-        Z = RowDraws(rng.standard_normal((N, d)))
+        Z = model_draws(rng, d, rows_for(d, E_ROWS_ELEMS, ROWS_E), stage="E", seed=seed, key=(d, int(10 * a)))
         sigma = zipf(d, a)
         offsets = {(src, m): [private_centre_offset(src, sigma, m, rng) for _ in range(E_DRAWS)]
                    for src in E_SOURCES for m in E_M}
@@ -551,8 +566,7 @@ def experiment_D(seed, B, rows_elems, draws, log):
     for (d, a), child in zip(D_CONFIGS, ss.spawn(len(D_CONFIGS)), strict=True):
         t0 = time.time()
         rng = np.random.default_rng(child)
-        N = rows_for(d, rows_elems, ROWS_CD)
-        Z = RowDraws(rng.standard_normal((N, d)))
+        Z = model_draws(rng, d, rows_for(d, rows_elems, ROWS_CD), stage="D", seed=seed, key=(d, int(10 * a)))
         sigma = zipf(d, a)
         plist = []  # (n, kind, method, p)
         for n in (N_GRID[1], N_GRID[-1]):
