@@ -19,7 +19,7 @@ from egmbook.display import table
 
 __all__ = ["SYMBOL", "chapter_numbers", "LinkedTable", "item_table"]
 
-#: The outcome of a check as one character: confirms, corrects, goes beyond.
+#: The outcome of a check as one character (confirms, corrects, goes beyond).
 SYMBOL: Mapping[str, str] = {"confirms": "\u2713", "corrects": "\u2717", "beyond": "+"}
 _WORDS = {"confirms": "confirmed", "corrects": "corrected", "beyond": "extended"}
 

@@ -203,7 +203,7 @@ class TwoWeightSharpness(Finding):
 
     @property
     def boundary(self) -> float:
-        """e^2: below it some sigma has R < R_bar, from it on none (Corollary 5.G)."""
+        """The boundary e^2 (below it some sigma has R < R_bar, from it on none; Corollary 5.G)."""
         return math.exp(2.0)
 
     @property
@@ -212,7 +212,7 @@ class TwoWeightSharpness(Finding):
 
     @property
     def predicted_near(self) -> tuple[float, ...]:
-        """R/R_bar - 1 predicted at (0.51, 0.49) from the limit: (limit - 1)(R_bar - 1)/R_bar."""
+        """R/R_bar - 1 at sigma = (0.51, 0.49) as the limit predicts it, (limit - 1)(R_bar - 1)/R_bar."""
         return tuple((lim - 1.0) * (self.near_rbar - 1.0) / self.near_rbar for lim in self.limits)
 
     @property
@@ -399,8 +399,8 @@ def chi_one_level() -> ChiOneLevel:
 class EqualWeightsRadius(Finding):
     """Equal weights give the smallest C_t^2 only where it is at least 2 (d = 2): at n = 2 and n = 7 not."""
 
-    median_one: float  #: C_t^2 at n = 2 with one dominant coordinate: the median of Z^2
-    median_equal: float  #: C_t^2 at n = 2 with equal weights, d = 2: the median of chi^2_2 / 2, ln 2
+    median_one: float  #: C_t^2 at n = 2 with one dominant coordinate, the median of Z^2
+    median_equal: float  #: C_t^2 at n = 2 with two equal weights, the median of chi^2_2 / 2 (ln 2)
     t_grid: np.ndarray  #: the smaller weight t of (1 - t, t), 0.001 to 0.5
     radius_n7: np.ndarray  #: C_t^2 at n = 7 along t
     radius_n8: np.ndarray  #: C_t^2 at n = 8 along t
@@ -446,7 +446,7 @@ class UniformThresholds(Finding):
     ds: tuple[int, ...]
     p3: tuple[float, ...]  #: P(chi^2_d > 3d)
     p2: tuple[float, ...]  #: P(chi^2_d > 2d)
-    p_low: tuple[float, ...]  #: P(chi^2_d > d + 2): below 1/p_low, R < R_bar near equal weights
+    p_low: tuple[float, ...]  #: P(chi^2_d > d + 2); below 1/p_low, R < R_bar near equal weights
     fails_up_to: tuple[int, ...]  #: the largest integer n < 1/p_low
     margins_ok: bool  #: equal_weights_margin (Proposition 5.D(b)) is < 1 at fails_up_to and >= 1 one above
     certified: Mapping[int, str]  #: Figure 2 points certified by Corollary 5.I(a), by d

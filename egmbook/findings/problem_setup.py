@@ -482,7 +482,7 @@ class NormalMarginals(Finding):
     correlation: float  #: their sample correlation
     zero_sum: float  #: the share of draws with x_1 + x_2 = 0 (a Gaussian law has none)
     n: int  #: rows, p_C = 1/n
-    radius2: float  #: C^2 of the joint model with sigma = (1, 1): the upper 1/n-quantile of chi^2_2, 2 ln n
+    radius2: float  #: C^2 of the joint model with sigma = (1, 1), the upper 1/n-quantile of chi^2_2 (2 ln n)
     pclip_exact: float  #: P(2 Z^2 > C^2) under the counterexample
     pclip_mc: float  #: its Monte Carlo frequency
 

@@ -49,6 +49,7 @@ class ReviewRow:
     where: str  #: the errata entry (first) or the check that shows it, as MyST references
 
 
+#: The comparisons of the three-lens pass, one :class:`ReviewRow` each, in the report's order within each lens.
 ROWS: tuple[ReviewRow, ...] = (
     ReviewRow(
         lens='sources',
@@ -417,6 +418,14 @@ ROWS: tuple[ReviewRow, ...] = (
 )
 
 _REF = re.compile(r"\{(?:ref|prf:ref)\}`([a-z0-9-]+)`")
+_PLAIN_REF = re.compile(r"\{ref\}`([a-z0-9-]+)`")
+
+
+def _linked(where: str) -> str:
+    """The row's references with their link texts ("erratum", "check"): an anchor before a paragraph has no
+    title of its own for ``{ref}`` to show."""
+    return _PLAIN_REF.sub(lambda m: f"{{ref}}`{'erratum' if m.group(1).startswith('err-') else 'check'} "
+                                    f"<{m.group(1)}>`", where)
 
 
 def list_table(lens: str, *, label: str) -> str:
@@ -428,7 +437,7 @@ def list_table(lens: str, *, label: str) -> str:
     rows = [r for r in ROWS if r.lens == lens]
     first = sum(1 for r in ROWS[: ROWS.index(rows[0])])
     body = "".join(f"* - {first + i + 1}\n  - {r.passage}\n  - {r.compared_with}\n  - {r.finding}\n"
-                   f"  - {r.rank}\n  - {r.where}\n" for i, r in enumerate(rows))
+                   f"  - {r.rank}\n  - {_linked(r.where)}\n" for i, r in enumerate(rows))
     return head + body + "```"
 
 
