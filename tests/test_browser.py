@@ -774,6 +774,7 @@ for (const el of article.querySelectorAll(
     "figcaption, figcaption p, figcaption span, table caption, " +
     "span.caption-text, span.caption-number")) {
   if (!seen(el) || !el.textContent.trim()) continue;
+  if (el.closest("a")) continue;  // a link inside a caption has the links' colour
   const style = getComputedStyle(el);
   const fg = rgb(style.color), bg = background(el);
   const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
