@@ -4,8 +4,8 @@ r"""How the book shows the arms of chapters 8 and 9: labels, plot styles and des
 words and colours the book shows it with live here, under the same name, in
 :data:`ARM_STYLES`.  One colour per family (Algorithm 3 blue, PLAN vermillion, IOME green,
 CoinPress orange; the Okabe-Ito palette, which survives colour-vision deficiencies); within a
-family the line style tells the variants apart, and arms given oracle inputs or kept as
-chapter 8's pipeline are drawn with open markers.
+family the line style tells the variants apart, and arms given oracle inputs, and Algorithm 3
+with private inputs, are drawn with open markers.
 
 Examples
 --------
@@ -52,22 +52,22 @@ class ArmStyle:
 
     @property
     def filled(self) -> bool:
-        """Filled markers, except for the dotted (oracle) and dash-dotted (chapter 8's) variants."""
+        """Filled markers, except for the dotted (oracle) and dash-dotted (Algorithm 3 with private inputs) variants."""
         return self.ls not in (":", "-.")
 
 
 #: Arm name (the key of egmlib.peers.arms.ARMS) -> how the book shows it, in the tables' order.
 ARM_STYLES: Mapping[str, ArmStyle] = MappingProxyType({
     "Alg3": ArmStyle(
-        "Algorithm 3, nothing known", _BLUE, "-", "o",
-        "private scales and centre, model radius with a private check (the book's recommended "
-        "pipeline); IOME's release when n sqrt(rho) < 560, too few rows for private scales (a public rule)"),
+        "ESM", _BLUE, "-", "o",
+        "the elliptical scaled mean, the book's recommended estimator (chapter 9): private scales and centre, "
+        "Algorithm 3's release at a radius with a private check"),
     "Alg3-private": ArmStyle(
-        "Algorithm 3, nothing known (chapter 8)", _BLUE, "-.", "P",
-        "chapter 8's pipeline: log scales, CoinPress centre, model radius"),
+        "Algorithm 3 with private inputs", _BLUE, "-.", "P",
+        "chapter 8's end-to-end Algorithm 3: log scales, CoinPress centre, model radius"),
     "PLAN-last-step": ArmStyle(
-        "PLAN's last step, Algorithm 3's private inputs", _VERMILLION, "--", "v",
-        "the inputs of Alg3, PLAN's private threshold: isolates the radius"),
+        "PLAN's last step, ESM's private inputs", _VERMILLION, "--", "v",
+        "the inputs of ESM, PLAN's private threshold: isolates the radius"),
     "PLAN": ArmStyle("PLAN", _VERMILLION, "-", "^", "Aumuller, Lebeda, Nelson and Pagh 2024"),
     "PLAN-noscale": ArmStyle("PLAN without scaling", _PINK, "-", "v"),
     "IOME": ArmStyle("IOME (PLAN's adaptation)", _GREEN, "-", "D",

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from egmlib._validation import check_bool, check_count, check_positive_finite
+from egmlib.validation import check_bool, check_count, check_positive_finite
 
 __all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "legend_beside_on_phone", "math_html",
            "phone_rendition",
@@ -763,3 +763,52 @@ def glue_text(name: str, text: str) -> str:
 
     glue(name, _Text(text), display=False)
     return text
+
+
+def clipping_tradeoff_figure(res: Any, panels: Sequence[tuple[int, float, int]], *,
+                             colors: Mapping[str, str], names: Mapping[str, str]) -> Any:
+    """The trade-off of the clipping probability (chapter 7's Proposition 7.A, the report's open
+    question of Section 6): for each ``(d, alpha, n)`` of ``panels``, one panel of the noise, the
+    clipping term and their sum against p_C on a logit axis, relative to n tr(Sigma), for each
+    method of ``names`` (``"alg3"``, ``"base"``) in its colour; a star at each method's optimum,
+    the direct simulations of ``res.sweep_direct`` with their 95 % intervals where there are any,
+    a grey line at p_C = 1/n and a black one at the data-free release's error. ``res`` is a
+    :class:`egmbook.beyond_report.BeyondReport`. Returns the matplotlib figure (two columns).
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(panels, Sequence) or not panels or len(panels) % 2:
+        raise ValueError(f"panels must be a non-empty sequence of (d, alpha, n) of even length, got panels={panels!r}")
+    fig, axes = plt.subplots(len(panels) // 2, 2, figsize=(6.76, 3.0 * len(panels) // 2), sharey=True,
+                             squeeze=False)
+    grid = res.sweep.p_grid
+    for ax, (d, alpha, n) in zip(axes.flat, panels, strict=True):
+        config = res.sweep.config(d=d, alpha=alpha)
+        scale = n * config.trace
+        for method, colour in ((m, colors[m]) for m in names):
+            sweep = config.methods[method]
+            for values, style in ((sweep.noise + n * sweep.e2, "-"), (sweep.noise, ":"), (n * sweep.e2, "--")):
+                ax.plot(grid, values / scale, style, color=colour, lw=1.6 if style == "-" else 1.2)
+            best = sweep.opt[n]
+            if best.p_opt is not None:
+                ax.plot(best.p_opt, best.total / scale, "*", color=colour, ms=11, mec="k", mew=0.5)
+            points = [r for r in res.sweep_direct if (r.d, r.alpha, r.n, r.method) == (d, alpha, n, method)]
+            if points:
+                ax.errorbar([r.p for r in points], [r.total_mean / scale for r in points],
+                            yerr=[r.total_ci / scale for r in points], fmt="o", ms=3.5, color=colour, mfc="white")
+        ax.axvline(1.0 / n, color="gray", lw=0.8)
+        ax.axhline(1.0, color="k", lw=0.6)
+        ax.set_xscale("logit")
+        ax.set_xticks([1e-6, 1e-3, 0.5, 1 - 1e-3], ["$10^{-6}$", "$10^{-3}$", "$\\frac{1}{2}$", "$1-10^{-3}$"])
+        ax.xaxis.set_minor_locator(plt.NullLocator())
+        ax.set(yscale="log", ylim=(1e-4, 1e3))
+        ax.set_title(f"$d = {d}$, $\\alpha = {alpha:g}$, $n = 10^{round(math.log10(n))}$")
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"error / ($n$ tr $\Sigma$)")
+    for ax in axes[-1]:
+        ax.set_xlabel("clipping probability $p_C$")
+    handles = [plt.Line2D([], [], color=colors[m], label=label) for m, label in names.items()]
+    handles += [plt.Line2D([], [], color="0.3", ls=ls, label=lab) for ls, lab in (("-", "total"), (":", "noise"),
+                                                                                    ("--", "clipping"))]
+    fig.legend(handles=handles, loc="outside lower center", ncol=5)
+    return fig

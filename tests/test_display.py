@@ -332,3 +332,24 @@ def test_a_table_label_used_twice_is_a_build_warning(tmp_path):
                                      _output_cell(table({"x": [2]}, caption="B", label="tab-a"))])}
     _, warnings = _mini_book(tmp_path, pages)
     assert "tab-a" in warnings and "WARNING" in warnings, warnings
+
+
+def test_clipping_tradeoff_figure_draws_one_panel_per_configuration():
+    import matplotlib.pyplot as plt
+
+    from egmbook.beyond_report import load_beyond_report
+    from egmbook.display import clipping_tradeoff_figure
+
+    res = load_beyond_report()
+    names, colors = {"alg3": "Algorithm 3", "base": "baseline"}, {"alg3": "C0", "base": "C1"}
+    fig = clipping_tradeoff_figure(res, [(10, 2.0, 10**3), (100, 2.0, 10**4)], colors=colors, names=names)
+    axes = fig.axes
+    assert len(axes) == 2 and [ax.get_title() for ax in axes] == ["$d = 10$, $\\alpha = 2$, $n = 10^3$",
+                                                                 "$d = 100$, $\\alpha = 2$, $n = 10^4$"]
+    # three curves per method (total, noise, clipping) over the p_C grid, and the optimum's star
+    curves = [line for line in axes[0].lines if len(line.get_xdata()) == len(res.sweep.p_grid)]
+    assert len(curves) == 6 and sum(line.get_marker() == "*" for line in axes[0].lines) == 2
+    assert [t.get_text() for t in fig.legends[0].texts] == ["Algorithm 3", "baseline", "total", "noise", "clipping"]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="even length"):
+        clipping_tradeoff_figure(res, [(10, 2.0, 10**3)], colors=colors, names=names)

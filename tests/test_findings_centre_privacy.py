@@ -42,3 +42,17 @@ def test_private_and_estimated_centres():
 def test_findings_refuse_other_results():
     with pytest.raises(TypeError, match="res must be egmbook.beyond_report.BeyondReport"):
         cp.wrong_centre(object())  # type: ignore[arg-type]
+
+
+def test_tables_write_numbers_without_exponent_notation_and_summarise():
+    tables = (cp.wrong_centre(RES).table(), cp.centre_direct(RES).table(), cp.private_centre(RES).table(),
+              cp.estimated_sigma(RES).table(), cp.estimated_sigma(RES).summary_table())
+    for shown in tables:
+        assert not any("e+" in cell or "e-0" in cell for row in shown.cells for cell in row), shown.caption
+    priv = cp.private_centre(RES)
+    assert len(priv.table(sizes=(10**4,)).cells) == len(priv.configs) * len(priv.sizes)
+    glued = priv.glue()
+    # outside d = 1000, alpha = 2 the change at p_C = 1/n is a fraction of a per cent, stated as one number
+    assert 0 <= glued["e-1n-others-pct"] < 1 and glued["draws"] == 6
+    # two public-sample sizes, each at p_C = 1/n and at p_C^*
+    assert len(cp.estimated_sigma(RES).summary_table().cells) == 4

@@ -90,7 +90,7 @@ class WrongCentre(Finding):
         return g
 
     def table(self) -> Table:
-        cell = lambda v: f"{v.ratio_1n:.3g} / {v.ratio_opt0:.3g} / {v.ratio_reopt:.3g}"  # noqa: E731
+        cell = lambda v: " / ".join(readable(x, 3) for x in (v.ratio_1n, v.ratio_opt0, v.ratio_reopt))  # noqa: E731
         cols: dict[str, list[Any]] = {k: [] for k in ("$d$", r"$\alpha$", "method", "$n$", "prop., $c = 0.1$",
                                                       "prop., $c = 0.5$", "iso., $c = 0.1$", "private batch")}
         for rec in self.res.centre:
@@ -99,12 +99,14 @@ class WrongCentre(Finding):
                 for k, v in zip(cols, (rec.d, rec.alpha, METHOD_NAMES[rec.method], _ten(n),
                                        cell(rec.offsets["prop"][0].per_n[n]), cell(rec.offsets["prop"][1].per_n[n]),
                                        cell(rec.offsets["iso"][0].per_n[n]),
-                                       f"{pb.ratio_1n:.3g} / {pb.ratio_opt0:.3g} ± {pb.ratio_opt0_ci:.2g}"),
+                                       f"{readable(pb.ratio_1n, 3)} / {readable(pb.ratio_opt0, 3)} ± "
+                                       f"{readable(pb.ratio_opt0_ci)}"),
                                 strict=True):
                     cols[k].append(v)
-        return table(cols, formats={r"$\alpha$": "{:g}"},
-                     caption=r"Error relative to the exact-centre optimum, at $p_C = 1/n$ / at $p_C^*$ (exact centre) "
-                             "/ re-optimised (private batch: at $1/n$ / at $p_C^*$).", head=4)
+        return table(cols, formats={r"$\alpha$": "{:g}"}, label="tab-ch7-wrong-centre",
+                     caption=r"Every configuration with a wrong centre: the error relative to the exact-centre "
+                             r"optimum, at $p_C = 1/n$ / at $p_C^*$ (exact centre) / re-optimised for the offset "
+                             r"(private batch: at $1/n$ / at $p_C^*$ with its 95 % half-width).")
 
 
 def wrong_centre(res: BeyondReport) -> WrongCentre:
@@ -144,10 +146,10 @@ class CentreDirect(Finding):
         return f"{len(self.columns['$z$'])} cases; largest |z| = {self.worst:.2f}."
 
     def table(self) -> Table:
-        return table(dict(self.columns), formats={"model": "{:.4g}", "$z$": "{:+.2f}"},
-                     caption=r"Errors relative to $n\operatorname{tr}\Sigma$ with a wrong centre, measured through the "
-                             "mechanisms (95% interval) and from the model; $z$: difference over the combined standard "
-                             "error.", head=4)
+        return table(dict(self.columns), formats={"$z$": "{:+.2f}"}, label="tab-ch7-centre-direct",
+                     caption=r"Errors relative to $n\operatorname{tr}\Sigma$ with a wrong centre at $d = 100$, "
+                             r"$\alpha = 2$, $n = 10^4$, measured through the mechanisms (95 % interval) and from the "
+                             "model; $z$: difference over the combined standard error.")
 
 
 def centre_direct(res: BeyondReport) -> CentreDirect:
@@ -173,8 +175,9 @@ def centre_direct(res: BeyondReport) -> CentreDirect:
         worst = max(worst, abs(z))
         label = "exact" if name == "exact" else (f"{'proportional' if shape == 'prop' else 'isotropic'}, "
                                                   f"$c = {float(name[len(shape):]):g}$")
-        measured = f"{r.total_mean / t:.4g} ± {r.total_ci / t:.2g}"
-        for k, val in zip(cols, (METHOD_NAMES[m], readable(r.p), label, measured, pred / t, z), strict=True):
+        measured = f"{readable(r.total_mean / t, 4)} ± {readable(r.total_ci / t)}"
+        for k, val in zip(cols, (METHOD_NAMES[m], readable(r.p), label, measured, readable(pred / t, 4), z),
+                          strict=True):
             cols[k].append(val)
     return CentreDirect(MappingProxyType({k: tuple(v) for k, v in cols.items()}), float(worst))
 
@@ -216,7 +219,10 @@ class PrivateCentre(Finding):
             g[f"e-d1000-m{_pow(msz)}"] = at(1000, 2.0, msz, 10**4).ratio_1n
             g[f"e-d1000-rms-m{_pow(msz)}"] = E[(1000, 2.0, "base", msz, "alg3")].offset_rms_sigma
             g[f"e-d100-rms-m{_pow(msz)}"] = E[(100, 2.0, "base", msz, "alg3")].offset_rms_sigma
-        return {k: float(v) for k, v in g.items()}
+        g["e-1n-others-pct"] = 100 * (max(g["e-a1-1n-max"], g["e-d100-a2-1n-max"]) - 1)
+        g = {k: float(v) for k, v in g.items()}
+        g["draws"] = min(r.draws for r in res.private_centre)
+        return g
 
     @property
     def ok(self) -> bool:
@@ -237,26 +243,31 @@ class PrivateCentre(Finding):
                 f"{g['e-d1000-a1-opt-max']:.3g} ($d$ = 1000, $\\alpha$ = 1); $m = 10^{_pow(m_hi)}$: at "
                 f"most {g['e-mhi-1n-max']:.3f} at $1/n$ and {g['e-mhi-opt-max']:.3f} at $p_C^*$.")
 
-    def table(self) -> Table:
+    def table(self, sizes: tuple[int, ...] = (10**4, 10**6)) -> Table:
+        """The ratios by configuration, batch size m and n in ``sizes`` (at n = 10^4 the evidence of
+        Observation 7.F; at both the supplement's table)."""
         E = self._by_key
-        fmt = lambda v, ci: f"{v:.3g} ± {ci:.2g}"  # noqa: E731
+        fmt = lambda v, ci: f"{readable(v, 3)} ± {readable(ci)}"  # noqa: E731
         cols: dict[str, list[Any]] = {k: [] for k in ("$d$", r"$\alpha$", "$m$", "$n$",
                                                       "centre's error / $\\sigma_j$ (rms)", "at $1/n$", "at $p_C^*$",
                                                       "re-optimised", "own release, at $p_C^*$")}
         for d, a in self.configs:
             for msz in self.sizes:
                 rb, ro = E[(d, a, "base", msz, "alg3")], E[(d, a, "alg3", msz, "alg3")]
-                for n in (10**4, 10**6):
+                for n in sizes:
                     v, w = rb.per_n[n], ro.per_n[n]
                     for k, val in zip(cols, (d, a, _ten(msz), _ten(n), rb.offset_rms_sigma,
                                              fmt(v.ratio_1n, v.ratio_1n_ci), fmt(v.ratio_opt0, v.ratio_opt0_ci),
                                              fmt(v.ratio_reopt, v.ratio_reopt_ci), fmt(w.ratio_opt0, w.ratio_opt0_ci)),
                                       strict=True):
                         cols[k].append(val)
-        return table(cols, formats={r"$\alpha$": "{:g}", "centre's error / $\\sigma_j$ (rms)": "{:.3g}"},
+        draws = min(r.draws for r in self.res.private_centre)
+        return table(cols, formats={r"$\alpha$": "{:g}",
+                                    "centre's error / $\\sigma_j$ (rms)": lambda v: readable(v, 3)},
+                     label="tab-ch7-private-centre" if len(sizes) == 1 else "tab-ch7-private-centre-all",
                      caption="Algorithm 3 with a centre released privately on $m$ independent rows: its error over "
-                             "its error with the exact centre (mean ± 95% half-width over six centres). The centre is "
-                             "the baseline's release (isotropic noise) except in the last column.", head=4)
+                             f"its error with the exact centre (mean ± 95 % half-width over {draws} centres). The "
+                             "centre is the baseline's release (isotropic noise) except in the last column.")
 
 
 def private_centre(res: BeyondReport) -> PrivateCentre:
@@ -282,7 +293,9 @@ class EstimatedSigma(Finding):
             g[f"est-{msz}-pct"] = 100 * max(abs(x - 1) for x in sig_only)
             g[f"pclip-{msz}-min"], g[f"pclip-{msz}-max"] = min(pcl), max(pcl)
             g[f"both-{msz}-min"], g[f"both-{msz}-max"] = min(both), max(both)
-        return {k: float(v) for k, v in g.items()}
+        g = {k: float(v) for k, v in g.items()}
+        g["samples"] = min(r.draws for r in self.res.estimated)
+        return g
 
     @property
     def ok(self) -> bool:
@@ -310,13 +323,36 @@ class EstimatedSigma(Finding):
                 continue
             r2 = rows[(d, a, msz, n, kind, m, "sigma+mu")]
             for k, val in zip(cols, (d, a, msz, _ten(n), "$1/n$" if kind == "1/n" else "$p_C^*$", METHOD_NAMES[m],
-                                     f"{r.ratio_mean:.3f} ± {r.ratio_ci:.2g}", r.pclip_ratio_median,
-                                     f"{r2.ratio_mean:.3g} ± {r2.ratio_ci:.2g}"), strict=True):
+                                     f"{r.ratio_mean:.3f} ± {readable(r.ratio_ci)}", r.pclip_ratio_median,
+                                     f"{readable(r2.ratio_mean, 3)} ± {readable(r2.ratio_ci)}"), strict=True):
                 cols[k].append(val)
-        return table(cols, formats={r"$\alpha$": "{:g}", "clipping / $p_C$": "{:.2f}"},
-                     caption=r"Estimated standard deviations: error relative to known $\sigma$ (mean ± 95% interval "
-                             "over 12 public samples), and the realised clipping probability over $p_C$ (median).",
-                     head=4)
+        samples = min(r.draws for r in self.res.estimated)
+        return table(cols, formats={r"$\alpha$": "{:g}", "clipping / $p_C$": "{:.2f}"}, label="tab-ch7-estimated-all",
+                     caption=r"Every configuration with estimated standard deviations: the error relative to known "
+                             rf"$\sigma$ (mean ± 95 % interval over {samples} public samples), and the realised "
+                             "clipping probability over $p_C$ (median).")
+
+    def summary_table(self) -> Table:
+        """The evidence of Observation 7.G: by the size m of the public sample and the choice of p_C, the
+        ranges over the configurations of the error ratio (sigma estimated; sigma and mu estimated) and of
+        the realised clipping probability over p_C."""
+        cols: dict[str, list[Any]] = {k: [] for k in ("$m$", "$p_C$", r"error ratio, $\sigma$ only",
+                                                      "clipping / $p_C$", r"error ratio, $\sigma$ and $\mu$")}
+        for msz in sorted({r.m for r in self.res.estimated}):
+            for kind in ("1/n", "opt"):
+                rows = [r for r in self.res.estimated if r.m == msz and r.p_kind == kind]
+                only = [r for r in rows if r.variant == "sigma"]
+                both = [r.ratio_mean for r in rows if r.variant == "sigma+mu"]
+                span = lambda v, k: f"{readable(min(v), k)} to {readable(max(v), k)}"  # noqa: E731
+                for key, value in zip(cols, (msz, "$1/n$" if kind == "1/n" else "$p_C^*$",
+                                             span([r.ratio_mean for r in only], 3),
+                                             span([r.pclip_ratio_median for r in only], 2), span(both, 3)),
+                                      strict=True):
+                    cols[key].append(value)
+        return table(cols, label="tab-ch7-estimated",
+                     caption=r"Standard deviations estimated from $m$ public rows: the error over the error with "
+                             r"the true $\sigma$ (and $\mu$), and the realised clipping probability over $p_C$; ranges "
+                             "over the configurations and both methods.")
 
 
 def estimated_sigma(res: BeyondReport) -> EstimatedSigma:

@@ -91,12 +91,17 @@ class RunCounts(Finding):
     first: frozenset[int]
     added: frozenset[int]
 
-    GLUE = MappingProxyType({"added-runs": "added_runs"})
+    GLUE = MappingProxyType({"first-runs": "first_runs", "added-runs": "added_runs"})
 
     @property
     def ok(self) -> bool:
         """Chapter 8's arms have 50 runs everywhere, the added arms one count."""
         return self.first == {50} and len(self.added) == 1
+
+    @property
+    def first_runs(self) -> int:
+        """The runs of each of chapter 8's arms."""
+        return min(self.first)
 
     @property
     def added_runs(self) -> int:
@@ -119,7 +124,7 @@ class BudgetSplits(Finding):
     coinpress_preliminary: str  #: the shares of rho CoinPress spends on its first steps
 
     def table(self) -> Table:
-        return table(dict(self.columns), caption=(
+        return table(dict(self.columns), label="tab-ch8-budgets", caption=(
             "What each method takes as given (σ, the centre μ, or only a public box [l, u]^d), the shares "
             "of ρ it spends on the centre, the scales, the clipping radius and the noise, and how many of the n "
             "rows it clips on PLAN's benchmarks. IOME is PLAN's adaptation of it. CoinPress spends a = "
@@ -249,6 +254,7 @@ class LastStepGain(Finding):
 
     def table(self) -> Table:
         return heatmap(dict(self.columns), heat=("measured", "model (8.B)", "radius part"), digits=3, saturate=1.5,
+                       label="tab-ch8-last-step",
                        caption="PLAN's last step / Algorithm 3, both with σ and μ given: error added by privacy "
                                "(median over the five budgets and the dimensions, the range below it); the model's "
                                "√(4/3) = 1.155 is the threshold's budget",
@@ -372,6 +378,7 @@ class CentreOutside(Finding):
     def table(self) -> Table:
         return table(dict(self.rows), formats={"$\\sigma_j$": lambda v: readable(v, 3), "at $\\rho/16$": readable,
                                                "at $12\\rho/16$": readable},
+                     label="tab-ch8a-outside",
                      caption="GaussianC, $\\rho = 1/8$: probability that a coordinate's private median (the centre "
                              "step) falls outside the data, at the stated budget $\\rho/16$ and at 12 times it (the "
                              "published accounting)")
@@ -488,7 +495,8 @@ class Faithfulness(Finding):
             "ours": [fmt(r.ours_mean, r.ours_sd) for r in rows], "z": [f"{r.z:.1f}" for r in rows],
             "at 3.75ρ": [fmt(r.extra_mean, None) if r.extra_mean is not None else "" for r in rows],
             "z ": [f"{r.extra_z:.1f}" if r.extra_z is not None else "" for r in rows],
-        }, caption="Mean error ± standard deviation over 50 runs: PLAN's published numbers against this book's "
+        }, label="tab-ch8a-faithfulness",
+            caption="Mean error ± standard deviation over 50 runs: PLAN's published numbers against this book's "
                    "estimators as stated, and the mean at the published accounting, 3.75ρ (PLAN without scaling: the "
                    "median alone); setting: GaussianA, B (α = 0) or C (α = 2), d and ρ", head=11)
 
@@ -524,6 +532,7 @@ class ZcdpCalibration(Finding):
             "Theorem 2 at the bound": [p.noise_multiplier_analytic_at_bound for p in rows],
         }, formats={c: "{:.3f}" for c in ("$\\varepsilon$, zCDP bound", "$\\varepsilon$, exact", "$s / \\Delta$",
                                            "Theorem 2 at the bound")},
+            label="tab-ch8b-calibration",
             caption="Each budget at $\\delta = 10^{-6}$: the $\\varepsilon$ of any $\\rho$-zCDP release (zCDP "
                     "bound) and of Algorithm 3 exactly; the noise per unit of sensitivity, "
                     "$s/\\Delta = 1/\\sqrt{2\\rho}$, and Theorem 2's noise at the zCDP bound's $\\varepsilon$")
@@ -590,6 +599,7 @@ class NotesConvention(Finding):
             "understated by": [f"{100 * under[p.rho]:.0f} %" for p in rows],
         }, formats={c: "{:.3f}" for c in ("$\\varepsilon$, zCDP bound",
                                            "$\\varepsilon$, notes at $\\rho_{\\text{notes}} = \\rho$")},
+            label="tab-ch8b-notes",
             caption="The two conventions at $\\delta = 10^{-6}$: the notes' parameter of each zCDP budget, the "
                     "$\\varepsilon$ of the release, and the $\\varepsilon$ the notes' formula gives when the zCDP "
                     "$\\rho$ is entered as $\\rho_{\\text{notes}}$")
@@ -660,15 +670,16 @@ class PrivateInputsPrice(Finding):
 
     def table(self) -> Table:
         """Where the private inputs converge, by dataset: median and range of the two ratios (a heat map)."""
-        cols: dict[str, list[Any]] = {"data": [], "settings": [], "σ given": [], "nothing known": []}
+        cols: dict[str, list[Any]] = {"data": [], "settings": [], "σ given": [], "given nothing": []}
         for ds, name in (("GaussianA", "GaussianA, d ≤ 256"), ("GaussianB", "GaussianB"), ("GaussianC", "GaussianC")):
             sel = [r for r in self.conv if r[0].dataset == ds]
             cols["data"].append(name)
             cols["settings"].append(len(sel))
-            for col, j in (("σ given", 2), ("nothing known", 3)):
+            for col, j in (("σ given", 2), ("given nothing", 3)):
                 v = np.array([r[j] for r in sel])
                 cols[col].append((float(np.median(v)), float(v.min()), float(v.max())))
-        return heatmap(cols, heat=("σ given", "nothing known"), saturate=2.0, blue_above=False, key=self._KEY,
+        return heatmap(cols, heat=("σ given", "given nothing"), saturate=2.0, blue_above=False, key=self._KEY,
+                       label="tab-ch8-inputs",
                        caption="Where the private inputs converge: error added by privacy relative to Algorithm 3 "
                                "with σ and μ given (median over the dimensions and the five budgets, the range below "
                                "it); √(4/3) = 1.155 is the price of the budget alone")
@@ -678,8 +689,9 @@ class PrivateInputsPrice(Finding):
         fail = self.fail
         return heatmap({"data": [r[0].dataset for r in fail], "d": [r[0].d for r in fail],
                         "ρ": [RHO_TEXT[r[1]] for r in fail], "σ given": [r[2] for r in fail],
-                        "nothing known": [r[3] for r in fail]},
-                       heat=("σ given", "nothing known"), saturate=2.0, blue_above=False, key=self._KEY,
+                        "given nothing": [r[3] for r in fail]},
+                       heat=("σ given", "given nothing"), saturate=2.0, blue_above=False, key=self._KEY,
+                       label="tab-ch8-inputs-fail",
                        caption="Where the private inputs do not converge (the other settings): the same ratio")
 
 
@@ -698,7 +710,7 @@ def private_inputs_price(peers: PeersResults) -> PrivateInputsPrice:
 
 @dataclass(frozen=True)
 class TwoRadii(Finding):
-    """PLAN's last step over Algorithm 3, both with the private inputs of chapter 9's pipeline."""
+    """PLAN's last step over ESM's release, both with ESM's private inputs."""
 
     groups: Mapping[tuple[str, str], tuple[float, ...]]  #: (data, alpha) -> ratios for d >= 64
     small_d: tuple[float, ...]  #: ratios for d < 64
@@ -730,12 +742,12 @@ class TwoRadii(Finding):
         v = [np.array(x) for x in self.groups.values()]
         return heatmap({"data": [k[0] for k in self.groups], "α": [k[1] for k in self.groups],
                         "d": ["64-2048", "512", "64-2048"],
-                        "PLAN's last step / Algorithm 3": [(float(np.median(x)), float(x.min()), float(x.max()))
+                        "PLAN's last step / ESM": [(float(np.median(x)), float(x.min()), float(x.max()))
                                                            for x in v]},
-                       heat=("PLAN's last step / Algorithm 3",), saturate=2.0,
-                       caption="Both with the same private inputs (those of chapter 9's pipeline): error added by "
-                               "privacy (median over the five budgets and the dimensions, the range below it)",
-                       key="Blue: Algorithm 3's checked radius adds less error than PLAN's private threshold; orange: "
+                       heat=("PLAN's last step / ESM",), saturate=2.0, label="tab-ch8-two-radii",
+                       caption="Both with ESM's private inputs: PLAN's last step over ESM, error added by privacy "
+                               "(median over the five budgets and the dimensions, the range below it)",
+                       key="Blue: ESM's checked radius adds less error than PLAN's private threshold; orange: "
                            "more. Full colour at a factor 2.")
 
 
@@ -803,9 +815,9 @@ class PeersByKnowledge(Finding):
                 f"$\\boldsymbol\\sigma$ given at least {self.cp_min:.2f} there.")
 
     def table(self) -> Table:
-        return heatmap(dict(self.columns), heat=list(self.columns)[2:], digits=3, saturate=4.0,
-                       caption="Each peer's error added by privacy divided by that of the Algorithm 3 pipeline that "
-                               "knows as much: IOME by chapter 8's pipeline (nothing known; last column: chapter 9's), "
+        return heatmap(dict(self.columns), heat=list(self.columns)[2:], digits=3, saturate=4.0, label="tab-ch8-peers",
+                       caption="Each peer's error added by privacy divided by that of the Algorithm 3 arm that "
+                               "knows as much: IOME by Algorithm 3 with private inputs (last column: by ESM), "
                                "CoinPress (paper's and authors' radius) by Algorithm 3 with σ given, PLAN's last step "
                                "by Algorithm 3 with σ and μ given (mean over the runs; median over the dimensions and "
                                "the five budgets, the range below it)",
@@ -824,7 +836,7 @@ def peers_by_what_they_know(peers: PeersResults) -> PeersByKnowledge:
               ("GaussianB", lambda s: s.alpha == 0.5, "0.5"), ("GaussianB", lambda s: s.alpha >= 1, "≥ 1"),
               ("GaussianC", lambda s: True, "2")]
     cols: dict[str, list[Any]] = {"data": [], "α": [], "IOME": [], "CoinPress": [], "CoinPress, authors' radius": [],
-                                  "PLAN's last step": [], "IOME, against chapter 9's pipeline": []}
+                                  "PLAN's last step": [], "IOME, against ESM": []}
     q3 = {}
     for ds, keep, alpha_txt in groups:
         sel = [(s, r) for s in settings[ds] if keep(s) for r in gb.RHOS]
@@ -880,8 +892,8 @@ class MeansAndMedians(Finding):
                 f"{self.heavy} (d, method) pairs of the table have a mean above twice their median.")
 
     def table(self) -> Table:
-        return table(dict(self.table_rows), caption="GaussianA, $\\rho = 1/8$: error added, mean ± standard "
-                                                    "deviation | median over the runs")
+        return table(dict(self.table_rows), label="tab-ch8-medians",
+                     caption="GaussianA, $\\rho = 1/8$: error added, mean ± standard deviation | median over the runs")
 
 
 def means_and_medians(peers: PeersResults) -> MeansAndMedians:
