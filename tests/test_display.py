@@ -259,9 +259,16 @@ def _mini_book(tmp_path, pages: dict[str, str]):
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
+        # the book's extension loaded from its file (no path tricks) and set up by conf.py's setup()
+        "import importlib.util\n"
+        "_spec = importlib.util.spec_from_file_location(\n"
+        f"    'numbered_tables', {str(root / '_ext' / 'numbered_tables.py')!r})\n"
         "import sys\n"
-        f"sys.path.insert(0, {str(root / '_ext')!r})\n"
-        "extensions = ['myst_nb', 'numbered_tables']\n"
+        # registered in sys.modules: the doctrees pickle its nodes
+        "_tables = sys.modules['numbered_tables'] = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_tables)\n"
+        "def setup(app):\n    return _tables.setup(app)\n"
+        "extensions = ['myst_nb']\n"
         "numfig = True\nnumfig_secnum_depth = 1\nnb_execution_mode = 'off'\n"
         "myst_enable_extensions = ['colon_fence', 'dollarmath']\n"
         "exclude_patterns = ['_build']\n", encoding="utf-8")
