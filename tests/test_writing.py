@@ -534,7 +534,6 @@ KNOWN_WEB_ONLY: dict[str, str] = {
     "chapters/04_problem_setup": "'(collapsed in the HTML book)'",
     "chapters/09b_offmodel_results": "'in two tables behind the first button below'",
     "chapters/errata": "'listed for completeness, collapsed (a link to one of them opens the list)' (twice)",
-    "chapters/rerunning": "'Print the PDF edition', 'The download button at the top of a notebook page'",
 }
 
 
