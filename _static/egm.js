@@ -136,7 +136,8 @@
 
   function fitMath() {
     article().querySelectorAll('mjx-container[display="true"]').forEach(function (box) {
-      var svg = box.querySelector("svg");
+      // the typeset formula: MathJax's SVG (the HTML book) or CommonHTML (the PDF edition)
+      var svg = box.querySelector("svg") || box.querySelector("mjx-math");
       if (!svg || !shown(box)) return;
       var holder = box.closest("div.math") || box.parentElement;
       holder.classList.remove("egm-eqno-below");
@@ -164,17 +165,21 @@
     });
   }
 
+  // Resolves when MathJax reports the page typeset (its startup promise), however long that
+  // takes on a busy machine; at once on a page without math, and once the page has loaded
+  // (every deferred script run) if MathJax did not load at all.
   function typeset() {
-    var mj = window.MathJax;
     if (!document.querySelector(".math, mjx-container")) return Promise.resolve();
+    var started = function () {
+      var mj = window.MathJax;
+      return mj && mj.startup && mj.startup.promise ? mj.startup.promise : null;
+    };
     return new Promise(function (resolve) {
-      var tries = 0;
-      (function wait() {
-        mj = window.MathJax;
-        if (mj && mj.startup && mj.startup.promise) { mj.startup.promise.then(resolve, resolve); return; }
-        if (++tries > 200) { resolve(); return; }
-        setTimeout(wait, 50);
-      })();
+      var promise = started();
+      if (promise) { promise.then(resolve, resolve); return; }
+      var onLoad = function () { var p = started(); if (p) p.then(resolve, resolve); else resolve(); };
+      if (document.readyState === "complete") onLoad();
+      else window.addEventListener("load", onLoad);
     });
   }
 

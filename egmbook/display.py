@@ -42,7 +42,8 @@ import numpy as np
 
 from egmlib.validation import check_bool, check_count, check_positive_finite
 
-__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "math_html", "phone_rendition",
+__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "legend_beside_on_phone", "math_html",
+           "phone_rendition",
            "save_figure", "table", "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
@@ -238,8 +239,11 @@ def phone_rendition(fig: Any) -> Any | None:
             handles += legend.legend_handles
             labels += [t.get_text() for t in legend.texts]
             legend.remove()
-    if handles:
-        unique = dict(zip(labels, handles, strict=True))
+    unique = dict(zip(labels, handles, strict=True))
+    if stack and getattr(fig, PHONE_LEGEND_ATTR, None) == "beside":
+        unique, panel = _legends_beside(phone, [grid_axes[k] for k in order], unique, panel)
+        phone.set_size_inches(PHONE_WIDTH_IN, panels * panel)
+    if unique:
         phone.legend(handles=list(unique.values()), labels=list(unique), loc="outside lower center", ncols=1)
     _wrap_labels(phone)
     if phone.legends:  # room for the legend below the panels
@@ -247,6 +251,54 @@ def phone_rendition(fig: Any) -> Any | None:
         extra = sum(lg.get_window_extent().height for lg in phone.legends) / phone.dpi
         phone.set_size_inches(PHONE_WIDTH_IN, panels * panel + extra + 0.1)
     return phone
+
+
+#: Attribute of a figure that :func:`legend_beside_on_phone` sets.
+PHONE_LEGEND_ATTR = "_egm_phone_legend"
+#: Characters per line of a legend's label beside a panel of the phone rendition.
+PHONE_LEGEND_CHARS = 16
+
+
+def legend_beside_on_phone(fig: Any) -> Any:
+    """Mark ``fig`` so that its phone rendition (:func:`phone_rendition`) sets, beside each of
+    its stacked panels, the legend of that panel's own series, instead of one legend for
+    the figure below the last panel (screens below the first, on a phone).
+
+    Each panel's legend lists the entries of the figure's legends (and of the panels' own)
+    whose label is the label of a line, a marker or a patch drawn in that panel, in the
+    legend's order, each drawn as that panel draws it, in one column, its labels wrapped at
+    ``PHONE_LEGEND_CHARS`` characters; the panel is narrowed to make room (constrained
+    layout) and made at least as tall as its legend. Entries that label nothing in any
+    panel (proxy artists) stay in one legend below the panels. Meant for a figure of a few
+    series a panel (five or fewer), whose labels are short. The laptop rendition is
+    unchanged. Returns ``fig``.
+
+    In a notebook cell: ``fig, axes = plt.subplots(2, 2); ...; fig.legend(...);
+    legend_beside_on_phone(fig)``, and the cell shows ``fig`` as usual.
+    """
+    _check_figure(fig)
+    setattr(fig, PHONE_LEGEND_ATTR, "beside")
+    return fig
+
+
+def _legends_beside(phone: Any, panels: list[Any], entries: dict[str, Any],
+                    panel: float) -> tuple[dict[str, Any], float]:
+    """The legend of each panel's own series beside it; returns the entries that label no
+    panel and the panel height, raised to hold the tallest legend."""
+    used: set[str] = set()
+    for ax in panels:
+        own = dict(zip(*reversed(ax.get_legend_handles_labels()), strict=True))  # label -> the panel's artist
+        labels = [label for label in entries if label in own]
+        if not labels:
+            continue
+        used.update(labels)
+        # the panel's own artists: the legend shows each series as this panel draws it
+        ax.legend([own[label] for label in labels], [_wrap(label, PHONE_LEGEND_CHARS) for label in labels],
+                  loc="center left", bbox_to_anchor=(1.02, 0.5), ncols=1, borderaxespad=0, handlelength=1.6)
+    phone.canvas.draw()
+    tallest = max((ax.get_legend().get_window_extent().height / phone.dpi for ax in panels
+                   if ax.get_legend() is not None), default=0.0)
+    return {label: h for label, h in entries.items() if label not in used}, max(panel, tallest + 0.5)
 
 
 def _wrap(text: str, width: int) -> str:

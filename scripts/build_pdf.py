@@ -12,6 +12,10 @@ document (``_build/pdf/book.html``, outside the book's pages):
   target); links to the web stay as they are;
 - collapsed code, toggles and "Show code" summaries are left out; the rest of a long table
   is shown in full and dropdowns are open;
+- what a chapter marks for the screen only (a block in ``egm-web-only``, e.g. a sentence
+  about the HTML book's collapsed cells) is left out, and what it marks for print only
+  (``egm-print-only``, hidden on screen by ``_static/egm.css``) is printed:
+  ``{container} egm-web-only`` and ``{container} egm-print-only`` in MyST;
 - each page of the book starts a new printed page; the running header names the chapter
   and the section, the footer numbers the pages through the whole book (CSS ``@page``
   margin boxes over named pages, ``scripts/pdf_edition.css``);
@@ -42,6 +46,7 @@ import argparse
 import base64
 import html
 import io
+import os
 import posixpath
 import re
 import shutil
@@ -64,7 +69,11 @@ CSS = Path(__file__).with_name("pdf_edition.css")
 # A4; the margins are set by scripts/pdf_edition.css (@page): a text column of 182 mm,
 # 688 CSS px at 96 px per inch, the width egm.js fits tables and equations to.
 COLUMN_PX = 688
-PAGE_TIMEOUT = 300  # s, load + typesetting of the whole book
+#: Seconds allowed for loading and typesetting the whole book, and for each command to the
+#: browser, printing included (selenium's own limit for a command is 120 s, which Chromium's
+#: print of the book exceeds on a busy machine). Raise it with the environment variable
+#: ``EGM_PDF_TIMEOUT``.
+PAGE_TIMEOUT = float(os.environ.get("EGM_PDF_TIMEOUT", "1800"))
 SKIP_FILES = ("chapters/api/",)  # the API reference is HTML only
 LONG_TABLE_ROWS = 8  # a table with more rows may break across printed pages (between rows)
 LONG_BOX_CHARS = 1600  # so may a statement, proof or note with more text
@@ -75,25 +84,27 @@ LANDING_TITLE = "Overview"  # the landing page's heading in print (the title pag
 STYLES = ("styles/theme.css", "styles/pydata-sphinx-theme.css", "pygments.css", "styles/sphinx-book-theme.css",
           "mystnb.", "proof.css", "sphinx-design.min.css", "egm.css")
 
+# Waits until the page has loaded (every deferred script run), MathJax reports the book typeset
+# (its startup promise) and egm.js has fitted tables and equations, however long that takes;
+# the script timeout (PAGE_TIMEOUT) bounds the wait.
 _WAIT_JS = r"""
 const done = arguments[arguments.length - 1];
 const images = Array.from(document.images);
 images.forEach(img => { img.loading = "eager"; });
 const loaded = Promise.all(images.map(img => img.complete ? null : new Promise(resolve => {
   img.addEventListener("load", resolve); img.addEventListener("error", resolve); })));
-const waitMathJax = new Promise(resolve => {
-  let tries = 0;
-  (function poll() {
-    const mj = window.MathJax;
-    if (mj && mj.startup && mj.startup.promise) { mj.startup.promise.then(resolve, resolve); return; }
-    if (++tries > 2000) { resolve(); return; }
-    setTimeout(poll, 50);
-  })();
+const pageLoaded = document.readyState === "complete" ? Promise.resolve()
+  : new Promise(resolve => window.addEventListener("load", resolve));
+const typeset = pageLoaded.then(() => {
+  const mj = window.MathJax;
+  if (!(mj && mj.startup && mj.startup.promise)) throw new Error("MathJax did not load");
+  return mj.startup.promise;
 });
-Promise.all([waitMathJax, loaded]).then(() => window.egmLayoutDone || null).then(() => {
+Promise.all([typeset, loaded]).then(() => window.egmLayoutDone || null).then(() => {
   if (window.egmLayout) window.egmLayout();
   const broken = images.filter(img => !img.naturalWidth).map(img => img.getAttribute("src"));
-  done({errors: document.querySelectorAll("mjx-merror, [data-mjx-error]").length, broken: broken});
+  done({errors: document.querySelectorAll("mjx-merror, [data-mjx-error]").length, broken: broken,
+        output: window.MathJax.startup.output.name});
 }, e => done({errors: -1, failure: String(e)}));
 """
 
@@ -229,9 +240,10 @@ class _Binder:
         article = soup.select_one("article.bd-article")
         if article is None:
             raise SystemExit(f"build_pdf: {page.file}.html has no article")
-        # what a printed page cannot use: collapsed code, buttons, link symbols
+        # what a printed page cannot use: collapsed code, buttons, link symbols, and what the
+        # chapters mark as for the screen only (```{container} egm-web-only```)
         for el in article.select("details.hide, a.headerlink, button, .toctree-wrapper, "
-                                 "script, .copybtn, .toggle-button"):
+                                 "script, .copybtn, .toggle-button, .egm-web-only"):
             el.decompose()
         # the rest of a long table: the full table instead of its first rows
         for full in article.select("details.egm-table-full"):
@@ -318,9 +330,9 @@ def _title_page(config: dict, commit: str) -> str:
     return f"""<section class="egm-pdf-title" id="title-page"><div class="egm-pdf-title-main">{title}</div>
 <p class="egm-pdf-subtitle">An executable book on the report <em>Differentially private vector sums
 in the case of normally distributed data</em> (T. S. Poulsen, 2023)</p><p class="egm-pdf-author">{author}</p>
-<p class="egm-pdf-small">The PDF edition of the HTML book, printed from the same pages: chapters,
-sections, figures, tables and equations carry the same numbers. The API reference is in
-the HTML book only.{built}</p></section>"""
+<p class="egm-pdf-small">Printed from the pages of the HTML book: chapters, sections, figures,
+tables and equations carry the same numbers. The API reference is in the HTML book only.{built}</p>
+</section>"""
 
 
 def _contents(pages: list[Page]) -> str:
@@ -347,6 +359,33 @@ def _page_styles(pages: list[Page]) -> str:
     return "\n".join(rules)
 
 
+#: MathJax's CommonHTML output (with the TeX fonts of the same MathJax 3.2.2 that the HTML
+#: book typesets with, from the PyPI package django-static-mathjax), which Chromium prints
+#: as text in those fonts: a reader of the PDF can search and copy every formula. (The HTML
+#: book keeps the SVG output, whose glyphs are paths: it needs no web fonts, which a browser
+#: refuses to load from ``file:`` pages.)
+CHTML_COMPONENT = "tex-chtml-full.js"
+
+
+def _mathjax_es5() -> Path:
+    """The ``es5`` directory of the installed MathJax (the one ``_ext/offline_mathjax.py`` serves)."""
+    from importlib import resources
+
+    try:
+        root = Path(str(resources.files("mathjax"))) / "static" / "mathjax" / "es5"
+    except ModuleNotFoundError:
+        sys.exit("build_pdf: needs the Python package django-static-mathjax (pip install -r requirements.txt)")
+    if not (root / CHTML_COMPONENT).is_file():
+        sys.exit(f"build_pdf: {root / CHTML_COMPONENT} not found: not django-static-mathjax's MathJax 3")
+    return root
+
+
+def _js_string(text: str) -> str:
+    import json
+
+    return json.dumps(text)
+
+
 def bind(pages: list[Page], config: dict, commit: str) -> tuple[str, _Binder]:
     """The whole book as one HTML document (for a file outside ``_build/html``: its styles,
     scripts and images are linked by absolute ``file:`` addresses)."""
@@ -362,6 +401,8 @@ def bind(pages: list[Page], config: dict, commit: str) -> tuple[str, _Binder]:
             links.append(f'<link rel="stylesheet" href="{(static / href).as_uri()}">')
     mathjax_config = next(s.string for s in template.find_all("script")
                           if s.string and s.string.strip().startswith("window.MathJax"))
+    mathjax = _mathjax_es5()
+    fonts = (mathjax / "output" / "chtml" / "fonts" / "woff-v2").as_uri()
     body = BeautifulSoup("<main><article class='bd-article'></article></main>", "html.parser")
     article = body.article
     for page in pages:
@@ -373,8 +414,9 @@ def bind(pages: list[Page], config: dict, commit: str) -> tuple[str, _Binder]:
 {"".join(links)}
 <style>{CSS.read_text(encoding="utf-8")}
 {_page_styles(pages)}</style>
-<script>{mathjax_config}</script>
-<script defer src="{(static / "mathjax" / "tex-svg-full.js").as_uri()}"></script>
+<script>{mathjax_config}
+window.MathJax.chtml = Object.assign(window.MathJax.chtml || {{}}, {{fontURL: {_js_string(fonts)}}});</script>
+<script defer src="{(mathjax / CHTML_COMPONENT).as_uri()}"></script>
 <script src="{(static / "egm.js").as_uri()}"></script>
 </head><body>
 {_title_page(config, commit)}
@@ -408,6 +450,9 @@ def _driver():
     driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
     driver.set_page_load_timeout(PAGE_TIMEOUT)
     driver.set_script_timeout(PAGE_TIMEOUT)
+    # every command to the browser, the print among them, may take as long (selenium's own
+    # limit for Chromium is 120 s)
+    driver.command_executor.client_config.timeout = PAGE_TIMEOUT
     return driver, profile
 
 
@@ -416,6 +461,118 @@ def _print(driver) -> bytes:
         "printBackground": True, "preferCSSPageSize": True, "displayHeaderFooter": False,
         "generateDocumentOutline": False, "generateTaggedPDF": False})
     return base64.b64decode(data["data"])
+
+
+# --------------------------------------------------------------------------------------
+# no page left mostly blank before a figure
+
+#: A page is mostly blank when its content ends above this share of its text area.
+MOSTLY_BLANK = 0.5
+#: A figure that would leave the page before it mostly blank is printed smaller, to fit the
+#: room left there, down to this share of its height (and width); a larger one is left as
+#: it is, and the build says so.
+MIN_FIGURE_SCALE = 0.7
+#: The text area of a printed page, in mm from the top of the A4 page (pdf_edition.css's
+#: @page margins: 17 mm above, 15 mm below).
+BODY_MM = (17.0, 297.0 - 15.0)
+MM_PER_PX = 25.4 / 96
+_CAPTION = re.compile(r"Fig\. (\d+\.\d+):")  # a figure's own caption; a cross-reference has no colon
+
+
+def _page_texts(pdf: Path) -> list[str] | None:
+    pdftotext = shutil.which("pdftotext")
+    if pdftotext is None:
+        return None
+    out = subprocess.run([pdftotext, "-enc", "UTF-8", str(pdf), "-"], capture_output=True, check=True)
+    return out.stdout.decode("utf-8").split("\f")
+
+
+def page_fill(pdf: Path, page: int) -> float:
+    """How far down its text area the content of ``page`` (1-based) reaches, from 0 (empty)
+    to 1 (full), read from the page drawn at 30 dpi by poppler's ``pdftoppm``; the running
+    header and the page number, in the margins, do not count."""
+    from PIL import Image
+
+    png = subprocess.run(["pdftoppm", "-r", "30", "-gray", "-f", str(page), "-l", str(page), str(pdf)],
+                         capture_output=True, check=True).stdout
+    with Image.open(io.BytesIO(png)) as im:
+        width, height = im.size
+        pixels = im.load()
+        top, bottom = round(height * BODY_MM[0] / 297), round(height * BODY_MM[1] / 297)
+        for y in range(bottom - 1, top - 1, -1):
+            if any(pixels[x, y] < 200 for x in range(width)):
+                return (y + 1 - top) / (bottom - top)
+    return 0.0
+
+
+def blank_before_figures(pdf: Path, starts: set[int]) -> list[tuple[int, str, float]]:
+    """The pages left mostly blank because the figure after them did not fit: (page, the
+    figure's number, the page's fill), for each page P-1 before a page P whose first figure
+    caption is "Fig. X.Y:", unless P starts a page of the book (``starts``, 1-based), where
+    the page before ends its chapter or section."""
+    texts = _page_texts(pdf)
+    if texts is None or shutil.which("pdftoppm") is None:
+        return []
+    out = []
+    for k, text in enumerate(texts, start=1):
+        caption = _CAPTION.search(text)
+        if caption is None or k == 1 or k in starts:
+            continue
+        fill = page_fill(pdf, k - 1)
+        if fill < MOSTLY_BLANK:
+            out.append((k - 1, caption.group(1), fill))
+    return out
+
+
+_FIGURE_JS = r"""
+const number = arguments[0];
+for (const fig of document.querySelectorAll("figure")) {
+  const n = fig.querySelector("figcaption span.caption-number");
+  if (!n || n.textContent.trim() !== "Fig. " + number + ":") continue;
+  const img = fig.querySelector("img");
+  if (!img) return null;
+  return {figure: fig.getBoundingClientRect().height, image: img.getBoundingClientRect().height, id: fig.id};
+}
+return null;
+"""
+
+_SHRINK_JS = r"""
+const [id, height] = arguments;
+const img = document.getElementById(id).querySelector("img");
+img.style.setProperty("width", "auto", "important");
+img.style.setProperty("max-height", height + "px", "important");
+if (window.egmLayout) window.egmLayout();
+"""
+
+
+def _fit_figures(driver, pdf: bytes, pages: list[Page], passes: int = 3) -> tuple[bytes, dict[str, float], list[str]]:  # noqa: ANN001
+    """Print again, with smaller figures, while a figure leaves the page before it mostly
+    blank and fits the room there at ``MIN_FIGURE_SCALE`` of its height or more. Returns the
+    PDF, the figures shrunk (number -> scale) and the blank pages left."""
+    shrunk: dict[str, float] = {}
+    blank: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="egm-pdf-") as tmp:
+        path = Path(tmp) / "book.pdf"
+        for attempt in range(passes + 1):
+            path.write_bytes(pdf)
+            starts = set(_start_pages(pdf, [_first_heading(p.key) for p in pages]).values())
+            found = blank_before_figures(path, starts)
+            blank, changed = [], False
+            for page, number, fill in found:
+                sizes = driver.execute_script(_FIGURE_JS, number)
+                room_px = (1 - fill) * (BODY_MM[1] - BODY_MM[0]) / MM_PER_PX - 24  # less a margin
+                scale = 1 - (sizes["figure"] - room_px) / sizes["image"] if sizes else 0.0
+                if sizes and scale >= MIN_FIGURE_SCALE and number not in shrunk and attempt < passes:
+                    driver.execute_script(_SHRINK_JS, sizes["id"], int(scale * sizes["image"]))
+                    shrunk[number] = scale
+                    changed = True
+                else:
+                    blank.append(f"page {page} is {fill:.0%} full before Fig. {number}, which would need "
+                                 f"{scale:.0%} of its height to fit there")
+            if not changed:
+                break
+            pdf = _print(driver)
+    return pdf, shrunk, blank
 
 
 def _destination(reader, name: str):  # noqa: ANN001, ANN202
@@ -624,6 +781,7 @@ def build(out: Path) -> dict:
         if info.get("broken"):
             problems.append(f"images that did not load: {info['broken'][:5]}")
         pdf = _print(driver)
+        pdf, shrunk, blank = _fit_figures(driver, pdf, pages)
         # the table of contents' page numbers: known only once the book is printed, so they
         # are printed on a transparent page of their own, laid over the contents
         style = driver.execute_script(
@@ -662,7 +820,7 @@ def build(out: Path) -> dict:
     if problems:
         sys.exit("build_pdf: " + "; ".join(problems))
     return {"pages": len(reader.pages), "bytes": out.stat().st_size, "seconds": time.time() - start,
-            "shared": shared}
+            "shared": shared, "shrunk": shrunk, "blank": blank}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -671,8 +829,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     result = build(args.out)
     print(f"build_pdf: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}: "
-          f"{result['pages']} pages, {result['bytes'] / 1e6:.1f} MB ({result['shared']} recurring glyph paths drawn "
+          f"{result['pages']} pages, {result['bytes'] / 1e6:.1f} MB ({result['shared']} recurring paths drawn "
           f"once), {result['seconds']:.0f} s")
+    for figure, scale in result["shrunk"].items():
+        print(f"build_pdf: {figure} printed at {scale:.0%} of its height, so that the page before it is not left "
+              "mostly blank")
+    for note in result["blank"]:
+        print(f"build_pdf: warning: {note}")
     return 0
 
 

@@ -131,6 +131,45 @@ def test_phone_rendition_stacks_the_panels_in_one_narrow_column():
     plt.close(narrow)
 
 
+def test_legend_beside_on_phone_puts_each_panels_legend_beside_it():
+    """A figure marked with legend_beside_on_phone: on a phone each stacked panel has the
+    legend of its own series at its right, inside the figure, and no legend is left below;
+    the laptop rendition keeps the figure's legend."""
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    from egmbook.display import legend_beside_on_phone, phone_rendition
+
+    use_book_style()
+    fig, axes = plt.subplots(2, 2, figsize=(6.76, 6))
+    names = ["ESM", "PLAN's last step", "IOME", "CoinPress, sigma given", "Algorithm 3, inputs given"]
+    for k, ax in enumerate(axes.flat):
+        for j in (0, 1 + k % 2, 3 + k % 2):
+            ax.plot([1, 2, 3], [j, j + 1, j + k], label=names[j])
+    handles = [Line2D([], [], color=f"C{j}", label=n) for j, n in enumerate(names)]
+    fig.legend(handles=handles, labels=names, ncols=3, loc="outside lower center")
+    assert legend_beside_on_phone(fig) is fig
+    phone = phone_rendition(fig)
+    phone.canvas.draw()
+    assert not phone.legends, "every entry labels a series of some panel: no legend below the panels"
+    width = phone.get_window_extent().width
+    for ax in phone.axes:
+        legend = ax.get_legend()
+        assert legend is not None
+        own = ax.get_legend_handles_labels()[1]
+        assert [t.get_text().replace("\n", " ") for t in legend.texts] == [n for n in names if n in own]
+        box, frame = legend.get_window_extent(), ax.get_window_extent()
+        assert box.x0 >= frame.x1 and box.x1 <= width + 1, "the legend is beside the panel, inside the figure"
+        assert box.height <= frame.height * 1.3
+        drawn = {line.get_label(): line.get_color() for line in ax.get_lines()}
+        assert [h.get_color() for h in legend.legend_handles] == [drawn[n] for n in names if n in own]
+    assert len(fig.legends) == 1  # the laptop rendition is unchanged
+    plt.close(phone)
+    plt.close(fig)
+    with pytest.raises(TypeError, match="fig must be a matplotlib Figure"):
+        legend_beside_on_phone("not a figure")
+
+
 def test_save_figure_writes_the_phone_rendition_beside_the_figure(tmp_path):
     import matplotlib.pyplot as plt
     from PIL import Image
@@ -220,9 +259,16 @@ def _mini_book(tmp_path, pages: dict[str, str]):
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
+        # the book's extension loaded from its file (no path tricks) and set up by conf.py's setup()
+        "import importlib.util\n"
+        "_spec = importlib.util.spec_from_file_location(\n"
+        f"    'numbered_tables', {str(root / '_ext' / 'numbered_tables.py')!r})\n"
         "import sys\n"
-        f"sys.path.insert(0, {str(root / '_ext')!r})\n"
-        "extensions = ['myst_nb', 'numbered_tables']\n"
+        # registered in sys.modules: the doctrees pickle its nodes
+        "_tables = sys.modules['numbered_tables'] = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_tables)\n"
+        "def setup(app):\n    return _tables.setup(app)\n"
+        "extensions = ['myst_nb']\n"
         "numfig = True\nnumfig_secnum_depth = 1\nnb_execution_mode = 'off'\n"
         "myst_enable_extensions = ['colon_fence', 'dollarmath']\n"
         "exclude_patterns = ['_build']\n", encoding="utf-8")

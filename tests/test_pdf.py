@@ -38,10 +38,11 @@ REQUIRED = os.environ.get("REQUIRE_PDF_TEST") == "1"
 needs_pdf = pytest.mark.skipif(not PDF.is_file() and not REQUIRED,
                                reason=f"no PDF edition at {PDF}: run python scripts/build_pdf.py")
 MIN_PAGES = 100  # the chapters alone fill more than this
-# 4.2 MB as built (186 pages: figures 1.8 MB, content streams 1.4 MB with each MathJax glyph's
-# path drawn once, build_pdf.share_paths); without shared paths it was 9.7 MB, and 15.8 MB
-# before the print style dropped the glyphs' strokes and the blurred shadows. Twice the size
-# leaves room for the book to grow and still fails if one of those comes back.
+# 4.1 MB as built (192 pages, math as text in MathJax's fonts, figures 1.8 MB); with the math
+# as SVG glyph paths it was 4.3 MB with each path drawn once (build_pdf.share_paths), 9.7 MB
+# without, and 15.8 MB before the print style dropped the glyphs' strokes and the blurred
+# shadows. Twice the size leaves room for the book to grow and still fails if one of those
+# comes back (or the math falls back to outlines).
 MAX_PDF_BYTES = 8_000_000
 
 
@@ -222,7 +223,8 @@ def test_pdf_has_no_toggles_or_screen_instructions():
 
 @needs_pdf
 def test_pdf_has_no_raw_tex():
-    """Math is typeset (MathJax's SVG, not text): no ``$``, ``\\(`` or TeX command in the text."""
+    """Math is typeset (MathJax's CommonHTML, printed as text in MathJax's fonts), never left as
+    TeX: no ``$``, ``\\(`` or TeX command in the text."""
     _, texts = _pdf()
     raw = re.compile(r"\$|\\[()\[\]]|\\(?:begin|end)\{|\\(?:frac|sigma|mathbb|mathrm|sqrt|varepsilon)\b")
     found = [(k + 1, text[max(m.start() - 40, 0): m.end() + 40].replace("\n", " "))
@@ -303,3 +305,41 @@ def test_share_paths_draws_a_recurring_path_once():
     assert form.get_data() == glyph + b"\nf" and form["/Subtype"] == "/Form"
     x0, y0, x1, y1 = (float(v) for v in form["/BBox"])
     assert x0 < 0 and y0 < 0 and x1 > 10 and y1 > 12, "the form's box cuts its path"
+
+
+@needs_pdf
+def test_pdf_leaves_no_page_mostly_blank_before_a_figure():
+    """A figure too tall for the room left on a page is printed smaller (build_pdf.py, down to
+    70 % of its height) rather than leave the page before it mostly blank; a page that ends a
+    chapter or a section of the book may end anywhere."""
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (poppler-utils) draws the pages; it is not installed")
+    reader, _ = _pdf()
+    starts = {page + 1 for depth, _, page in _outline(reader) if depth <= 1}
+    blank = build_pdf.blank_before_figures(PDF, starts)
+    assert not blank, "pages left mostly blank before a figure: " + "; ".join(
+        f"page {page} is {fill:.0%} full before Fig. {number}" for page, number, fill in blank)
+
+
+def test_page_fill_measures_how_far_down_the_text_area_a_page_is_filled(tmp_path):
+    """build_pdf.page_fill on a drawn A4 page: content down to 40 % of the text area reads
+    as 0.4, a page number in the bottom margin does not count, an empty page is 0."""
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("pdftoppm (poppler-utils) draws the pages; it is not installed")
+    from PIL import Image, ImageDraw
+
+    dpi = 72
+    width, height = round(210 / 25.4 * dpi), round(297 / 25.4 * dpi)
+    top, bottom = (v / 297 * height for v in build_pdf.BODY_MM)
+    pages = []
+    for share in (0.4, 0.0):
+        im = Image.new("L", (width, height), 255)
+        draw = ImageDraw.Draw(im)
+        if share:
+            draw.rectangle([40, top + 5, width - 40, top + share * (bottom - top)], fill=0)
+        draw.rectangle([width // 2 - 5, bottom + 15, width // 2 + 5, bottom + 25], fill=0)  # the page number
+        pages.append(im)
+    path = tmp_path / "pages.pdf"
+    pages[0].save(path, save_all=True, append_images=pages[1:], resolution=dpi)
+    assert build_pdf.page_fill(path, 1) == pytest.approx(0.4, abs=0.03)
+    assert build_pdf.page_fill(path, 2) == 0.0
