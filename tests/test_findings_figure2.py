@@ -48,3 +48,27 @@ def test_accuracy_verdict_on_a_built_record():
     assert acc.ok and acc.worst("R") == (0.2023, 100, 1000, 0.1) and acc.err_r_max == pytest.approx(20.23)
     assert "+20.23% at $d$ = 100" in acc.evidence
     assert not dataclasses.replace(acc, agree=2e-6).ok
+
+
+def test_published_tails_at_exact_radii_are_one_over_n():
+    """At the exact radii n P = 1 and the tail exponent is negative; the published radii give the
+    chapter's range."""
+    from egmbook import experiments
+
+    exact = experiments.figure2_grid()
+    at_exact = f2.published_tails(exact, exact)
+    np.testing.assert_allclose(np.concatenate([at_exact.n_tail_n, at_exact.n_tail_t]), 1.0, rtol=1e-6)
+    assert np.all(at_exact.eta_n < 0) and np.all(at_exact.eta_t < 0)
+    published = f2.published_tails(experiments.load_published_figure2(), exact)
+    both = np.concatenate([published.n_tail_n, published.n_tail_t])
+    assert np.all(both > 0) and both.max() > 40 and np.sum((both < 0.9) | (both > 1.1)) == 149
+
+
+def test_simulated_rates_bracket_the_exact_tail():
+    from egmbook import experiments
+
+    published = experiments.load_published_figure2()
+    exact = f2.published_tails(published, experiments.figure2_grid())
+    rows = f2.simulated_ct_rates(published, alphas=(1.0,), draws=40_000, seed=5)
+    assert len(rows) == 1 and rows[0].lower < exact.n_tail_t[rows[0].index] < rows[0].upper
+    assert rows[0].ct_squared == published.Ct_squared[rows[0].index] and rows[0].lower > 2.1

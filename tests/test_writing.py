@@ -362,7 +362,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("code", "chapters/07b_privacy_audit.html"): "rho_to_eps; trials_needed; algorithm3_private; ARMS['; ARMS[",
     ("e-notation", "chapters/07b_privacy_audit.html"): "4.81e-04; 1e+04; 1e+06; 1e+08; 1e+10",
     ("e-notation", "chapters/09_offmodel.html"): "1e4 (2x); 1e5 (3x); 1e+06; 1e2; 1e3; 1e6",
-    ("history", "chapters/05c_schur_reduction.html"): "first version",
     ("history", "chapters/09b_offmodel_results.html"): "first version; were set before",
     ("history", "chapters/09a_offmodel_privacy.html"): "earlier version (2x)",
     ("numbers-share", "*"):

@@ -4,7 +4,9 @@ r"""Findings of chapter 5 (the report's Section 5): Figure 1's Zipf laws and Fig
 finds the factor d the published improvements carry; :func:`figure2_exact` recomputes Figure 2
 with exact quantiles (egmbook.experiments.figure2_grid) on the report's and a dense grid of
 exponents; :func:`published_accuracy` measures the published values' errors and confirms the
-worst three by an independent route, Imhof's (1961) inversion formula.
+worst three by an independent route, Imhof's (1961) inversion formula; :func:`published_tails`
+gives the exact clipping probability at every published radius, and :func:`simulated_ct_rates`
+simulates three of them.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from egmbook import experiments
 from egmbook.claims import readable
 from egmbook.display import Table, table
 from egmbook.findings import Finding
-from egmlib import scaling
+from egmlib import gchisq, scaling
 
 __all__ = ["Figure1", "figure1_laws", "DFactor", "published_d_factor", "Figure2", "figure2_exact",
-           "Accuracy", "published_accuracy"]
+           "Accuracy", "published_accuracy", "PublishedTails", "published_tails", "SimulatedRate",
+           "simulated_ct_rates"]
 
 D_VALUES, N_VALUES = experiments.FIGURE2_D, experiments.FIGURE2_N
 _pct = "{:.2%}".format
@@ -289,3 +292,68 @@ def published_accuracy() -> Accuracy:
             second[name] = (pub.Cn_squared[j] if name == "Cn" else pub.Ct_squared[j]) / radius(name, j) - 1
     agree = max(abs(abs(second[k]) / found.worst(k)[0] - 1) for k in second)
     return Accuracy(pub.d, pub.n, pub.alpha, pub.improvement, exact.improvement, MappingProxyType(rel), float(agree))
+
+
+@dataclass(frozen=True)
+class PublishedTails:
+    """The exact clipping probability at the published radii, in units of 1/n, and the local tail exponents
+    eta = d ln P / d ln C^2 (negative) at the exact radii, in the published order."""
+
+    n_tail_n: np.ndarray  #: n P(chi^2 law of C_n^2 > published C_n^2)
+    n_tail_t: np.ndarray  #: the same at C_t^2
+    eta_n: np.ndarray  #: tail exponent at the exact C_n^2
+    eta_t: np.ndarray  #: tail exponent at the exact C_t^2
+
+
+def published_tails(published: experiments.Figure2Table, exact: experiments.Figure2Table, *,
+                    step: float = 1e-3) -> PublishedTails:
+    """n P at each published C_n^2 and C_t^2 (egmlib.gchisq's exact tail of the weighted chi-square laws with
+    weights sigma_j^2 and sigma_j / sum sigma), and the tail exponents by a central difference of ``step`` in
+    ln C^2 at the exact radii."""
+    size = published.improvement.size
+    n_tail_n, n_tail_t, eta_n, eta_t = (np.empty(size) for _ in range(4))
+    for dimension in D_VALUES:
+        for alpha in experiments.FIGURE2_ALPHA:
+            mask = (published.d == dimension) & (published.alpha == alpha)
+            sigma = experiments.zipf_sigmas(dimension, alpha=alpha)
+            for weights, c_pub, c_ex, n_tail, tail_exp in (
+                    (sigma * sigma, published.Cn_squared, exact.Cn_squared, n_tail_n, eta_n),
+                    (sigma / sigma.sum(), published.Ct_squared, exact.Ct_squared, n_tail_t, eta_t)):
+                law = gchisq.WeightedChiSquare(weights)
+                n_tail[mask] = published.n[mask] * law.sf(c_pub[mask])
+                log_up, log_down = law.logsf(c_ex[mask] * np.exp(step)), law.logsf(c_ex[mask] * np.exp(-step))
+                tail_exp[mask] = (log_up - log_down) / (2 * step)
+    return PublishedTails(n_tail_n, n_tail_t, eta_n, eta_t)
+
+
+@dataclass(frozen=True)
+class SimulatedRate:
+    """The simulated clipping rate of one published C_t^2 (d = 100, n = 10^3), in units of 1/n."""
+
+    alpha: float  #: Zipf exponent
+    index: int  #: the point's position in the published order
+    ct_squared: float  #: the published C_t^2
+    rate: float  #: n times the share of simulated points beyond it
+    lower: float  #: 99 % interval of n times the rate (normal approximation)
+    upper: float
+
+
+def simulated_ct_rates(published: experiments.Figure2Table, *, alphas: tuple[float, ...] = (0.01, 0.1, 1.0),
+                       draws: int = 200_000, seed: int = 20230120) -> tuple[SimulatedRate, ...]:
+    """Simulate sum_j w_j Z_j^2 (w = sigma / sum sigma, d = 100) ``draws`` times, in 4 chunks, for each
+    exponent, and count how often it exceeds the published C_t^2 at n = 10^3."""
+    generator, dimension, rows = np.random.default_rng(seed), 100, []
+    for alpha in alphas:
+        sigma = experiments.zipf_sigmas(dimension, alpha=alpha)
+        weights = sigma / sigma.sum()
+        point = int(np.flatnonzero((published.d == dimension) & (published.n == 1000)
+                                   & (published.alpha == alpha))[0])
+        hits = 0
+        for _chunk in range(4):
+            points = generator.standard_normal((draws // 4, dimension))
+            hits += int(np.count_nonzero((points * points) @ weights > published.Ct_squared[point]))
+        rate = hits / draws
+        half = 2.576 * np.sqrt(rate * (1 - rate) / draws)
+        rows.append(SimulatedRate(alpha, point, float(published.Ct_squared[point]), 1000 * rate,
+                                  1000 * (rate - half), 1000 * (rate + half)))
+    return tuple(rows)

@@ -3,6 +3,8 @@ r"""Findings of section 4b (the report's Lemma 4.1 and eqs. (11)-(16)): the scal
 The symbolic checks run egmlib.symbolic's constructions (sympy) and return a
 :class:`~egmbook.findings.theorem4.SymbolicCheck`; :func:`fixed_radius` measures, with the exact
 radius of egmlib.gchisq, what Lemma 4.1's scaling loses when the radius depends on b.
+:func:`induction_cases`, :func:`expansion_cases` and :func:`arrowhead_instances` are appendix A's
+checks of the report's induction, eqs. (26)-(27), and of the arrowhead determinant (A.3).
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from egmlib import gchisq, symbolic
 
 __all__ = ["FixedRadius", "fixed_radius", "lagrangian", "eq11_index", "eq12_14", "stationary_point", "Minors",
            "GlobalMinimum",
-           "general_d", "theorem3_link", "hessian_entries", "minors", "minors_general", "global_minimum"]
+           "general_d", "theorem3_link", "hessian_entries", "minors", "minors_general", "global_minimum",
+           "induction_terms", "InductionCases", "induction_cases", "ExpansionCases", "expansion_cases",
+           "ArrowheadInstances", "arrowhead_instances"]
 
 
 @dataclass(frozen=True)
@@ -264,3 +268,157 @@ def global_minimum() -> GlobalMinimum:
     return GlobalMinimum(bool(ok), float(ratio.min()))
 
 
+
+
+def _is_zero(expr: Any) -> bool:
+    return bool(sp.expand(expr) == 0)
+
+
+def induction_terms(matrix: Any, order: int) -> tuple[Any, Any, Any, Any]:
+    r""":math:`|\bar H_r|`, :math:`|\bar H_{r-1}|`, :math:`|B_{r-1}|` and :math:`|\tilde B_{r-1}|` for the
+    leading block of size ``order`` (:math:`r`) of a sympy matrix: :math:`B` deletes the block's first row and
+    last column, :math:`\tilde B` then :math:`B`'s last row and first column (eqs. (26)-(27))."""
+    block = matrix[:order, :order]
+    previous = block[: order - 1, : order - 1].det(method="berkowitz")
+    border = block[1:, : order - 1]
+    inner = border[: order - 2, 1:]
+    inner_det = inner.det(method="berkowitz") if order > 2 else sp.Integer(1)
+    return block.det(method="berkowitz"), previous, border.det(method="berkowitz"), inner_det
+
+
+@dataclass(frozen=True)
+class InductionCases(Finding):
+    r"""The report's induction step, :math:`|\bar H_r| = a_{r-1}|\bar H_{r-1}| - c_{r-1}^2\prod_{l<r-1}a_l`, both
+    terms negative."""
+
+    passed: int  #: cases where every identity and sign holds
+    cases: int  #: r = 2..6 for a generic arrowhead and for Lemma 4.1's matrix at d = 5
+
+    @property
+    def ok(self) -> bool:
+        return self.passed == self.cases
+
+    @property
+    def evidence(self) -> str:
+        return (f"{self.passed} of {self.cases} cases: $r = 2, \\dots, 6$, generic entries and Lemma 4.1's "
+                "matrix with $d = 5$")
+
+
+def induction_cases() -> InductionCases:
+    """Appendix A: eq. (26), the cofactor identities behind it and eq. (27)'s negative term, for r = 2..6, on an
+    arrowhead with symbolic entries (diagonal positive) and on Lemma 4.1's bordered Hessian at d = 5."""
+    diagonal = sp.symbols("a1:6", positive=True)
+    edge = sp.symbols("c1:6", nonzero=True, real=True)
+    problem = symbolic.lemma41_problem(5)
+    total = sp.Symbol("S", positive=True)  # S = sigma_1 + ... + sigma_5 as one symbol
+    lemma = symbolic.bordered_hessian(problem, point=symbolic.expected_stationary_point(problem))
+    passed = cases = 0
+    for matrix in (symbolic.arrowhead_matrix(diagonal, c=edge), lemma.subs(sum(problem.params), total)):
+        for order in range(2, 7):
+            minor, previous, border_det, inner_det = induction_terms(matrix, order)
+            c_last, a_last = matrix[0, order - 1], matrix[order - 1, order - 1]
+            product = sp.Mul(*[matrix[index, index] for index in range(1, order - 1)])
+            term = sp.expand((-1) ** (1 + order) * c_last * border_det)
+            cases += 1
+            passed += (_is_zero(minor - (a_last * previous + (-1) ** (1 + order) * c_last * border_det))  # (26)
+                       and _is_zero(border_det - (-1) ** order * matrix[order - 1, 0] * inner_det)
+                       and _is_zero(inner_det - product)
+                       and _is_zero(term + c_last**2 * product)  # (27)
+                       and bool(sp.factor(term).is_negative)
+                       and (order == 2 or bool(sp.factor(a_last * previous).is_negative)))
+    return InductionCases(passed, cases)
+
+
+@dataclass(frozen=True)
+class ExpansionCases(Finding):
+    """Lemma 4.1's bordered Hessian at the stationary point, d = 2..5: its zero entries and eq. (26) with and
+    without the factor H_{1,r} that eq. (27) drops."""
+
+    zeros: tuple[int, ...]  #: zero entries for d = 2..5
+    nonpositive: int  #: entries that are neither zero nor proved positive
+    with_factor: int  #: minors (r = 3..d+1) for which eq. (26) holds with its factor
+    without_factor: int  #: and without it
+    cases: int  #: minors examined
+
+    @property
+    def positive_ok(self) -> bool:
+        """The zero entries are the corner and those off the arrow (1 + d(d - 1)); all the others are positive."""
+        return self.zeros == tuple(1 + d * (d - 1) for d in range(2, 6)) and self.nonpositive == 0
+
+    @property
+    def factor_ok(self) -> bool:
+        """Eq. (26) holds with its factor in every case, and without it in none."""
+        return self.with_factor == self.cases and self.without_factor == 0
+
+    @property
+    def ok(self) -> bool:
+        return self.positive_ok and self.factor_ok
+
+
+def expansion_cases() -> ExpansionCases:
+    """Appendix A: count the zero and the non-positive entries of Lemma 4.1's bordered Hessian at the stationary
+    point, d = 2..5, and test eq. (26) with and without its factor H_{1,r} for r = 3..d+1."""
+    total = sp.Symbol("S", positive=True)
+    zeros, nonpositive, with_factor, without_factor, cases = [], 0, 0, 0, 0
+    for d_value in range(2, 6):
+        problem = symbolic.lemma41_problem(d_value)
+        point = symbolic.expected_stationary_point(problem)
+        matrix = symbolic.bordered_hessian(problem, point=point).subs(sum(problem.params), total)
+        entries = [(row, col) for row in range(d_value + 1) for col in range(d_value + 1)]
+        zero_entries = [(row, col) for row, col in entries if sp.simplify(matrix[row, col]) == 0]
+        zeros.append(len(zero_entries))
+        nonpositive += sum(not bool(sp.simplify(matrix[row, col]).is_positive)
+                           for row, col in entries if (row, col) not in zero_entries)
+        for order in range(3, d_value + 2):
+            minor, previous, border_det, _inner = induction_terms(matrix, order)
+            diag_term = matrix[order - 1, order - 1] * previous
+            cases += 1
+            with_factor += _is_zero(minor - (diag_term + (-1) ** (1 + order) * matrix[0, order - 1] * border_det))
+            without_factor += _is_zero(minor - (diag_term + (-1) ** (1 + order) * border_det))
+    return ExpansionCases(tuple(zeros), nonpositive, with_factor, without_factor, cases)
+
+
+@dataclass(frozen=True)
+class ArrowheadInstances(Finding):
+    """The closed form (A.3) of the arrowhead determinant against the determinant computed directly."""
+
+    exact_ok: int  #: exact rational instances that agree
+    exact_cases: int  #: 3 random instances for each m = 1..12 (zeros and negative entries included)
+    float_ok: int  #: floating-point sizes whose sign and log-determinant agree (within 1e-8)
+    float_cases: int  #: 40 random sizes from 13 to 200
+
+    @property
+    def ok(self) -> bool:
+        return self.exact_ok == self.exact_cases and self.float_ok == self.float_cases
+
+
+def arrowhead_instances(seed: int = 31) -> ArrowheadInstances:
+    """Appendix A (Theorem A.1): det [[0, c^T], [c, diag(a)]] = -sum_j c_j^2 prod_{l != j} a_l, exactly on random
+    rationals for m = 1..12 (Bareiss) and in floating point (slogdet) for random sizes up to 200."""
+    generator = np.random.default_rng(seed)
+
+    def rationals(size: int) -> list[Any]:
+        pairs = zip(generator.integers(-9, 10, size), generator.integers(1, 9, size), strict=True)
+        return [sp.Rational(int(numer), int(denom)) for numer, denom in pairs]
+
+    exact_cases = exact_ok = 0
+    for size in range(1, 13):
+        for _repeat in range(3):
+            diagonal, edge = rationals(size), rationals(size)
+            direct = symbolic.arrowhead_matrix(diagonal, c=edge).det(method="bareiss")
+            closed = -sum(edge[skip] ** 2 * sp.Mul(*[diagonal[index] for index in range(size) if index != skip])
+                          for skip in range(size))
+            exact_cases += 1
+            exact_ok += direct == closed
+    float_cases = float_ok = 0
+    for size in generator.integers(13, 201, 40):
+        diag_f = generator.uniform(0.5, 2.0, size) * generator.choice([-1.0, 1.0], size)
+        edge_f = generator.normal(size=size)
+        matrix = np.zeros((size + 1, size + 1))
+        matrix[0, 1:], matrix[1:, 0], matrix[1:, 1:] = edge_f, edge_f, np.diag(diag_f)
+        sign, logdet = np.linalg.slogdet(matrix)
+        quotient = float(np.sum(edge_f**2 / diag_f))
+        float_cases += 1
+        expected_log = np.sum(np.log(np.abs(diag_f))) + np.log(abs(quotient))
+        float_ok += sign == -np.prod(np.sign(diag_f)) * np.sign(quotient) and abs(logdet - expected_log) < 1e-8
+    return ArrowheadInstances(exact_ok, exact_cases, float_ok, float_cases)
