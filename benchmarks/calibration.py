@@ -20,7 +20,7 @@ import platform
 import time
 from pathlib import Path
 
-import mpmath as mp
+import mpmath
 import numpy as np
 
 from egmbook.cli import argument_parser
@@ -36,10 +36,10 @@ DELTA = np.logspace(-15, math.log10(0.5), 10)
 REPEAT = 50
 
 
-def mp_profile(sigma: float, eps: float, dps: int = 60) -> mp.mpf:
-    with mp.workdps(dps):
-        s, e = mp.mpf(sigma), mp.mpf(eps)
-        return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
+def mp_profile(sigma: float, eps: float, dps: int = 60) -> mpmath.mpf:
+    with mpmath.workdps(dps):
+        s, e = mpmath.mpf(sigma), mpmath.mpf(eps)
+        return mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * s) - e * s)
 
 
 def time_call(fn, repeat: int) -> float:

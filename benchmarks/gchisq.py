@@ -48,7 +48,7 @@ if any(v in os.environ for v in _BLAS_VARS) and "--keep-env" not in sys.argv:
 import csv  # noqa: E402
 import importlib.util  # noqa: E402
 import math  # noqa: E402
-import multiprocessing as mp  # noqa: E402
+import multiprocessing  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
@@ -457,7 +457,7 @@ def section_peers(grid, weights, cap=60.0):
           f"cap {cap:.0f} s each; native time is one WeightedChiSquare(w).isf(p) incl. set-up")
     print(f"{'d':>5} {'alpha':>6} {'C^2':>4} {'p':>7} {'gx2 rel err':>12} {'gx2 s':>7} "
           f"{'native s':>9}")
-    ctx = mp.get_context("fork")
+    ctx = multiprocessing.get_context("fork")
     errs, times = [], []
     for d, a, k, w, j in subset:
         p = 1.0 / FIG2_N[j]
@@ -470,7 +470,7 @@ def section_peers(grid, weights, cap=60.0):
                 rel = f"{abs(xg / exact - 1):12.2e}"
                 errs.append(abs(xg / exact - 1))
                 times.append(tg)
-            except mp.TimeoutError:
+            except multiprocessing.TimeoutError:
                 pool.terminate()
                 rel, tg = f"{'timeout':>12}", cap
             except Exception as exc:  # gx2 failing is a result too

@@ -27,7 +27,7 @@ from collections import defaultdict  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmbook import sweep as ps  # noqa: E402
+from egmbook import sweep  # noqa: E402
 from egmbook.cli import argument_parser  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 
@@ -36,7 +36,7 @@ def fits(stems=("peers", "offmodel")):
     """arm -> (a, b, rows): cpu_s = a + b n d fitted over both run logs."""
     pts = defaultdict(list)
     for stem in stems:
-        path = ps.RESULTS / f"{stem}_runs.csv"
+        path = sweep.RESULTS / f"{stem}_runs.csv"
         if not path.exists():
             continue
         with path.open(newline="") as f:
@@ -55,7 +55,7 @@ def fits(stems=("peers", "offmodel")):
 
 def draw_cost(case) -> float:
     t0 = time.process_time()
-    case.draw([ps.SEED, ps.name_id(case.dataset), case.index, 0])
+    case.draw([sweep.SEED, sweep.name_id(case.dataset), case.index, 0])
     return time.process_time() - t0
 
 
@@ -70,17 +70,17 @@ def main(argv=None) -> int:
     print(f"fitted cpu = a + b n d per arm from {sum(v[2] for v in f.values())} logged calls"
           + (f"; no rows for {missing} (counted as 0)" if missing else ""))
     total = 0.0
-    for sweep in ps.SWEEPS:
+    for name in sweep.SWEEPS:
         per_arm = defaultdict(float)
         draws = 0.0
-        for c in ps.all_cases(sweep):
+        for c in sweep.all_cases(name):
             draws += draw_cost(c) * args.runs
             for a in arms:
                 if a in f:
-                    per_arm[a] += (f[a][0] + f[a][1] * c.n * c.d) * len(ps.RHOS) * args.runs
+                    per_arm[a] += (f[a][0] + f[a][1] * c.n * c.d) * len(sweep.RHOS) * args.runs
         s = sum(per_arm.values()) + draws
         total += s
-        print(f"\n{sweep}: {len(ps.all_cases(sweep))} cases x {len(arms)} arms x {len(ps.RHOS)} budgets x "
+        print(f"\n{name}: {len(sweep.all_cases(name))} cases x {len(arms)} arms x {len(sweep.RHOS)} budgets x "
               f"{args.runs} runs: {s / 60:.1f} CPU min (drawing the data {draws / 60:.1f})")
         for a, v in sorted(per_arm.items(), key=lambda kv: -kv[1]):
             print(f"  {a:22s} {v / 60:7.1f} CPU min")
