@@ -30,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from egmbook.cli import result_path
+
 CASES = {
     "3 weights (1, 1/2, 1/4)": "np.array([1.0, 0.5, 0.25])",
     "Zipf d = 1000, sigma_j^2": "(1.0 / np.arange(1, 1001)) ** 2",
@@ -114,14 +116,15 @@ def main() -> None:
 
 
 def _save(lines: list[str], used: str, defaults: bool) -> None:
-    """Keep the output in benchmarks/results/gchisq_many_points.txt when this checkout's library was
-    measured with the default arguments."""
+    """Keep the output in benchmarks/results/gchisq_many_points.txt when this checkout's engine was
+    measured with the default arguments (a partial run goes to the scratch folder beside it)."""
     here = Path(__file__).resolve().parent
-    if defaults and Path(used).resolve().is_relative_to(here.parent):
-        (here / "results" / "gchisq_many_points.txt").write_text("\n".join(lines) + "\n")
-        print("saved to benchmarks/results/gchisq_many_points.txt")
-    else:
-        print("not saved: only a run of every case on 10^5 points with this checkout's engine is kept")
+    if not Path(used).resolve().is_relative_to(here.parent):
+        print("not saved: another checkout's engine was measured")
+        return
+    out = result_path(here / "results" / "gchisq_many_points.txt", full_run=defaults)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"saved to {out}")
 
 
 if __name__ == "__main__":

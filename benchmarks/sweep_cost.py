@@ -32,7 +32,7 @@ from egmbook.cli import argument_parser  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 
 
-def fits(stems=("peers", "offmodel")):
+def fits(stems: tuple[str, ...] = ("peers", "offmodel")) -> dict[str, tuple[float, float, int]]:
     """arm -> (a, b, rows): cpu_s = a + b n d fitted over both run logs."""
     pts = defaultdict(list)
     for stem in stems:
@@ -53,13 +53,13 @@ def fits(stems=("peers", "offmodel")):
     return out
 
 
-def draw_cost(case) -> float:
+def draw_cost(case: sweep.Case) -> float:
     t0 = time.process_time()
     case.draw([sweep.SEED, sweep.name_id(case.dataset), case.index, 0])
     return time.process_time() - t0
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--speedup", type=float, default=2.0)
@@ -71,7 +71,7 @@ def main(argv=None) -> int:
           + (f"; no rows for {missing} (counted as 0)" if missing else ""))
     total = 0.0
     for name in sweep.SWEEPS:
-        per_arm = defaultdict(float)
+        per_arm: defaultdict[str, float] = defaultdict(float)
         draws = 0.0
         for c in sweep.all_cases(name):
             draws += draw_cost(c) * args.runs

@@ -44,7 +44,7 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int | None:
     p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=16)
     p.add_argument("--reps", type=int, default=2)
@@ -59,7 +59,7 @@ def main(argv=None):
         # start the loky workers once (their imports) before any clock runs
         (Path(tmp) / "warm").mkdir()
         sweep.run_sweep("gaussian", **{**kw, "runs": 1}, jobs=2, results=Path(tmp) / "warm")
-        walls = {1: [], 2: []}
+        walls: dict[int, list[float]] = {1: [], 2: []}
         for rep in range(args.reps):
             for jobs in (1, 2):
                 out = Path(tmp) / f"j{jobs}_{rep}"

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from egmbook.cli import argument_parser
+from egmbook.cli import argument_parser, result_path
 
 #: The dimension every function of egmlib.symbolic is documented to handle.
 D_MAX = 200
@@ -219,14 +219,15 @@ def main() -> None:
 
 def _save(lines: list[str], used: str, *, full: bool) -> None:
     """Keep the output in benchmarks/results/symbolic_stationary.txt when every function of this
-    checkout's library was measured at the default dimension; say where it went otherwise."""
+    checkout's library was measured at the default dimension (a partial run goes to the scratch
+    folder beside it); another library's run is not saved."""
     here = Path(__file__).resolve().parent
-    if full and Path(used).resolve().is_relative_to(here.parent):
-        out = here / "results" / "symbolic_stationary.txt"
-        out.write_text("\n".join(lines) + "\n")
-        print(f"saved to {out}")
-    else:
-        print("not saved: only a run of every function at d = 200 on this checkout's library is kept")
+    if not Path(used).resolve().is_relative_to(here.parent):
+        print("not saved: another checkout's library was measured")
+        return
+    out = result_path(here / "results" / "symbolic_stationary.txt", full_run=full)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"saved to {out}")
 
 
 if __name__ == "__main__":

@@ -185,8 +185,8 @@ VALID: dict[str, Any] = {
     "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
     "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
     "max_log2_denominator": 30, "rtol": 1e-11,
-    # gchisq's switch of its checks
-    "hump_analysis": True, "check_contour": True, "repairs": True,
+    # gchisq's switch of its checks; where a script's result goes
+    "hump_analysis": True, "check_contour": True, "repairs": True, "full_run": True,
     # Algorithm 3 among its peers (egmlib.peers): universes, budgets, private steps
     "lower": -10.0, "upper": 10.0, "beta": 0.1, "shares": {"centre": 0.25, "noise": 0.75},
     "rank": 3.0, "steps": 5, "rounds": 2, "rotation": None, "floor": 1e-6, "centre_share": 0.25,
@@ -302,6 +302,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.display.heatmap": {"digits": 2},
     "egmbook.display.glue_text": {"name": "fuzz-text"},
     "egmbook.display.save_figure": {"path": lambda: str(Path(_FUZZ_DIR.name) / "figure.png")},
+    "egmbook.cli.result_path": {"path": lambda: str(Path(_FUZZ_DIR.name) / "result.txt")},
     "egmbook.beyond_report.centre_improvements": {"c": 0.1},
     # written to the fuzz run's own folder, never over the committed results
     "egmbook.findings.offmodel.save_diagnoses": {

@@ -36,3 +36,20 @@ def test_defaults_are_shown():
     run = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "peers_sweep.py"), "--help"], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert "(default: 50)" in run.stdout and "(default: ['gaussian', 'offmodel'])" in run.stdout
+
+
+def test_a_partial_run_goes_to_scratch(tmp_path, capsys):
+    """egmbook.cli.result_path: a full run writes its committed result, a slice the same file
+    name in a scratch folder beside it (created then, and said)."""
+    from egmbook.cli import result_path
+
+    target = tmp_path / "results" / "peers_timing.txt"
+    assert result_path(target, full_run=True) == target
+    assert not (tmp_path / "results").exists()
+    slice_ = result_path(str(target), full_run=False)
+    assert slice_ == tmp_path / "results" / "scratch" / "peers_timing.txt" and slice_.parent.is_dir()
+    assert "partial run" in capsys.readouterr().out
+    with pytest.raises(TypeError, match="full_run must be True or False"):
+        result_path(target, full_run=1)
+    with pytest.raises(TypeError, match="path must be a str or a Path"):
+        result_path(None, full_run=True)
