@@ -19,9 +19,11 @@ For one valid call per function, each parameter in turn is replaced by bad value
   e.g. 0 for a radius -- return a result with no NaN and no infinity except the documented
   ones (``DOCUMENTED_INFINITIES``).
 
-Every call runs under a CPU-time limit (``TIME_LIMIT``, 1 s; ``SLOW_BY_DESIGN`` lists the
-exceptions): a call that hangs fails instead of stalling the suite.  The book layer's
-public callables (egmbook) are fuzzed too, named ``egmbook.<module>.<name>``.
+Every call runs under a guard against hangs: it is stopped after ``HANG_LIMIT`` seconds of
+CPU time (60 unless the environment's ``EGM_TEST_HANG_LIMIT`` says otherwise), far above
+what any call needs, so that a busy machine cannot fail the test; how long the calls take
+is measured by ``benchmarks/fuzz_call_times.py`` (target: 1 s of CPU per call).  The book
+layer's public callables (egmbook) are fuzzed too, named ``egmbook.<module>.<name>``.
 
 ``python tests/test_fuzz_api.py`` prints the counts (calls, exceptions by type).
 """
@@ -35,6 +37,7 @@ import importlib
 import inspect
 import itertools
 import math
+import os
 import pkgutil
 import signal
 import threading
@@ -533,17 +536,10 @@ def _odd_arrays(result: Any, depth: int = 0) -> list[str]:
     return []
 
 
-#: CPU seconds one call may take (issue 19: no call takes more than a second on any input
-#: of the shapes the docstring allows).  CPU time, not wall time, so that a loaded machine
-#: does not fail the test; a hang spends CPU and is stopped.
-TIME_LIMIT = 1.0
-
-#: Calls that do more than a second of work by design on their valid example, with why.
-SLOW_BY_DESIGN: dict[str, float] = {
-    # chapter 7c's live optimum: chapter 7's model on 5000 seeded rows of d = 100, its error at
-    # some forty radii (about 1.5 s of CPU; the chapter runs it too)
-    "egmbook.findings.clipping_choice.free_optimum": 5.0,
-}
+#: CPU seconds after which a call counts as hung and is stopped: a guard against hangs, not
+#: a speed target (issue 36: a test fails because the code is wrong, never because the
+#: machine is busy). The calls' times are measured by benchmarks/fuzz_call_times.py.
+HANG_LIMIT = float(os.environ.get("EGM_TEST_HANG_LIMIT", "60"))
 
 #: Callables the valid-example test does not call, with where they run instead.  Each
 #: takes no argument, so there is no bad-argument case for them either.
@@ -566,7 +562,7 @@ class CallTooSlow(Exception):
 
 
 @contextlib.contextmanager
-def time_limit(what: str, seconds: float = TIME_LIMIT) -> Iterator[None]:
+def time_limit(what: str, seconds: float = HANG_LIMIT) -> Iterator[None]:
     """Interrupt the block after ``seconds`` of process CPU time (SIGPROF timer), so that
     a hang fails the test instead of stalling it.  Where no such timer exists (not the
     main thread, or no setitimer), the block runs unguarded."""
@@ -593,8 +589,7 @@ def run_case(qualname: str, fn: Callable[..., Any], param: str, category: str, b
     kwargs[param] = bad
     call = _instance_and_method(qualname, fn)
     try:
-        with warnings.catch_warnings(), time_limit(f"{qualname}({param}=<{category}>)",
-                                                   SLOW_BY_DESIGN.get(qualname, TIME_LIMIT)):
+        with warnings.catch_warnings(), time_limit(f"{qualname}({param}=<{category}>)"):
             warnings.simplefilter("ignore", DeprecationWarning)
             result = call(**kwargs)
     except CallTooSlow as exc:
@@ -692,7 +687,7 @@ def test_a_wrongly_handled_bad_value_is_reported():
 def test_valid_example_call_works(qualname, fn):
     """The valid call that every bad call perturbs succeeds and returns finite numbers."""
     call = _instance_and_method(qualname, fn)
-    with time_limit(qualname, SLOW_BY_DESIGN.get(qualname, TIME_LIMIT)):
+    with time_limit(qualname):
         result = call(**valid_kwargs(qualname, fn))
     paths = _non_finite(result)
     if qualname in DOCUMENTED_INFINITIES:
@@ -742,3 +737,16 @@ if __name__ == "__main__":  # pragma: no cover - a report, not a test
     print(f"{len(CASES)} calls with one bad argument over {len(public_callables(book=True))} public callables")
     for k, v in sorted(c.items()):
         print(f"  {k:32s} {v}")
+
+
+def test_the_hang_guard_stops_a_call_that_does_not_end():
+    """The guard is a CPU-time limit against hangs: a call that never ends is stopped (here
+    after a tenth of a second of CPU), and the handler and timer are restored after it."""
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no setitimer on this platform: calls run unguarded")
+    spins = 0
+    with pytest.raises(CallTooSlow, match="spin took more than 0.1 s of CPU time"), time_limit("spin", 0.1):
+        while True:
+            spins += 1
+    assert spins > 0 and signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+    assert HANG_LIMIT >= 10.0  # generous: a guard against hangs, never a speed target
