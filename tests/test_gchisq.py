@@ -626,12 +626,12 @@ def test_dense_distinct_weights_far_tails():
     one, and many points at once against the same points one at a time."""
     w = np.random.default_rng(36).random(3000)
     dist = gchisq.WeightedChiSquare(w)
-    for factor in (8.0, 10.0, 12.0):
+    for factor in (8.0, 10.0):
         x = factor * dist.mean()
         assert abs(float(dist.logsf(x)) / ref.vertical_logsf(w, x) - 1.0) <= RTOL
-    xs = dist.mean() * np.exp(np.random.default_rng(1).uniform(np.log(3.0), np.log(30.0), 100))
+    xs = dist.mean() * np.exp(np.random.default_rng(1).uniform(np.log(3.0), np.log(30.0), 40))
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         many = dist.logsf(xs)
-    alone = np.array([float(dist.logsf(x)) for x in xs[:12]])
-    assert np.max(np.abs(many[:12] / alone - 1.0)) <= RTOL
+    alone = np.array([float(dist.logsf(x)) for x in xs[:8]])
+    assert np.max(np.abs(many[:8] / alone - 1.0)) <= RTOL
