@@ -30,8 +30,6 @@ from pathlib import Path
 
 import numpy as np
 
-from egmbook.cli import result_path
-
 CASES = {
     "3 weights (1, 1/2, 1/4)": "np.array([1.0, 0.5, 0.25])",
     "Zipf d = 1000, sigma_j^2": "(1.0 / np.arange(1, 1001)) ** 2",
@@ -123,6 +121,8 @@ def _save(lines: list[str], used: str, defaults: bool) -> None:
     if not Path(used).resolve().is_relative_to(here.parent):
         print("not saved: another checkout's engine was measured")
         return
+    from egmbook.cli import result_path  # this checkout's egmbook (imported once it is the one on the path)
+
     out = result_path(here / "results" / "gchisq_many_points.txt", full_run=defaults)
     out.write_text("\n".join(lines) + "\n")
     print(f"saved to {out}")

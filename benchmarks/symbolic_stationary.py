@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from egmbook.cli import argument_parser, result_path
+from egmbook.cli import argument_parser
 
 #: The dimension every function of egmlib.symbolic is documented to handle.
 D_MAX = 200
@@ -225,6 +225,8 @@ def _save(lines: list[str], used: str, *, full: bool) -> None:
     if not Path(used).resolve().is_relative_to(here.parent):
         print("not saved: another checkout's library was measured")
         return
+    from egmbook.cli import result_path  # this checkout's egmbook (imported once it is the one on the path)
+
     out = result_path(here / "results" / "symbolic_stationary.txt", full_run=full)
     out.write_text("\n".join(lines) + "\n")
     print(f"saved to {out}")
