@@ -459,7 +459,7 @@ def check_symbolic_scalar(name: str, value: Any) -> Any:
     """A real, finite sympy expression or number (a symbol of unknown sign passes).
 
     A number that is not a sympy object (a Python or numpy integer or float, a
-    :class:`fractions.Fraction`) becomes the exact sympy number of its value: an integer an
+    ``fractions.Fraction``) becomes the exact sympy number of its value: an integer an
     ``Integer``, a float the ``Rational`` of its exact binary value (``numpy.float16(-2/3)``
     is ``-1365/2048``, never a 3-digit ``Float``), so that no precision is lost or invented.
     TypeError for bools, strings, ``None``, what sympy cannot parse strictly and what is
