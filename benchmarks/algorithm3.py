@@ -47,7 +47,7 @@ SEED = 20230120
 GEN_ROWS = 2**14
 
 
-def model(d: int):
+def model(d: int) -> tuple[np.ndarray, np.ndarray]:
     from egmbook.experiments import zipf_sigmas
 
     sigma = zipf_sigmas(d, alpha=1.0)
@@ -98,35 +98,35 @@ class RssSampler:
 
     FIELDS = ("RssAnon", "VmRSS")
 
-    def __init__(self, every=0.002):
+    def __init__(self, every: float = 0.002) -> None:
         self.every, self._stop = every, threading.Event()
 
-    def _read(self):
+    def _read(self) -> dict[str, int]:
         return {f: _status_kb(f) for f in self.FIELDS}
 
-    def _update(self):
+    def _update(self) -> None:
         now = self._read()
         for f in self.FIELDS:
             self.peak[f] = max(self.peak[f], now[f])
 
-    def __enter__(self):
+    def __enter__(self) -> RssSampler:
         self.start = self._read()
         self.peak = dict(self.start)
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
         return self
 
-    def _run(self):
+    def _run(self) -> None:
         while not self._stop.is_set():
             self._update()
             time.sleep(self.every)
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._t.join()
         self._update()
 
-    def delta_kb(self, field):
+    def delta_kb(self, field: str) -> int:
         return self.peak[field] - self.start[field]
 
 
@@ -205,9 +205,9 @@ def main() -> None:
     n_max, d = a.n_max, a.d
     path = Path(a.dir) / f"egm_alg3_bench_{n_max}x{d}.f64"
     size_gb = n_max * d * 8 / 1e9
-    lines = []
+    lines: list[str] = []
 
-    def say(s=""):
+    def say(s: str = "") -> None:
         print(s, flush=True)
         lines.append(s)
 
@@ -261,10 +261,10 @@ def main() -> None:
     for line in textwrap.wrap(notes, 92):
         say(line)
     if n_max == 10**6 and d == 1000:
-        out = Path(__file__).resolve().parent / "results" / "algorithm3.txt"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text("\n".join(lines) + "\n")
-        print(f"written to {out}")
+        saved = Path(__file__).resolve().parent / "results" / "algorithm3.txt"
+        saved.parent.mkdir(exist_ok=True)
+        saved.write_text("\n".join(lines) + "\n")
+        print(f"written to {saved}")
 
 
 if __name__ == "__main__":

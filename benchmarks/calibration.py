@@ -15,12 +15,14 @@ Run:  python benchmarks/calibration.py  (writes benchmarks/results/calibration.t
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import mpmath as mp
+import mpmath
 import numpy as np
 
 from egmbook.cli import argument_parser
@@ -36,13 +38,13 @@ DELTA = np.logspace(-15, math.log10(0.5), 10)
 REPEAT = 50
 
 
-def mp_profile(sigma: float, eps: float, dps: int = 60) -> mp.mpf:
-    with mp.workdps(dps):
-        s, e = mp.mpf(sigma), mp.mpf(eps)
-        return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s)
+def mp_profile(sigma: float, eps: float, dps: int = 60) -> mpmath.mpf:
+    with mpmath.workdps(dps):
+        s, e = mpmath.mpf(sigma), mpmath.mpf(eps)
+        return mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(-1 / (2 * s) - e * s)
 
 
-def time_call(fn, repeat: int) -> float:
+def time_call(fn: Callable[[], object], repeat: int) -> float:
     best = math.inf
     for _ in range(3):
         t0 = time.perf_counter()
@@ -59,13 +61,13 @@ def main() -> str:
         for delta in DELTA:
             delta = float(delta)
             ours = sigma_opt(eps=eps, delta=delta)
-            t_ours = time_call(lambda eps=eps, delta=delta: sigma_opt(eps=eps, delta=delta), REPEAT)
+            t_ours = time_call(functools.partial(sigma_opt, eps=eps, delta=delta), REPEAT)
             err_ours = abs(float(mp_profile(ours, eps)) / delta - 1.0)
             err_self = abs(privacy_profile(ours, eps=eps) / delta - 1.0)
             minimal = float(mp_profile(ours * (1 - 1e-10), eps)) > delta
             if dp_accounting is not None:
                 theirs = dp_accounting.get_sigma_gaussian(eps, delta)
-                t_theirs = time_call(lambda eps=eps, delta=delta: dp_accounting.get_sigma_gaussian(eps, delta), 3)
+                t_theirs = time_call(functools.partial(dp_accounting.get_sigma_gaussian, eps, delta), 3)
                 err_theirs = abs(float(mp_profile(theirs, eps)) / delta - 1.0)
                 disagree = abs(ours / theirs - 1.0)
             else:
@@ -74,7 +76,7 @@ def main() -> str:
                          disagree, minimal))
 
     a = np.array([r[:9] for r in rows], dtype=float)
-    lines = []
+    lines: list[str] = []
     out = lines.append
     out("sigma_opt benchmark (egmlib.calibration, Theorem 2 / eq. (2), unit sensitivity)")
     out(f"python {platform.python_version()}, numpy {np.__version__}, machine {platform.machine()}")

@@ -46,13 +46,17 @@ if any(v in os.environ for v in _BLAS_VARS) and "--keep-env" not in sys.argv:
     os.execve(sys.executable, [sys.executable] + sys.argv, _env)
 
 import csv  # noqa: E402
+import functools  # noqa: E402
 import importlib.util  # noqa: E402
 import math  # noqa: E402
-import multiprocessing as mp  # noqa: E402
+import multiprocessing  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
+from types import ModuleType  # noqa: E402
+from typing import Any  # noqa: E402
 
 import mpmath  # noqa: E402
 import numpy as np  # noqa: E402
@@ -65,12 +69,14 @@ from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq  # noqa: E402
 
 
-def _load_references():
+def _load_references() -> ModuleType:
     """The slow independent references (mpmath quadrature, closed forms) live with the tests, in
     tests/gchisq_reference.py: load that file as a module by its path, so that nothing edits
     sys.path (the tests import it as pytest puts their folder on the path)."""
     path = Path(__file__).resolve().parents[1] / "tests" / "gchisq_reference.py"
     spec = importlib.util.spec_from_file_location("gchisq_reference", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -86,7 +92,13 @@ QUICK = "--quick" in sys.argv
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def fig2_weights():
+#: (d, alpha, kind, weights) of Figure 2: kind 'n' -> sigma^2 (C_n^2), 't' -> sigma / sum sigma (C_t^2)
+Weights = list[tuple[int, float, str, np.ndarray]]
+#: the exact radii per (d, alpha, kind), one per n of Figure 2
+Grid = dict[tuple[int, float, str], np.ndarray]
+
+
+def fig2_weights() -> Weights:
     """[(d, alpha, kind, w)]: kind 'n' -> sigma^2 (C_n^2), 't' -> sigma/sum sigma (C_t^2)."""
     out = []
     for d in FIG2_D:
@@ -97,7 +109,7 @@ def fig2_weights():
     return out
 
 
-def timed(fn, repeat=3):
+def timed(fn: Callable[[], Any], repeat: int = 3) -> tuple[Any, float, float]:
     """(result, best wall seconds, best CPU seconds) over `repeat` runs."""
     best_w = best_c = math.inf
     res = None
@@ -109,7 +121,7 @@ def timed(fn, repeat=3):
     return res, best_w, best_c
 
 
-def header(title):
+def header(title: str) -> None:
     print()
     print(title)
     print("=" * len(title))
@@ -119,7 +131,7 @@ def header(title):
 # references
 # ---------------------------------------------------------------------------
 
-def quantile_rel_err(dist, x, p, p_ref):
+def quantile_rel_err(dist: gchisq.WeightedChiSquare, x: float, p: float, p_ref: float) -> float:
     """Relative error of the quantile x implied by the reference tail p_ref = P(Q > x):
     |log(p_ref / p)| / (x |d log P / dx|)."""
     h = 1e-6
@@ -127,13 +139,13 @@ def quantile_rel_err(dist, x, p, p_ref):
     return abs(math.log(p_ref / p)) / (x * slope)
 
 
-def unchecked():
+def unchecked() -> gchisq.engine_checks:
     """The engine without issue 14's checks (no hump analysis, no check contour), to measure
     what they cost."""
     return gchisq.engine_checks(hump_analysis=False, check_contour=False)
 
 
-def chi2comb_available():
+def chi2comb_available() -> tuple[bool, str]:
     """(True, "") if the optional package chi2comb imports, else (False, the reason)."""
     try:
         import chi2comb  # noqa: F401
@@ -146,7 +158,7 @@ def chi2comb_available():
 # sections
 # ---------------------------------------------------------------------------
 
-def section_env():
+def section_env() -> None:
     header("Environment")
     print(f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
           f"mpmath {mpmath.__version__}, machine {platform.machine()}, cores {os.cpu_count()}")
@@ -160,13 +172,13 @@ def section_env():
         pass
 
 
-def section_grid(weights):
+def section_grid(weights: Weights) -> Grid:
     header("Figure 2 grid: 216 quantiles at p = 1/n (one WeightedChiSquare per weight vector, "
            "the three n batched)")
     p = 1.0 / np.array(FIG2_N, dtype=float)
 
-    def run():
-        return {(d, a, k): gchisq.WeightedChiSquare(w).isf(p) for d, a, k, w in weights}
+    def run() -> Grid:
+        return {(d, a, k): np.asarray(gchisq.WeightedChiSquare(w).isf(p)) for d, a, k, w in weights}
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
@@ -176,7 +188,7 @@ def section_grid(weights):
     for d in FIG2_D:
         sub = [x for x in weights if x[0] == d]
 
-        def run_d(sub=sub):
+        def run_d(sub: Weights = sub) -> list[Any]:
             return [gchisq.WeightedChiSquare(w).isf(p) for _, _, _, w in sub]
 
         _, twd, tcd = timed(run_d)
@@ -190,7 +202,7 @@ def section_grid(weights):
     return res
 
 
-def section_big():
+def section_big() -> None:
     header("One quantile at d = 1e6 (p = 1e-6, set-up included)")
     d = 10 ** 6
     cases = [("equal weights", np.ones(d))]
@@ -201,7 +213,7 @@ def section_big():
     print(f"{'weights':<28} {'wall s':>8} {'CPU s':>8} {'|sf(x)/p - 1|':>14} {'check':>28}")
     worst = 0.0
     for name, w in cases:
-        x, tw, tc = timed(lambda w=w: gchisq.isf(1e-6, w=w), repeat=2)
+        x, tw, tc = timed(functools.partial(gchisq.isf, 1e-6, w=w), repeat=2)
         dist = gchisq.WeightedChiSquare(w)
         rt = abs(float(dist.sf(x)) / 1e-6 - 1.0)
         if name == "equal weights":
@@ -214,19 +226,20 @@ def section_big():
     print(f"slowest: {worst:.3f} s wall (target <= 0.2 s)")
 
 
-def _row(rows, fam, refname, cnt, ep, eq):
+def _row(rows: list[tuple[str, str, int, float, float]], fam: str, refname: str, cnt: int, ep: float,
+         eq: float) -> None:
     rows.append((fam, refname, cnt, ep, eq))
 
 
-def section_accuracy(grid, weights):
+def section_accuracy(grid: Grid, weights: Weights) -> None:
     header("Accuracy (relative errors; maxima over each family)")
-    rows = []
+    rows: list[tuple[str, str, int, float, float]] = []
     pgrid = np.array([1e-300, 1e-200, 1e-100, 1e-50, 1e-30, 1e-15, 1e-12, 1e-9, 1e-6, 1e-4, 1e-2,
                       0.1, 0.3, 0.5])
     # 1. equal weights, closed form
     for d in (1, 2, 10, 1000, 10 ** 5, 10 ** 6):
         dist = gchisq.WeightedChiSquare(np.full(d, 0.7))
-        x = dist.isf(pgrid)
+        x = np.asarray(dist.isf(pgrid))
         refx = 0.7 * stats.chi2.isf(pgrid, d)
         eq = np.max(np.abs(x / refx - 1))
         ep = np.max(np.abs(dist.logsf(refx) - np.log(pgrid)))
@@ -235,7 +248,7 @@ def section_accuracy(grid, weights):
     for v in ([1.0, 0.5], [1.0, 0.99], [1.0, 0.3, 0.1, 0.03, 0.01], [1.0, 1e-100, 1e-300],
               list(zipf(20, alpha=2.0) ** 2)):
         dist = gchisq.WeightedChiSquare(np.repeat(v, 2))
-        x = dist.isf(pgrid)
+        x = np.asarray(dist.isf(pgrid))
         refp = [hypoexp_sf(v, xi) for xi in x]
         ep = max(abs(float(dist.logsf(xi)) - float(mpmath.log(r))) for xi, r in zip(x, refp, strict=True))
         eq = max(quantile_rel_err(dist, xi, pi, float(r)) for xi, pi, r in zip(x, pgrid, refp, strict=True))
@@ -265,11 +278,11 @@ def section_accuracy(grid, weights):
         fams = fams[:3]
     ps = np.array([1e-300, 1e-100, 1e-30, 1e-12, 1e-7, 1e-4, 1e-2, 0.3])
     ep = eq = 0.0
-    for k1, v, k2 in fams:
-        w = np.r_[np.ones(k1), np.full(k2, v)]
+    for k1, small, k2 in fams:
+        w = np.r_[np.ones(k1), np.full(k2, small)]
         dist = gchisq.WeightedChiSquare(w)
-        for pi, xi in zip(ps, dist.isf(ps), strict=True):
-            r = ref.two_value_sf(1.0, k1, v, k2, xi, dps=24)
+        for pi, xi in zip(ps, np.asarray(dist.isf(ps)), strict=True):
+            r = ref.two_value_sf(1.0, k1, small, k2, xi, dps=24)
             ep = max(ep, abs(float(dist.logsf(xi)) - float(mpmath.log(r))))
             eq = max(eq, quantile_rel_err(dist, xi, pi, float(r)))
     _row(rows, f"{len(fams)} x (1-5 ones + 100-1000 equal)", "1-d convolution, mpmath 24 dig.",
@@ -279,18 +292,18 @@ def section_accuracy(grid, weights):
     clus = [("near-equal 1 + 600 x 0.05(1+U/50)", np.r_[1.0, 0.05 * (1 + 0.02 * rng.random(600))]),
             ("multiplicities 1,3,10,40,150,400", np.repeat([1.0, 0.5, 0.2, 0.1, 0.05, 0.02],
                                                           [1, 3, 10, 40, 150, 400]))]
-    for k in range(4 if QUICK else 12):
+    for cluster in range(4 if QUICK else 12):
         vals = 10.0 ** -rng.uniform(0, 2.5, rng.integers(2, 6))
         vals[0] = 1.0
         mult = rng.integers(1, 400, vals.size)
         mult[0] = rng.integers(1, 4)
-        clus.append((f"random clusters {k}", np.repeat(vals, mult)))
+        clus.append((f"random clusters {cluster}", np.repeat(vals, mult)))
     ps2 = np.array([1e-30, 1e-12, 1e-6, 1e-3, 0.1, 0.5])
     ep = eq = 0.0
     cnt = 0
     for _name, w in clus:
         dist = gchisq.WeightedChiSquare(w)
-        for pi, xi in zip(ps2, dist.isf(ps2), strict=True):
+        for pi, xi in zip(ps2, np.asarray(dist.isf(ps2)), strict=True):
             lr = ref.vertical_logsf(w, xi)
             if math.isnan(lr):
                 continue  # the reference could not certify itself
@@ -316,7 +329,7 @@ def section_accuracy(grid, weights):
     for w in (np.array([1.0, 1e-150, 1e-300]), np.r_[0.0, 1.0, 0.0, 0.3, 1e-200],
               np.r_[1.0, 1e-310, 0.5]):
         dist = gchisq.WeightedChiSquare(w)
-        for xi in dist.isf(np.array([1e-15, 1e-6, 0.1])):
+        for xi in np.asarray(dist.isf(np.array([1e-15, 1e-6, 0.1]))):
             ep = max(ep, abs(float(dist.sf(xi)) / float(mp_sf(w, xi)) - 1))
     _row(rows, "ratios to 1e300, zeros, subnormals", "mpmath quad, 30 digits", 9, ep, math.nan)
     # 8. extreme arguments against closed forms (log tails; error in log T)
@@ -373,12 +386,22 @@ def section_accuracy(grid, weights):
           "to -1e308")
 
 
-def section_report(grid):
+def _upper_tail(dist: gchisq.WeightedChiSquare, t: float) -> float:
+    """1 - F(t), as the report's bisection computes it from the distribution function."""
+    return 1.0 - float(dist.cdf(t))
+
+
+def _native_isf(w: np.ndarray, p: float) -> float:
+    """One quantile of the native engine, set-up included."""
+    return float(gchisq.WeightedChiSquare(w).isf(p))
+
+
+def section_report(grid: Grid) -> None:
     header("The report's thresholds (chi2comb, absolute tolerance 1/n) against the exact ones")
     path = ROOT / "data" / "report_figure2_published.csv"
     rows = list(csv.DictReader(open(path)))
-    errs = {n: [] for n in FIG2_N}
-    stop = {n: [] for n in FIG2_N}
+    errs: dict[int, list[float]] = {n: [] for n in FIG2_N}
+    stop: dict[int, list[float]] = {n: [] for n in FIG2_N}
     allv = []
     for r in rows:
         d, n, a = int(r["d"]), int(r["n"]), float(r["alpha"])
@@ -393,7 +416,7 @@ def section_report(grid):
         dist = gchisq.WeightedChiSquare(w)
         for j, n in enumerate(FIG2_N):
             p = 1.0 / n
-            c = gchisq.report_bisection(lambda t, dist=dist: 1.0 - float(dist.cdf(t)), p=p).value
+            c = gchisq.report_bisection(functools.partial(_upper_tail, dist), p=p).value
             stop[n].append(c / float(grid[(d, a, kind)][j]) - 1)
     print(f"{'n':>8} {'published: median |rel|':>24} {'max |rel|':>10} "
           f"{'bisection rule alone: median':>29} {'max':>9}")
@@ -411,7 +434,7 @@ def section_report(grid):
           "error of the size of the tail itself)")
 
 
-def _gx2_worker(args):
+def _gx2_worker(args: tuple[float, np.ndarray]) -> tuple[float, float]:
     import gx2
 
     p, w = args
@@ -421,7 +444,7 @@ def _gx2_worker(args):
     return float(np.asarray(x).ravel()[0]), time.perf_counter() - t0
 
 
-def section_peers(grid, weights, cap=60.0):
+def section_peers(grid: Grid, weights: Weights, cap: float = 60.0) -> None:
     header("Peers")
     ok, reason = chi2comb_available()
     if ok:
@@ -457,12 +480,12 @@ def section_peers(grid, weights, cap=60.0):
           f"cap {cap:.0f} s each; native time is one WeightedChiSquare(w).isf(p) incl. set-up")
     print(f"{'d':>5} {'alpha':>6} {'C^2':>4} {'p':>7} {'gx2 rel err':>12} {'gx2 s':>7} "
           f"{'native s':>9}")
-    ctx = mp.get_context("fork")
+    ctx = multiprocessing.get_context("fork")
     errs, times = [], []
     for d, a, k, w, j in subset:
         p = 1.0 / FIG2_N[j]
         exact = float(grid[(d, a, k)][j])
-        _, tn, _ = timed(lambda w=w, p=p: gchisq.WeightedChiSquare(w).isf(p), repeat=3)
+        _, tn, _ = timed(functools.partial(_native_isf, w, p), repeat=3)
         with ctx.Pool(1) as pool:
             job = pool.apply_async(_gx2_worker, ((p, w),))
             try:
@@ -470,7 +493,7 @@ def section_peers(grid, weights, cap=60.0):
                 rel = f"{abs(xg / exact - 1):12.2e}"
                 errs.append(abs(xg / exact - 1))
                 times.append(tg)
-            except mp.TimeoutError:
+            except multiprocessing.TimeoutError:
                 pool.terminate()
                 rel, tg = f"{'timeout':>12}", cap
             except Exception as exc:  # gx2 failing is a result too
@@ -481,7 +504,7 @@ def section_peers(grid, weights, cap=60.0):
               f"median time {np.median(times):.1f} s")
 
 
-def main():
+def main() -> None:
     section_env()
     weights = fig2_weights()
     grid = section_grid(weights)

@@ -143,7 +143,7 @@ def record() -> dict[str, np.ndarray]:
         out[key + " | warnings"] = np.array(msg)
 
     def one_at_a_time(dist: gchisq.WeightedChiSquare, xs: np.ndarray) -> list[float]:
-        return [dist.logsf(float(x)) for x in xs]
+        return [float(dist.logsf(float(x))) for x in xs]
 
     for name, w, light in families():
         dist = gchisq.WeightedChiSquare(w)
@@ -168,9 +168,9 @@ def record() -> dict[str, np.ndarray]:
               [60.0, 90.0, 150.0])]
     for repairs in (True, False):
         with blind_planner(repairs):
-            for name, w, xs in blind:
+            for name, w, points in blind:
                 tag = f"blind planner{'' if repairs else ', no repairs'} {name}"
-                put(f"{tag} | logsf", gchisq.logsf, np.array(xs), w=w)
+                put(f"{tag} | logsf", gchisq.logsf, np.array(points), w=w)
                 put(f"{tag} | isf", gchisq.isf, np.array([1e-7, 1e-3, 0.3]), w=w)
     return out
 
@@ -201,7 +201,7 @@ def main() -> int:
     n_vals = sum(v.size for k, v in rec.items() if not k.endswith("warnings"))
     print(f"{n_vals} values in {len(rec) // 2} calls, {time.perf_counter() - t0:.1f} s; sha256 {digest(rec)}")
     if args.mode == "record":
-        np.savez_compressed(args.file, **rec)
+        np.savez_compressed(args.file, **rec)  # type: ignore[arg-type]  # numpy's stub types **kwds as its flags
         print(f"recorded to {args.file}")
         return 0
     with np.load(args.file) as f:

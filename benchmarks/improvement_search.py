@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +53,7 @@ def emit(line: str) -> None:
     LINES.append(line)
 
 
-def families(d: int, rng: np.random.Generator):
+def families(d: int, rng: np.random.Generator) -> Iterator[tuple[str, float, np.ndarray]]:
     """(family, parameter, sigma) triples for one dimension d."""
     for a in (1e-3, 1e-2, 0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 10.0):
         yield "zipf", a, zipf_sigmas(d, alpha=a)
@@ -96,7 +97,7 @@ def optimise_small(rng: np.random.Generator) -> list[dict]:
         for n in (2, 3, 5, 10, 1000, 10**6):
             best = None
 
-            def f(z, n=n):
+            def f(z: np.ndarray, n: int = n) -> float:
                 rho = margin(np.exp(np.r_[0.0, np.clip(z, -30.0, 30.0)]), n)[2]
                 return min(rho, 10.0)                    # a finite value near equal weights
 
@@ -107,6 +108,8 @@ def optimise_small(rng: np.random.Generator) -> list[dict]:
                                                  "maxfev": 150 * d})
                 if best is None or res.fun < best.fun:
                     best = res
+            if best is None:
+                raise RuntimeError("no optimisation was run")
             s = np.exp(np.r_[0.0, np.clip(best.x, -30.0, 30.0)])
             R, rbar, rho = margin(s, n)
             out.append({"d": d, "n": n, "rho": rho, "R": R, "Rbar": rbar,
@@ -146,7 +149,7 @@ def equal_limit_table() -> dict:
 def certificates(rows: list[dict], rng: np.random.Generator) -> dict:
     """Tangent certificate on the grid points with d <= 100 (sigma rebuilt from the row)."""
     tried, proved = 0, 0
-    failures = {}
+    failures: dict[str, int] = {}
     for d in (2, 3, 5, 10, 100):
         fam = list(families(d, np.random.default_rng(rng.integers(2**32))))
         for n in (2, 3, 10, 1000, 10**6):
@@ -210,7 +213,8 @@ def main() -> None:
 
 SCHUR_OUT = Path(__file__).resolve().parents[1] / "data" / "schur_threshold_scan.json"
 SCHUR_T = tuple(float(t) for t in np.round(np.linspace(0.02, 0.48, 24), 4))
-SCHUR_X2 = tuple(float(x) for x in np.round(np.r_[np.arange(1.5, 2.5001, 0.05), 3.0, 4.0, 6.0, 10.0, 20.0, 40.0], 4))
+SCHUR_X2 = tuple(float(x) for x in np.round(np.concatenate([np.arange(1.5, 2.5001, 0.05),
+                                                         [3.0, 4.0, 6.0, 10.0, 20.0, 40.0]]), 4))
 SCHUR_XD = (1.9, 2.0, 2.1, 3.0, 5.0, 20.0)
 
 

@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 
 from egmbook import gaussian_benchmarks as gb  # noqa: E402
 from egmbook import sweep  # noqa: E402
-from egmbook.cli import argument_parser  # noqa: E402
+from egmbook.cli import argument_parser, result_path  # noqa: E402
 from egmlib.peers import plan  # noqa: E402
 from egmlib.peers.quantiles import coordinatewise_quantiles  # noqa: E402
 
@@ -55,7 +55,7 @@ PUBLISHED_RHO_FACTOR = 3.75
 EXTRA = ("PLAN@published-accounting", "median@published-accounting")
 
 
-def _extra(name, X, s, rho, rng):
+def _extra(name: str, X: np.ndarray, s: gb.GaussianSetting, rho: float, rng: np.random.Generator) -> np.ndarray:
     lo, hi = s.universe
     if name == "PLAN@published-accounting":
         return plan.plan_mean(X, rho=PUBLISHED_RHO_FACTOR * rho, lower=lo, upper=hi, rng=rng,
@@ -63,12 +63,12 @@ def _extra(name, X, s, rho, rng):
     return coordinatewise_quantiles(X, q=0.5, rho=3.0 * rho, lower=lo, upper=hi, rng=rng)
 
 
-def load_published():
+def load_published() -> list[dict[str, str]]:
     with (RESULTS / "plan_published.csv").open() as f:
         return list(csv.DictReader(f))
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int | None:
     p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--results", type=Path, default=RESULTS,
@@ -76,7 +76,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     pub = load_published()
     # settings (dataset, d, alpha, rho) -> published rows
-    wanted = defaultdict(dict)
+    wanted: defaultdict[tuple[str, int, float, float], dict[str, dict[str, str]]] = defaultdict(dict)
     for r in pub:
         wanted[(r["dataset"], int(r["d"]), float(r["alpha"]), float(r["rho"]))][r["algorithm"]] = r
     errors = defaultdict(list)
@@ -124,34 +124,36 @@ def main(argv=None):
             psd = float(prow["error_sd"]) if prow["error_sd"] else float("nan")
             se = math.sqrt(sd**2 / len(e) + (0.0 if math.isnan(psd) else psd**2 / 50))
             z = (m - pm) / se
-            extra = {}
+            extra: dict[str, np.ndarray] = {}
             if name == "PLAN":
                 extra["plan"] = np.array(errors[(dataset, d, alpha, rho, EXTRA[0])])
             if name == "PLAN-noscale":
                 extra["median"] = np.array(errors[(dataset, d, alpha, rho, EXTRA[1])])
             x_sd = x_z = ""
+            means: dict[str, float] = {}
             if extra:
                 x = next(iter(extra.values()))
                 x_se = math.sqrt(x.std(ddof=1) ** 2 / len(x)
                                  + (0.0 if math.isnan(psd) else psd**2 / 50))
                 x_sd, x_z = f"{x.std(ddof=1):.4g}", f"{(x.mean() - pm) / x_se:.2f}"
-                extra = {k: float(v.mean()) for k, v in extra.items()}
+                means = {k: float(v.mean()) for k, v in extra.items()}
             out.append((dataset, name, s.n, d, f"{rho:g}", f"{alpha:g}", len(e), f"{m:.4g}",
                         f"{sd:.4g}", prow["error_mean"], prow["error_sd"], f"{z:.2f}",
-                        str(abs(z) <= 3), f"{extra['plan']:.4g}" if "plan" in extra else "",
-                        f"{extra['median']:.4g}" if "median" in extra else "", x_sd, x_z))
+                        str(abs(z) <= 3), f"{means['plan']:.4g}" if "plan" in means else "",
+                        f"{means['median']:.4g}" if "median" in means else "", x_sd, x_z))
             tag = f"{dataset} d={d} a={alpha:g} rho={rho:g}"
             ours = f"{m:.4g} +- {sd:.2g}"
             theirs = f"{pm:.4g} +- {psd:.2g}" if not math.isnan(psd) else f"{pm:.4g}"
-            more = (f"{extra['plan']:.4g}" if "plan" in extra else
-                    f"{extra['median']:.4g} (median)" if "median" in extra else "")
+            more = (f"{means['plan']:.4g}" if "plan" in means else
+                    f"{means['median']:.4g} (median)" if "median" in means else "")
             lines.append(f"{tag:32s} {name:13s} {ours:>17s} {theirs:>17s} {z:7.2f}  {more:>22s}")
     print("\n".join(lines))
-    with (args.results / "peers_faithfulness.csv").open("w", newline="") as f:
+    saved = result_path(args.results / "peers_faithfulness.csv", full_run=args.runs >= 50)
+    with saved.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(header)
         w.writerows(out)
-    print(f"wrote {len(out)} rows to {args.results / 'peers_faithfulness.csv'}")
+    print(f"wrote {len(out)} rows to {saved}")
     return 0
 
 

@@ -27,16 +27,16 @@ from collections import defaultdict  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from egmbook import sweep as ps  # noqa: E402
+from egmbook import sweep  # noqa: E402
 from egmbook.cli import argument_parser  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 
 
-def fits(stems=("peers", "offmodel")):
+def fits(stems: tuple[str, ...] = ("peers", "offmodel")) -> dict[str, tuple[float, float, int]]:
     """arm -> (a, b, rows): cpu_s = a + b n d fitted over both run logs."""
     pts = defaultdict(list)
     for stem in stems:
-        path = ps.RESULTS / f"{stem}_runs.csv"
+        path = sweep.RESULTS / f"{stem}_runs.csv"
         if not path.exists():
             continue
         with path.open(newline="") as f:
@@ -53,13 +53,13 @@ def fits(stems=("peers", "offmodel")):
     return out
 
 
-def draw_cost(case) -> float:
+def draw_cost(case: sweep.Case) -> float:
     t0 = time.process_time()
-    case.draw([ps.SEED, ps.name_id(case.dataset), case.index, 0])
+    case.draw([sweep.SEED, sweep.name_id(case.dataset), case.index, 0])
     return time.process_time() - t0
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=50)
     p.add_argument("--speedup", type=float, default=2.0)
@@ -70,17 +70,17 @@ def main(argv=None) -> int:
     print(f"fitted cpu = a + b n d per arm from {sum(v[2] for v in f.values())} logged calls"
           + (f"; no rows for {missing} (counted as 0)" if missing else ""))
     total = 0.0
-    for sweep in ps.SWEEPS:
-        per_arm = defaultdict(float)
+    for name in sweep.SWEEPS:
+        per_arm: defaultdict[str, float] = defaultdict(float)
         draws = 0.0
-        for c in ps.all_cases(sweep):
+        for c in sweep.all_cases(name):
             draws += draw_cost(c) * args.runs
             for a in arms:
                 if a in f:
-                    per_arm[a] += (f[a][0] + f[a][1] * c.n * c.d) * len(ps.RHOS) * args.runs
+                    per_arm[a] += (f[a][0] + f[a][1] * c.n * c.d) * len(sweep.RHOS) * args.runs
         s = sum(per_arm.values()) + draws
         total += s
-        print(f"\n{sweep}: {len(ps.all_cases(sweep))} cases x {len(arms)} arms x {len(ps.RHOS)} budgets x "
+        print(f"\n{name}: {len(sweep.all_cases(name))} cases x {len(arms)} arms x {len(sweep.RHOS)} budgets x "
               f"{args.runs} runs: {s / 60:.1f} CPU min (drawing the data {draws / 60:.1f})")
         for a, v in sorted(per_arm.items(), key=lambda kv: -kv[1]):
             print(f"  {a:22s} {v / 60:7.1f} CPU min")

@@ -26,7 +26,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from egmbook import sweep as ps  # noqa: E402
+from egmbook import sweep  # noqa: E402
 from egmbook.cli import argument_parser  # noqa: E402
 
 TARGET = 1.8
@@ -44,28 +44,28 @@ def _load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int | None:
     p = argument_parser(doc=__doc__)
     p.add_argument("--runs", type=int, default=16)
     p.add_argument("--reps", type=int, default=2)
     args = p.parse_args(argv)
-    ps.keep_freed_memory()
+    sweep.keep_freed_memory()
     arms = ("PLAN", "IOME", "Alg3")
-    case = next(c for c in ps.all_cases("gaussian") if c.dataset == DATASET and c.alpha == 1.0)
+    case = next(c for c in sweep.all_cases("gaussian") if c.dataset == DATASET and c.alpha == 1.0)
     kw = dict(arms=arms, runs=args.runs, datasets=[DATASET], progress=False)
     print(f"slice: {DATASET} alpha = 1 (n = {case.n}, d = {case.d}), {args.runs} runs x {len(arms)} arms "
-          f"({', '.join(arms)}) x {len(ps.RHOS)} budgets; {os.cpu_count()} cores", flush=True)
+          f"({', '.join(arms)}) x {len(sweep.RHOS)} budgets; {os.cpu_count()} cores", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         # start the loky workers once (their imports) before any clock runs
         (Path(tmp) / "warm").mkdir()
-        ps.run_sweep("gaussian", **{**kw, "runs": 1}, jobs=2, results=Path(tmp) / "warm")
-        walls = {1: [], 2: []}
+        sweep.run_sweep("gaussian", **{**kw, "runs": 1}, jobs=2, results=Path(tmp) / "warm")
+        walls: dict[int, list[float]] = {1: [], 2: []}
         for rep in range(args.reps):
             for jobs in (1, 2):
                 out = Path(tmp) / f"j{jobs}_{rep}"
                 out.mkdir()
                 load0, t0 = _load(), time.perf_counter()
-                ps.run_sweep("gaussian", **kw, jobs=jobs, results=out)
+                sweep.run_sweep("gaussian", **kw, jobs=jobs, results=out)
                 wall = time.perf_counter() - t0
                 cpu = _cpu_of_calls(out)
                 walls[jobs].append(wall)

@@ -7,12 +7,12 @@ Run from the repository root:
     python benchmarks/symbolic_stationary.py --only solve_stationary_point --cap 60
 
 Each call runs in a fresh process (sympy caches results across calls) with a CPU-time
-limit; it prints the CPU and wall time of the call alone (its inputs -- the problem, a
-stationary point, a bordered Hessian, d symbols -- are built first and not timed) and
-checks one property of the result: the multiplier is the report's ``scale^2 S^2``
-(eq. (15)), a certificate holds, a matrix has the right size, every leading principal
-minor is negative (Appendix A).  Functions that take no dimension run once, at their
-largest argument.
+limit on the call (``--cap``; building its inputs may take up to twice as much more); it
+prints the CPU and wall time of the call alone (its inputs -- the problem, a stationary
+point, a bordered Hessian, d symbols -- are built first and not timed) and checks one
+property of the result: the multiplier is the report's ``scale^2 S^2`` (eq. (15)), a
+certificate holds, a matrix has the right size, every leading principal minor is negative
+(Appendix A).  Functions that take no dimension run once, at their largest argument.
 
 Only a run of every function at the default dimension saves its table, and only when it
 measured this checkout's library.  To time another version of the library (e.g. before a
@@ -57,6 +57,9 @@ def _case(name: str, kind: str, d: int) -> tuple[Callable[[], Any], Callable[[An
 
     from egmlib import symbolic as sym
 
+    fixed = _fixed_case(name, kind)
+    if fixed is not None:
+        return fixed
     if name in ("lemma41_problem", "theorem3_problem"):
         build = getattr(sym, name)
         return (lambda: build(d)), (lambda P: P.d == d)
@@ -100,7 +103,13 @@ def _case(name: str, kind: str, d: int) -> tuple[Callable[[], Any], Callable[[An
         return (lambda: sym.squared_variable_form(P)), (lambda f: f.convex)
     if name == "cauchy_schwarz_certificate":
         return (lambda: sym.cauchy_schwarz_certificate(P)), (lambda c: c.holds)
-    # the functions without a dimension, at their largest arguments
+    raise ValueError(f"no such function: {name}")
+
+
+def _fixed_case(name: str, kind: str) -> tuple[Callable[[], Any], Callable[[Any], bool]] | None:
+    """The functions without a dimension, at their largest arguments (None for the others)."""
+    from egmlib import symbolic as sym
+
     fixed: dict[str, tuple[Callable[[], Any], Callable[[Any], bool]]] = {
         "chi2_moment": (lambda: sym.chi2_moment(1000), lambda m: m > 0),
         "chi2_abs_central_moment": (lambda: sym.chi2_abs_central_moment(100), lambda m: m > 0),
@@ -114,7 +123,7 @@ def _case(name: str, kind: str, d: int) -> tuple[Callable[[], Any], Callable[[An
         "general_minors": (sym.general_minors, lambda g: g.verified),
         "laurent_massart_steps": (sym.laurent_massart_steps, lambda s: s.verified),
     }
-    return fixed[name]
+    return fixed.get(name)
 
 
 #: (function, problems it runs on: both, Lemma 4.1's only, or none: no dimension)
@@ -148,11 +157,13 @@ CASES: tuple[tuple[str, tuple[str, ...], bool], ...] = (
 )
 
 
-def run_one(name: str, kind: str, d: int) -> dict[str, float | bool | str]:
-    """One call in this process."""
+def run_one(name: str, kind: str, d: int, cap: int) -> dict[str, float | bool | str]:
+    """One call in this process, its CPU time capped at ``cap`` seconds once its inputs are built."""
     from egmlib import symbolic
 
     call, check = _case(name, kind, d)
+    used = int(time.process_time()) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (used + cap, used + cap + 5))
     t0, c0 = time.perf_counter(), time.process_time()
     result = call()
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -170,10 +181,10 @@ def main() -> None:
     ap.add_argument("--d", type=int, nargs="+", default=[D_MAX], help="dimensions")
     ap.add_argument("--only", nargs="+", default=None, help="these functions only (default: every one)")
     ap.add_argument("--cap", type=float, default=120.0, help="CPU seconds allowed per call")
-    ap.add_argument("--one", nargs=3, help=argparse.SUPPRESS)  # internal: NAME KIND D in this process
+    ap.add_argument("--one", nargs=4, help=argparse.SUPPRESS)  # internal: NAME KIND D CAP in this process
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one[0], args.one[1], int(args.one[2]))))
+        print(json.dumps(run_one(args.one[0], args.one[1], int(args.one[2]), int(args.one[3]))))
         return
     cap = int(args.cap)
     names = [c[0] for c in CASES]
@@ -189,9 +200,10 @@ def main() -> None:
             continue
         for kind in kinds:
             for d in (args.d if sized else [0]):
-                proc = subprocess.run([sys.executable, __file__, "--one", name, kind, str(d)], capture_output=True,
-                                      text=True, check=False,
-                                      preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (cap, cap + 5)))
+                # the call's own cap is set once its inputs are built; building them may take up to 2 cap
+                proc = subprocess.run([sys.executable, __file__, "--one", name, kind, str(d), str(cap)],
+                                      capture_output=True, text=True, check=False,
+                                      preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_CPU, (3 * cap, 3 * cap)))
                 dd = str(d) if sized else "-"
                 if proc.returncode != 0:
                     why = "stopped at the CPU cap" if proc.returncode < 0 else proc.stderr.strip().splitlines()[-1]
@@ -207,14 +219,17 @@ def main() -> None:
 
 def _save(lines: list[str], used: str, *, full: bool) -> None:
     """Keep the output in benchmarks/results/symbolic_stationary.txt when every function of this
-    checkout's library was measured at the default dimension; say where it went otherwise."""
+    checkout's library was measured at the default dimension (a partial run goes to the scratch
+    folder beside it); another library's run is not saved."""
     here = Path(__file__).resolve().parent
-    if full and Path(used).resolve().is_relative_to(here.parent):
-        out = here / "results" / "symbolic_stationary.txt"
-        out.write_text("\n".join(lines) + "\n")
-        print(f"saved to {out}")
-    else:
-        print("not saved: only a run of every function at d = 200 on this checkout's library is kept")
+    if not Path(used).resolve().is_relative_to(here.parent):
+        print("not saved: another checkout's library was measured")
+        return
+    from egmbook.cli import result_path  # this checkout's egmbook (imported once it is the one on the path)
+
+    out = result_path(here / "results" / "symbolic_stationary.txt", full_run=full)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"saved to {out}")
 
 
 if __name__ == "__main__":

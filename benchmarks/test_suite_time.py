@@ -36,6 +36,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +117,9 @@ def run(extra: list[str]) -> dict:
 
 def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter, list[str]]:
     """(seconds, item id) for every test item, the outcome counts and the failed items, from the JUnit XML."""
-    items, counts, failed = [], Counter(), []
+    items: list[tuple[float, str]] = []
+    counts: Counter[str] = Counter()
+    failed: list[str] = []
     for case in ET.parse(xml).iter("testcase"):
         name = f"{case.get('classname', '')}::{case.get('name', '')}"
         items.append((float(case.get("time", 0.0)), name))
@@ -130,7 +133,7 @@ def _items(xml: Path) -> tuple[list[tuple[float, str]], Counter, list[str]]:
     return items, counts, failed
 
 
-def report(r: dict, say) -> None:
+def report(r: dict, say: Callable[[str], None]) -> None:
     say(f"\n$ {r['cmd']}")
     busy = "?" if r["busy"] is None else f"{r['busy']:.1f} s"
     say(f"wall {r['wall']:.1f} s; machine CPU busy {busy} (all processes), reaped CPU {r['cpu']:.1f} s; "

@@ -99,4 +99,5 @@ def legend_handle(arm: str, *, reference: bool = False) -> Any:
     s = ARM_STYLES[arm]
     if reference:
         return Line2D([], [], color=s.color, lw=1.0, label=s.text + " (reference)")
-    return Line2D([], [], **s.line, ms=4.5, mfc=s.color if s.filled else "white", label=s.text)
+    return Line2D([], [], color=s.color, ls=s.ls, marker=s.marker, ms=4.5, mfc=s.color if s.filled else "white",
+                  label=s.text)

@@ -212,7 +212,7 @@ def load_book_audit(path: str | Path | None = None) -> BookAudit:
         raise TypeError(f"path must be a str, a Path or None, got path of type {type(path).__name__}")
     rec = json.loads(Path(_BOOK_AUDIT if path is None else path).read_text(encoding="utf-8"))
     st = rec["setting"]
-    setting = AuditSetting(**{k: tuple(v) if isinstance(v, list) else v for k, v in st.items()})
+    setting = AuditSetting(**{k: tuple(v) if isinstance(v, list) else v for k, v in st.items()})  # type: ignore[arg-type]
     return BookAudit(setting=setting, rho=float(rec["rho"]), pairs_rho=float(rec["pairs_rho"]),
                      alpha_each=float(rec["alpha_each"]), bounds=int(rec["bounds"]),
                      mechanisms=tuple(row_from_json(r) for r in rec["mechanisms"]),

@@ -3,7 +3,8 @@
 Every script is a thin argparse shell over functions of egmbook and egmlib; its module
 docstring is its help: :func:`argument_parser` takes the first paragraph as the description
 and the rest as the epilog, and shows every default that is set.  ``--help`` prints and
-exits before anything runs.
+exits before anything runs, and :func:`result_path` says where a run's result goes: a
+partial run never writes over a committed result.
 
 Examples
 --------
@@ -16,9 +17,10 @@ True
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
-__all__ = ["argument_parser"]
+__all__ = ["argument_parser", "result_path"]
 
 
 def _shows_default(action: argparse.Action) -> bool:
@@ -54,3 +56,22 @@ def argument_parser(*, doc: str) -> argparse.ArgumentParser:
     if not first:
         raise ValueError("doc must be a non-empty docstring, got an empty doc")
     return _Parser(description=first, epilog=rest or None, formatter_class=_Formatter)
+
+
+def result_path(path: str | Path, *, full_run: bool) -> Path:
+    """Where a benchmark or pipeline script of the book (chapters 5 to 9) writes its result
+    ``path``: ``path`` itself after a full run, whose output is the committed result; after a
+    slice (fewer runs, repetitions or points than the committed run) the same file name in a
+    ``scratch`` folder beside it, created here and ignored by git, so that a slice never
+    overwrites a committed result. Says where a slice goes."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or a Path, got path of type {type(path).__name__}")
+    if not isinstance(full_run, bool):
+        raise TypeError(f"full_run must be True or False, got full_run of type {type(full_run).__name__}")
+    target = Path(path)
+    if full_run:
+        return target
+    scratch = target.parent / "scratch"
+    scratch.mkdir(parents=True, exist_ok=True)
+    print(f"a partial run: its result goes to {scratch / target.name}, not over {target}")
+    return scratch / target.name

@@ -58,7 +58,6 @@ import struct
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import brentq
 from scipy.special import erfcx, erfinv, ndtr, ndtri
 
 from egmlib.validation import (
@@ -407,6 +406,8 @@ def _sigma_opt_unit(eps: float, delta: float) -> float:
         if _log_profile_scalar(math.exp(hi), eps) <= target:
             break
         hi += 2.0 * (hi - lo)
+    from scipy.optimize import brentq  # imported here: scipy.optimize costs 0.2 s at import
+
     root = brentq(
         lambda x: _log_profile_scalar(math.exp(x), eps) - target, lo, hi, xtol=1e-15, rtol=1e-15
     )
@@ -549,6 +550,8 @@ def eps_from_sigma(sigma: float, *, delta: float, sensitivity: float = 1.0) -> f
     def f(e: float) -> float:
         log_d = math.log(math.erf(0.5 / (_SQRT2 * s))) if e == 0.0 else _log_profile_scalar(s, e)
         return log_d - target
+
+    from scipy.optimize import brentq  # imported here: scipy.optimize costs 0.2 s at import
 
     out = float(brentq(f, lo, hi, xtol=1e-300, rtol=1e-15))
     check_finite_result(out, what="eps", inputs="1/sigma or sensitivity")

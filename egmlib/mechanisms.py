@@ -112,7 +112,7 @@ class GaussianMechanismResult(_NoiseErrorMixin):
     delta: float
     n: int  #: number of rows of X
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("sum", "noise", "noise_std"):
             object.__setattr__(self, name, _readonly(getattr(self, name)))
 
@@ -135,7 +135,7 @@ class EllipticalGaussianResult(_NoiseErrorMixin):
     delta: float
     n: int
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("sum", "noise", "noise_std", "b", "Delta"):
             object.__setattr__(self, name, _readonly(getattr(self, name)))
 
@@ -176,7 +176,7 @@ class GaussianDataResult:
     delta: float | None
     noise_added: bool  #: False for the noiseless clipped sum (noise=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         for name in ("sum", "clipped_sum", "transformed_sum", "noise", "noise_std", "b"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, _readonly(getattr(self, name)))

@@ -459,13 +459,31 @@ def check_finite_result(value: Any, *, what: str, inputs: str) -> None:
 def check_symbolic_scalar(name: str, value: Any) -> Any:
     """A real, finite sympy expression or number (a symbol of unknown sign passes).
 
+    A number that is not a sympy object (a Python or numpy integer or float, a
+    ``fractions.Fraction``) becomes the exact sympy number of its value: an integer an
+    ``Integer``, a float the ``Rational`` of its exact binary value (``numpy.float16(-2/3)``
+    is ``-1365/2048``, never a 3-digit ``Float``), so that no precision is lost or invented.
     TypeError for bools, strings, ``None``, what sympy cannot parse strictly and what is
     known not to be real; ValueError for NaN and infinities (``sp.nan``, ``sp.oo``, ``sp.zoo``).
     """
     import sympy as sp
 
-    if isinstance(value, (bool, str, bytes)) or value is None:
+    if isinstance(value, (bool, str, bytes, np.bool_)) or value is None:
         raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, numbers.Real) and not isinstance(value, sp.Basic):
+        if isinstance(value, (np.timedelta64, np.datetime64)):
+            raise TypeError(f"{name} must be a sympy expression or a real number, got {name}={value!r}")
+        if isinstance(value, numbers.Integral):
+            return sp.Integer(int(value))
+        if isinstance(value, numbers.Rational):
+            return sp.Rational(int(value.numerator), int(value.denominator))
+        x = value if isinstance(value, (float, np.floating)) else float(value)
+        if not np.isfinite(x):
+            raise ValueError(f"{name} must be finite, got {name}={value!r}")
+        numerator, denominator = x.as_integer_ratio()  # exact, numpy's long double included
+        return sp.Rational(int(numerator), int(denominator))
     try:
         expr = sp.sympify(value, strict=True)
     except (sp.SympifyError, TypeError):

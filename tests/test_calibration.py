@@ -3,7 +3,7 @@
 import math
 import warnings
 
-import mpmath as mp
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -17,9 +17,9 @@ from conftest import bad_positive, bad_probability, log_delta, log_eps
 
 def mp_profile(sigma, eps, sensitivity=1.0, dps=60):
     """Eq. (2) evaluated literally in 60-digit arithmetic (independent of the library)."""
-    with mp.workdps(dps):
-        s, e, D = mp.mpf(sigma), mp.mpf(eps), mp.mpf(sensitivity)
-        return mp.ncdf(D / (2 * s) - e * s / D) - mp.exp(e) * mp.ncdf(-D / (2 * s) - e * s / D)
+    with mpmath.workdps(dps):
+        s, e, D = mpmath.mpf(sigma), mpmath.mpf(eps), mpmath.mpf(sensitivity)
+        return mpmath.ncdf(D / (2 * s) - e * s / D) - mpmath.exp(e) * mpmath.ncdf(-D / (2 * s) - e * s / D)
 
 
 def pld_profile(sigma, eps):
@@ -69,9 +69,9 @@ def test_sigma_opt_private_and_minimal_at_every_eps(delta):
         assert 0.0 < s < math.inf
         dps = 60 + int(0.6 * max(0.0, math.log10(eps)))
         exact = mp_profile(s, eps, dps=dps)
-        assert exact <= delta * (1 + mp.mpf(1e-12)), (eps, float(exact / delta - 1))
+        assert exact <= delta * (1 + mpmath.mpf(1e-12)), (eps, float(exact / delta - 1))
         below = mp_profile(float(np.nextafter(s, 0.0)), eps, dps=dps)
-        assert below > delta * (1 - mp.mpf(1e-12)), (eps, float(below / delta - 1))
+        assert below > delta * (1 - mpmath.mpf(1e-12)), (eps, float(below / delta - 1))
 
 
 def test_profile_against_60_digits_on_wide_grid():
@@ -79,7 +79,7 @@ def test_profile_against_60_digits_on_wide_grid():
     for eps in np.logspace(-3, 3, 13):
         for sigma in np.logspace(-2.5, 4, 27):
             exact = mp_profile(sigma, eps)
-            if exact < mp.mpf("1e-300"):
+            if exact < mpmath.mpf("1e-300"):
                 continue
             got = cal.privacy_profile(sigma, eps=eps)
             worst = max(worst, abs(got / float(exact) - 1.0))
@@ -95,7 +95,7 @@ def test_profile_against_privacy_loss_distribution(eps, sigma):
 def test_log_profile_far_below_float_range():
     # delta ~ 10^-216935 at eps = 1000, sigma = 1: finite log, matches 60 digits
     got = cal.log_privacy_profile(1.0, eps=1000.0)
-    exact = float(mp.log(mp_profile(1.0, 1000.0, dps=80)))
+    exact = float(mpmath.log(mp_profile(1.0, 1000.0, dps=80)))
     assert got == pytest.approx(exact, rel=1e-13)
     assert cal.privacy_profile(1.0, eps=1000.0) == 0.0  # underflows honestly, no NaN
 

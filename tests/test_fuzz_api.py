@@ -19,9 +19,11 @@ For one valid call per function, each parameter in turn is replaced by bad value
   e.g. 0 for a radius -- return a result with no NaN and no infinity except the documented
   ones (``DOCUMENTED_INFINITIES``).
 
-Every call runs under a CPU-time limit (``TIME_LIMIT``, 1 s; ``SLOW_BY_DESIGN`` lists the
-exceptions): a call that hangs fails instead of stalling the suite.  The book layer's
-public callables (egmbook) are fuzzed too, named ``egmbook.<module>.<name>``.
+Every call runs under a guard against hangs: it is stopped after ``HANG_LIMIT`` seconds of
+CPU time (60 unless the environment's ``EGM_TEST_HANG_LIMIT`` says otherwise), far above
+what any call needs, so that a busy machine cannot fail the test; how long the calls take
+is measured by ``benchmarks/fuzz_call_times.py`` (target: 1 s of CPU per call).  The book
+layer's public callables (egmbook) are fuzzed too, named ``egmbook.<module>.<name>``.
 
 ``python tests/test_fuzz_api.py`` prints the counts (calls, exceptions by type).
 """
@@ -35,6 +37,7 @@ import importlib
 import inspect
 import itertools
 import math
+import os
 import pkgutil
 import signal
 import threading
@@ -185,8 +188,8 @@ VALID: dict[str, Any] = {
     "eps0": 0.5, "m": 0.5, "laplace_eps": 0.5, "share": 0.99, "power": 1,
     "tail": lambda: (lambda c: math.exp(-c)), "max_steps": 200, "value": 1.25,
     "max_log2_denominator": 30, "rtol": 1e-11,
-    # gchisq's switch of its checks
-    "hump_analysis": True, "check_contour": True, "repairs": True,
+    # gchisq's switch of its checks; where a script's result goes
+    "hump_analysis": True, "check_contour": True, "repairs": True, "full_run": True,
     # Algorithm 3 among its peers (egmlib.peers): universes, budgets, private steps
     "lower": -10.0, "upper": 10.0, "beta": 0.1, "shares": {"centre": 0.25, "noise": 0.75},
     "rank": 3.0, "steps": 5, "rounds": 2, "rotation": None, "floor": 1e-6, "centre_share": 0.25,
@@ -304,6 +307,7 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.display.heatmap": {"digits": 2, "label": "tab-fuzz-heat", "caption": "A heat map of the fuzz test"},
     "egmbook.display.glue_text": {"name": "fuzz-text"},
     "egmbook.display.save_figure": {"path": lambda: str(Path(_FUZZ_DIR.name) / "figure.png")},
+    "egmbook.cli.result_path": {"path": lambda: str(Path(_FUZZ_DIR.name) / "result.txt")},
     "egmbook.beyond_report.centre_improvements": {"c": 0.1},
     # written to the fuzz run's own folder, never over the committed results
     "egmbook.findings.offmodel.save_diagnoses": {
@@ -535,17 +539,10 @@ def _odd_arrays(result: Any, depth: int = 0) -> list[str]:
     return []
 
 
-#: CPU seconds one call may take (issue 19: no call takes more than a second on any input
-#: of the shapes the docstring allows).  CPU time, not wall time, so that a loaded machine
-#: does not fail the test; a hang spends CPU and is stopped.
-TIME_LIMIT = 1.0
-
-#: Calls that do more than a second of work by design on their valid example, with why.
-SLOW_BY_DESIGN: dict[str, float] = {
-    # chapter 7c's live optimum: chapter 7's model on 5000 seeded rows of d = 100, its error at
-    # some forty radii (about 1.5 s of CPU; the chapter runs it too)
-    "egmbook.findings.clipping_choice.free_optimum": 5.0,
-}
+#: CPU seconds after which a call counts as hung and is stopped: a guard against hangs, not
+#: a speed target (issue 36: a test fails because the code is wrong, never because the
+#: machine is busy). The calls' times are measured by benchmarks/fuzz_call_times.py.
+HANG_LIMIT = float(os.environ.get("EGM_TEST_HANG_LIMIT", "60"))
 
 #: Callables the valid-example test does not call, with where they run instead.  Each
 #: takes no argument, so there is no bad-argument case for them either.
@@ -568,7 +565,7 @@ class CallTooSlow(Exception):
 
 
 @contextlib.contextmanager
-def time_limit(what: str, seconds: float = TIME_LIMIT) -> Iterator[None]:
+def time_limit(what: str, seconds: float = HANG_LIMIT) -> Iterator[None]:
     """Interrupt the block after ``seconds`` of process CPU time (SIGPROF timer), so that
     a hang fails the test instead of stalling it.  Where no such timer exists (not the
     main thread, or no setitimer), the block runs unguarded."""
@@ -595,8 +592,7 @@ def run_case(qualname: str, fn: Callable[..., Any], param: str, category: str, b
     kwargs[param] = bad
     call = _instance_and_method(qualname, fn)
     try:
-        with warnings.catch_warnings(), time_limit(f"{qualname}({param}=<{category}>)",
-                                                   SLOW_BY_DESIGN.get(qualname, TIME_LIMIT)):
+        with warnings.catch_warnings(), time_limit(f"{qualname}({param}=<{category}>)"):
             warnings.simplefilter("ignore", DeprecationWarning)
             result = call(**kwargs)
     except CallTooSlow as exc:
@@ -694,7 +690,7 @@ def test_a_wrongly_handled_bad_value_is_reported():
 def test_valid_example_call_works(qualname, fn):
     """The valid call that every bad call perturbs succeeds and returns finite numbers."""
     call = _instance_and_method(qualname, fn)
-    with time_limit(qualname, SLOW_BY_DESIGN.get(qualname, TIME_LIMIT)):
+    with time_limit(qualname):
         result = call(**valid_kwargs(qualname, fn))
     paths = _non_finite(result)
     if qualname in DOCUMENTED_INFINITIES:
@@ -744,3 +740,16 @@ if __name__ == "__main__":  # pragma: no cover - a report, not a test
     print(f"{len(CASES)} calls with one bad argument over {len(public_callables(book=True))} public callables")
     for k, v in sorted(c.items()):
         print(f"  {k:32s} {v}")
+
+
+def test_the_hang_guard_stops_a_call_that_does_not_end():
+    """The guard is a CPU-time limit against hangs: a call that never ends is stopped (here
+    after a tenth of a second of CPU), and the handler and timer are restored after it."""
+    if not hasattr(signal, "setitimer"):
+        pytest.skip("no setitimer on this platform: calls run unguarded")
+    spins = 0
+    with pytest.raises(CallTooSlow, match="spin took more than 0.1 s of CPU time"), time_limit("spin", 0.1):
+        while True:
+            spins += 1
+    assert spins > 0 and signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
+    assert HANG_LIMIT >= 10.0  # generous: a guard against hangs, never a speed target

@@ -617,3 +617,21 @@ def test_mechanisms_do_not_crash_on_clustered_sigma():
         a = mechanisms.algorithm3(X, rng=np.random.default_rng(1), **kw)
         b = mechanisms.clipped_gaussian_mechanism(X, rng=np.random.default_rng(2), **kw)
     assert a is not None and b is not None
+
+
+def test_dense_distinct_weights_far_tails():
+    """Thousands of distinct weights dense near the largest (uniform on (0, 1)): the far
+    upper tails, where the contour passes the branch points of bins of hundreds of weights
+    (summed through sub-bins there), against the vertical line with every weight one by
+    one, and many points at once against the same points one at a time."""
+    w = np.random.default_rng(36).random(3000)
+    dist = gchisq.WeightedChiSquare(w)
+    for factor in (8.0, 10.0):
+        x = factor * dist.mean()
+        assert abs(float(dist.logsf(x)) / ref.vertical_logsf(w, x) - 1.0) <= RTOL
+    xs = dist.mean() * np.exp(np.random.default_rng(1).uniform(np.log(3.0), np.log(30.0), 40))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        many = dist.logsf(xs)
+    alone = np.array([float(dist.logsf(x)) for x in xs[:8]])
+    assert np.max(np.abs(many[:8] / alone - 1.0)) <= RTOL

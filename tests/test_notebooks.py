@@ -5,6 +5,7 @@ executed (no outputs, no execution count) passes vacuously. These tests make suc
 notebook fail, together with stored errors and volatile reprs.
 """
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -140,3 +141,118 @@ def test_nothing_edits_sys_path():
     edits = [p.relative_to(root).as_posix() for p in files if re.search(r"sys\.path\.(insert|append)|sys\.path\s*\+?=",
                                                                         p.read_text(encoding="utf-8"))]
     assert not edits, f"sys.path edited in {edits}"
+
+
+# ------------------------------------------------------------------------------------
+# issue 36: short cells, hidden or not, and every table and figure a cell builds is shown
+
+#: No code cell, hidden or not, holds more than this many lines (blank lines aside): a longer
+#: computation or plotting helper belongs in egmbook (findings, display).
+MAX_CELL_LINES = 25
+
+#: Notebooks that still hold a longer cell, each with its owner, who moves the code out and
+#: removes the entry (strict: a notebook that complies fails here until its entry is gone).
+LONG_CELLS_PENDING = {
+    "05a_figure2_cause.ipynb": "science", "05c_schur_reduction.ipynb": "science",
+    "05d_schur_every_dimension.ipynb": "science", "07_beyond_the_report.ipynb": "prose",
+    "07b_privacy_audit.ipynb": "privacy", "07c_choice_of_clipping.ipynb": "prose", "08_peers.ipynb": "prose",
+    "09_offmodel.ipynb": "estimator", "09b_offmodel_results.ipynb": "estimator",
+    "appendix_a_bordered_hessian.ipynb": "science", "appendix_b_working_notes.ipynb": "science",
+    "coverage.ipynb": "science",
+}
+
+#: Notebooks with a cell that builds a table or figure it never shows (strict, as above).
+UNSHOWN_PENDING = {"07c_choice_of_clipping.ipynb": "prose"}
+
+
+def _pending(pending):
+    """NOTEBOOKS, those in ``pending`` marked as strict expected failures naming their owner."""
+    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"pending: {pending[p.name]}"))
+            if p.name in pending else p for p in NOTEBOOKS]
+
+
+def cell_lines(src):
+    """Lines of code of a cell, blank lines aside."""
+    return sum(1 for line in src.splitlines() if line.strip())
+
+
+@pytest.mark.parametrize("path", _pending(LONG_CELLS_PENDING), ids=lambda p: p.name)
+def test_no_code_cell_is_long_hidden_or_not(path):
+    long = {i: cell_lines("".join(c["source"])) for i, c in enumerate(_code_cells(path))}
+    long = {i: n for i, n in long.items() if n > MAX_CELL_LINES}
+    assert not long, (f"{path.name}: code cells over {MAX_CELL_LINES} lines (cell: lines) {long}; move the "
+                      "computation to egmbook.findings and plotting helpers to egmbook.display")
+
+
+#: Calls that build a table (egmbook.display.table and heatmap, a record's .table() or
+#: .table_by_setting()) and the pyplot calls that build a figure.
+TABLE_BUILDERS = {"table", "heatmap", "table_by_setting"}
+FIGURE_BUILDERS = {("plt", "subplots"), ("plt", "figure"), ("plt", "subplot_mosaic")}
+
+
+def _callee(func):
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _inside_showing_calls(tree):
+    """Every node inside a display(...) or glue(...) call (a glue without display=False shows)."""
+    inside = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node.func) in ("display", "glue"):
+            if any(k.arg == "display" and isinstance(k.value, ast.Constant) and k.value.value is False
+                   for k in node.keywords):
+                continue
+            inside |= {id(m) for m in ast.walk(node) if m is not node}
+    return inside
+
+
+def unshown(src):
+    """The tables and figures a cell builds and never shows: a table that is neither inside a
+    display (or glue) call, nor the cell's last expression, nor assigned to a name that is
+    shown so; a pyplot figure in a cell without plt.show() that is not shown so either."""
+    tree = ast.parse("\n".join(ln for ln in src.splitlines() if not ln.lstrip().startswith(("%", "!"))))
+    inside = _inside_showing_calls(tree)
+    last = tree.body[-1].value if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    shown_names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) in inside}
+    for shown in (last.elts if isinstance(last, ast.Tuple) else [last]):
+        if isinstance(shown, ast.Name):  # the cell ends with the name (or a tuple of names)
+            shown_names.add(shown.id)
+    plt_show = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "show"
+                   and isinstance(n.func.value, ast.Name) and n.func.value.id == "plt" for n in ast.walk(tree))
+    found = []
+    for stmt in tree.body:
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call) or id(node) in inside or node is last:
+                continue
+            func = node.func
+            is_table = _callee(func) in TABLE_BUILDERS
+            is_figure = (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                         and (func.value.id, func.attr) in FIGURE_BUILDERS)
+            if not (is_table or (is_figure and not plt_show)):
+                continue
+            what = f"line {node.lineno}: {_callee(func)}(...)"
+            if isinstance(stmt, ast.Assign) and stmt.value is node:
+                names = {n.id for t in stmt.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                if not names & shown_names:
+                    found.append(f"{what} is assigned to {sorted(names)} and never shown")
+            elif isinstance(stmt, ast.Expr) and stmt.value is node:
+                found.append(f"{what} is neither displayed nor the cell's last expression")
+    return found
+
+
+def test_the_unshown_check_finds_what_it_should():
+    assert unshown("t = table({'a': [1]})\nx = 1") == [
+        "line 1: table(...) is assigned to ['t'] and never shown"]
+    assert unshown("table({'a': [1]})\nglue('n', 1, display=False)") == [
+        "line 1: table(...) is neither displayed nor the cell's last expression"]
+    assert unshown("fig, ax = plt.subplots()\nax.plot([1])") != []
+    for fine in ("table({'a': [1]})", "display(table({'a': [1]}))", "t = r.table()\ndisplay(t)",
+                 "t = heatmap(c, heat=['x'])\nt", "fig, ax = plt.subplots()\nax.plot([1])\nplt.show()",
+                 "glue('t', table({'a': [1]}))", "rows = tuning_table(res)\nx = 1"):
+        assert unshown(fine) == [], fine
+
+
+@pytest.mark.parametrize("path", _pending(UNSHOWN_PENDING), ids=lambda p: p.name)
+def test_every_table_and_figure_a_cell_builds_is_shown(path):
+    found = {i: p for i, c in enumerate(_code_cells(path)) if (p := unshown("".join(c["source"])))}
+    assert not found, f"{path.name}: built and never shown (cell: where) {found}"

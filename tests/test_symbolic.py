@@ -7,7 +7,7 @@ brute-force determinants, or mpmath quadrature.
 
 import math
 
-import mpmath as mp
+import mpmath
 import numpy as np
 import pytest
 import sympy as sp
@@ -336,15 +336,15 @@ def test_chi2_moments_double_factorial():
 
 def _expect_chi2(f):
     """E f(Z), Z = W^2 with W ~ N(0, 1): a smooth integral over w in (0, inf)."""
-    return mp.quad(lambda w: 2 * f(w**2) * mp.npdf(w), [0, 1, mp.inf])
+    return mpmath.quad(lambda w: 2 * f(w**2) * mpmath.npdf(w), [0, 1, mpmath.inf])
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 7])
 def test_abs_central_moment_against_quadrature(k):
-    with mp.workdps(40):
+    with mpmath.workdps(40):
         quad = _expect_chi2(lambda z: abs(z - 1) ** k)
-        exact = mp.mpf(str(sp.N(S.chi2_abs_central_moment(k), 40)))
-        assert abs(exact - quad) < mp.mpf("1e-25") * quad
+        exact = mpmath.mpf(str(sp.N(S.chi2_abs_central_moment(k), 40)))
+        assert abs(exact - quad) < mpmath.mpf("1e-25") * quad
 
 
 def test_abs_central_moment_bounded_by_raw_moment():
@@ -352,3 +352,71 @@ def test_abs_central_moment_bounded_by_raw_moment():
     for k in range(1, 41):
         assert sp.N(S.chi2_abs_central_moment(k), 40) < S.chi2_moment(k)
     assert S.chi2_abs_central_moment(4) == 60  # fourth central moment of chi^2_1
+
+
+# ---------------------------------------------------------------- exact inputs, fast routes
+
+
+def test_numbers_enter_as_their_exact_value():
+    """A float16 -2/3 is -1365/2048 (its exact binary value), not a 3-digit Float; Python
+    floats, numpy integers and Fractions are exact too."""
+    from fractions import Fraction
+
+    x = np.float16(-2 / 3)
+    det = S.arrowhead_det_closed_form([x], c=[1])
+    assert det == -1 and S.arrowhead_matrix([x], c=[np.int8(3)])[1, 1] == sp.Rational(-1365, 2048)
+    assert S.arrowhead_matrix([-2 / 3], c=[1])[1, 1] == sp.Rational(*(-2 / 3).as_integer_ratio())
+    assert S.arrowhead_matrix([np.float32(0.1)], c=[Fraction(2, 3)])[0, 1] == sp.Rational(2, 3)
+    assert S.arrowhead_matrix([np.float32(0.1)], c=[1])[1, 1] == sp.Rational(13421773, 134217728)
+    assert not S.lemma41_minor_closed_form(2, sigma=[np.float16(0.5)], s=np.float16(-2 / 3)).has(sp.Float)
+    with pytest.raises(ValueError, match="a\\[0\\] must be finite"):
+        S.arrowhead_matrix([np.float16(np.inf)], c=[1])
+
+
+@pytest.mark.parametrize("make", PROBLEMS, ids=["lemma4.1", "theorem3"])
+def test_derivatives_are_sympys(make):
+    """The one-walk derivatives give sympy's own expressions: diff, hessian, the multiplier
+    solved coordinate by coordinate, and the Hessian at the point simplified entry by entry."""
+    for d in (1, 3):
+        P = make(d)
+        variables = (*P.b, P.multiplier)
+        assert S.stationarity_system(P) == tuple(sp.diff(P.lagrangian, v) for v in variables)
+        assert S.bordered_hessian(P) == sp.hessian(P.lagrangian, (P.multiplier, *P.b))
+    lam = sp.Symbol("lambda_real", real=True)
+    one_by_one = tuple(sp.simplify(sp.solve(sp.diff(P.lagrangian, b).subs(P.multiplier, lam), lam)[0]) for b in P.b)
+    assert S.multiplier_at_stationarity(P) == one_by_one
+    P = make(2)
+    pt = S.expected_stationary_point(P)
+    assert S.bordered_hessian(P, point=pt) == sp.hessian(P.lagrangian, (P.multiplier, *P.b)).subs(
+        pt.as_dict(P)).applyfunc(sp.simplify)
+
+
+def test_arrowhead_minors_equal_berkowitz():
+    """Minors of an arrowhead matrix come from the arrowhead determinant: equal to sympy's
+    Berkowitz determinant on exact numbers (size 14) and on symbols; a matrix that is not
+    an arrowhead, or has a zero on its diagonal, goes through Berkowitz."""
+    rng = np.random.default_rng(36)
+    a = [sp.Rational(int(v), 7) for v in rng.integers(1, 50, 13)]
+    c = [sp.Integer(int(v)) for v in rng.integers(-9, 10, 13)]
+    M = S.arrowhead_matrix(a, c=c)
+    minors = S.leading_principal_minors(M)
+    assert minors == {r: M[:r, :r].det(method="berkowitz") for r in range(2, 15)}
+    x = sp.symbols("x1:21", positive=True)
+    y = sp.symbols("y1:21", positive=True)
+    big = S.leading_principal_minors(S.arrowhead_matrix(x, c=y), orders=[3, 20])
+    assert sp.expand(big[3] - S.arrowhead_matrix(x[:2], c=y[:2]).det()) == 0
+    assert big[20].is_negative  # 39 symbols: the factored-out form, still a proof of the sign
+    assert sp.expand(big[20] - S.arrowhead_det_closed_form(x[:19], c=y[:19])) == 0
+    zero = S.arrowhead_matrix([1, 0, 2], c=[1, 1, 1])
+    assert S.leading_principal_minors(zero) == {r: sp.factor(zero[:r, :r].det()) for r in range(2, 5)}
+    full = sp.Matrix([[0, 1, 2], [1, 3, 1], [2, 1, 4]])
+    assert S.leading_principal_minors(full)[3] == full.det()
+
+
+@pytest.mark.parametrize("make", PROBLEMS, ids=["lemma4.1", "theorem3"])
+def test_cauchy_schwarz_certificate_agrees_with_sympy_expand(make):
+    """The exact monomial-by-monomial check of Lagrange's identity agrees with sympy's own
+    expansion of gap - sum_of_squares."""
+    for d in (1, 2, 3, 4):
+        gap, sos, ok = S.cauchy_schwarz_certificate(make(d))
+        assert ok and sp.expand(gap - sos) == 0

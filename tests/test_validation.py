@@ -274,3 +274,25 @@ def test_symbolic_checks_live_in_the_validation_module():
         validation.check_symbolic_vector("a", [1, [2]])
     with pytest.raises(TypeError, match=r"a\[0\] must be a sympy expression"):
         validation.check_symbolic_vector("a", [None])
+
+
+def test_symbolic_numbers_are_exact():
+    """check_symbolic_scalar turns a number that is not a sympy object into the exact sympy
+    number of its value (float16's -2/3 is -1365/2048), and refuses NaN and infinities."""
+    import fractions
+
+    import sympy as sp
+
+    assert validation.check_symbolic_scalar("a", np.float16(-2 / 3)) == sp.Rational(-1365, 2048)
+    assert validation.check_symbolic_scalar("a", 0.1) == sp.Rational(*(0.1).as_integer_ratio())
+    assert validation.check_symbolic_scalar("a", np.longdouble(1) / 3) == sp.Rational(
+        *(np.longdouble(1) / 3).as_integer_ratio())
+    assert validation.check_symbolic_scalar("a", np.uint8(7)) == sp.Integer(7)
+    assert validation.check_symbolic_scalar("a", fractions.Fraction(-2, 3)) == sp.Rational(-2, 3)
+    assert validation.check_symbolic_scalar("a", np.array(2.5)) == sp.Rational(5, 2)
+    assert validation.check_symbolic_scalar("a", sp.Float(0.5)) == sp.Float(0.5)  # sympy's own: as given
+    for bad in (np.float16(np.nan), -np.inf, np.float32(np.inf)):
+        with pytest.raises(ValueError, match="a must be finite"):
+            validation.check_symbolic_scalar("a", bad)
+    with pytest.raises(TypeError, match="a must be a sympy expression"):
+        validation.check_symbolic_scalar("a", np.bool_(True))

@@ -58,8 +58,10 @@ Method (default ``backend="native"``, numpy and scipy only):
   contour pair planned at their median (the values at the nodes do not depend on
   x), each value still certified on that pair at its own point, and a new pair is
   planned where the primary contour fails its own checks there; at most 256 points
-  are planned at a time, so that memory stays bounded (10^5 points in about 3 s and
-  0.1 GB, ``benchmarks/gchisq_many_points.py``);
+  are planned at a time, and weights are summed one by one in chunks of bounded
+  size, so that memory stays bounded (10^5 points in about 3 s and 0.1 GB; 10^5
+  distinct weights dense near the largest, uniform on (0, 1), in 0.25 GB,
+  ``benchmarks/gchisq_many_points.py``);
 - quantiles: Halley's method on :math:`\log \Pr(Q > x) - \log p`, started from
   the saddlepoint approximation (Lugannani-Rice {cite}`lugannani1980`, in
   Barndorff-Nielsen's :math:`r^*` form), whose relative error stays bounded but

@@ -31,6 +31,10 @@ _RHO_BIN = 0.3  # series about a bin centre used only where |delta u| <= 0.3
 _RHO_TAIL = 0.25  # weights with 2 w |s| <= 0.25 summed as one power series
 _SERIES_TOL = 1e-19  # truncation of the series (absolute, in K)
 _CHUNK = 1 << 18
+#: Sub-bins (of equal width in w) of a bin whose series converges too slowly at some
+#: points: there each sub-bin is summed through its own centre where that converges, and
+#: weight by weight only where even that does not (points near its branch points).
+_SUB_BINS = 32
 _NOIDX = np.zeros(0, dtype=np.int64)
 #: Below this many (weight, point) pairs the weights are summed one by one
 #: (exact, and cheaper than sorting them into bins and series).
@@ -79,6 +83,20 @@ class Partition:
     tail: FloatArray | None
     n_tail: int
     mixed: tuple[MixedBin, ...]
+
+
+@dataclass(frozen=True)
+class SubBins:
+    """The sub-bins of one bin (:meth:`Cumulants._sub_bins`): per sub-bin the slice
+    ``starts:ends`` of the sorted weights, its centre, half-width and count, and its
+    central power sums (``cen[:, k-1] = sum (w - w0)^k``)."""
+
+    starts: IntArray
+    ends: IntArray
+    w0: FloatArray
+    dmax: FloatArray
+    count: FloatArray
+    cen: FloatArray
 
 
 @dataclass(frozen=True)
@@ -149,7 +167,10 @@ class Cumulants:
 
     with central power sums P_k = sum over the bin of (w_j - w0)^k; the series
     is used only where |(w_j - w0) u| <= 0.3 at every point at hand, otherwise
-    the bin is summed weight by weight. All bins with 2 w |s| <= 1/4 at every
+    the bin is summed weight by weight; a bin of more than 32 weights is instead cut,
+    at the points where its series is slow, into 32 sub-bins summed the same way, so
+    that only the sub-bins next to a point's branch points go weight by weight (in
+    chunks of bounded memory). All bins with 2 w |s| <= 1/4 at every
     point are summed as one series 1/2 sum_k p_k (2 s)^k / k, p_k the suffix
     power sums sum_j w_j^k. Series are truncated at an absolute error 1e-19 in K.
     This also sidesteps the loss of accuracy of complex log1p for tiny
@@ -186,6 +207,7 @@ class Cumulants:
         self.kdiv = np.arange(1, _KMAX + 1, dtype=float)
         # prefix sums over the sorted weights (bounds in the contour planner)
         self.cumw = np.concatenate([[0.0], np.cumsum(w)])
+        self._subs: dict[int, SubBins] = {}  # sub-bins of the bins that needed them, built on first use
 
     @cached_property
     def _power_sums(self) -> tuple[FloatArray, FloatArray]:
@@ -414,21 +436,19 @@ class Cumulants:
         we = None if coarse else self._members(part.exact)
         out = np.zeros(s.size, dtype=complex)
         if part.series.size:
-            out += self._series_bins_complex(part, s, zeta).sum(axis=0)
+            out += self._series_bins_complex(part, s, zeta, tol).sum(axis=0)
         if we is not None:
-            step = max(1, _CHUNK // max(1, s.size))
-            for lo in range(0, we.size, step):
-                wc = we[lo:lo + step]
-                out -= 0.5 * np.sum(self._logs(wc, s, zeta), axis=0)
+            out += self._direct_complex(we, s, zeta)
         if coarse and part.exact.size:
             out += self._atom_terms(part.exact, s, zeta)
         if part.n_tail:
             out += _tail_poly(self._tail_coef(part), 2.0 * s)
         return out
 
-    def _series_bins_complex(self, part: Partition, s: ComplexArray, zeta: ComplexArray | None) -> ComplexArray:
+    def _series_bins_complex(self, part: Partition, s: ComplexArray, zeta: ComplexArray | None,
+                             tol: float) -> ComplexArray:
         """Per series bin (rows) and point: -(n/2) log(1 - 2 w0 s) plus the bin's
-        series about its centre (mixed bins weight by weight where it is slow)."""
+        series about its centre (mixed bins through their sub-bins where it is slow)."""
         idx, nts = part.series, part.n_terms
         logs = clog1p(-2.0 * np.multiply.outer(self.w0[idx], s))
         top = self.bin_top[idx]
@@ -445,10 +465,68 @@ class Cumulants:
                 poly = (poly + coef[:, k, None]) * uu
             acc[sp] += poly
         for mb in part.mixed:
-            wb = self.w[self.starts[mb.bin]:self.ends[mb.bin]]
             zb = zeta[mb.bad] if zeta is not None else None
-            acc[mb.row, mb.bad] = -0.5 * np.sum(self._logs(wb, s[mb.bad], zb), axis=0)
+            acc[mb.row, mb.bad] = self._sub_bins_complex(mb.bin, s[mb.bad], zb, tol)
         return acc
+
+    def _sub_bins(self, b: int) -> SubBins:
+        """Bin b cut into at most _SUB_BINS sub-bins of equal width in w, with their
+        central power sums (O(48 n) for a bin of n weights, once per bin)."""
+        if b not in self._subs:
+            lo, hi = int(self.starts[b]), int(self.ends[b])
+            w = self.w[lo:hi]
+            width = float(self.wtop[b] - self.wbot[b])
+            key = np.clip(np.floor((self.wtop[b] - w) / width * _SUB_BINS), 0, _SUB_BINS - 1) if width > 0 \
+                else np.zeros(w.size)
+            st = np.concatenate([[0], np.nonzero(np.diff(key))[0] + 1]).astype(np.int64)
+            en = np.concatenate([st[1:], [w.size]]).astype(np.int64)
+            w0 = 0.5 * (w[st] + w[en - 1])
+            delta = w - np.repeat(w0, en - st)
+            cen = np.zeros((st.size, _KMAX))
+            pw = delta.copy()
+            with np.errstate(under="ignore"):
+                for k in range(_KMAX):
+                    cen[:, k] = np.add.reduceat(pw, st)
+                    pw *= delta
+            self._subs[b] = SubBins(st + lo, en + lo, w0, 0.5 * (w[st] - w[en - 1]), (en - st).astype(float), cen)
+        return self._subs[b]
+
+    def _sub_bins_complex(self, b: int, s: ComplexArray, zeta: ComplexArray | None, tol: float) -> ComplexArray:
+        """-1/2 sum_j log(1 - 2 w_j s) over the weights of bin b: each sub-bin through
+        the series about its centre where |delta u| <= _RHO_BIN (truncated at tol),
+        weight by weight (in bounded chunks) where not."""
+        sb = self._sub_bins(b)
+        denom = self._denoms(sb.w0, s, zeta)
+        u = (2.0 * s) / denom
+        rho = sb.dmax[:, None] * np.abs(u)
+        fast = rho <= _RHO_BIN
+        acc = -0.5 * sb.count[:, None] * self._logs(sb.w0, s, zeta)
+        spread = sb.dmax > 0
+        if np.any(fast & spread[:, None]):
+            worst = float(np.max(np.where(fast & spread[:, None], rho, 0.0)))
+            nts = 1 if worst <= 0 else int(min(max(math.ceil(math.log(tol / float(sb.count.max())) / math.log(worst)),
+                                                   1), _KMAX))
+            coef = sb.cen[spread, :nts] / (2.0 * self.kdiv[:nts])
+            uu = np.where(fast[spread], u[spread], 0.0)
+            poly = np.zeros_like(uu)
+            for k in range(nts - 1, -1, -1):
+                poly = (poly + coef[:, k, None]) * uu
+            acc[spread] += poly
+        for i in np.nonzero(~np.all(fast, axis=1))[0]:
+            slow = ~fast[i]
+            acc[i, slow] = self._direct_complex(self.w[sb.starts[i]:sb.ends[i]], s[slow],
+                                                None if zeta is None else zeta[slow])
+        return np.sum(acc, axis=0)
+
+    def _direct_complex(self, we: FloatArray, s: ComplexArray, zeta: ComplexArray | None) -> ComplexArray:
+        """-1/2 sum_j log(1 - 2 w_j s) over the weights we, one by one, in chunks of at
+        most _CHUNK (weight, point) pairs, so that memory stays bounded whatever the
+        number of weights and points."""
+        out = np.zeros(s.size, dtype=complex)
+        step = max(1, _CHUNK // max(1, s.size))
+        for lo in range(0, we.size, step):
+            out -= 0.5 * np.sum(self._logs(we[lo:lo + step], s, zeta), axis=0)
+        return out
 
     def _tail_coef(self, part: Partition) -> FloatArray:
         """Coefficients p_k / (2 k) of the small-weight series 1/2 sum_k p_k (2 s)^k / k."""
