@@ -137,7 +137,7 @@ def test_leaks_1_and_2_inside_esm_called_directly(leak):
 def test_box_check_of_the_unnormalised_arms():
     """PLAN's arms and IOME keep the caller's box: widths whose squares leave the normal range
     are refused up front, naming the box; the normalised arms take them."""
-    from egmlib import _validation as v
+    from egmlib import validation as v
 
     assert v._LOG_SCALE_FLOOR == ar.LOG_SCALE_FLOOR
     X = np.zeros((10, 2))

@@ -76,9 +76,8 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping, gchisq
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers import plan as _plan
 from egmlib.peers.coinpress import coinpress_known_scales
@@ -86,6 +85,7 @@ from egmlib.peers.hadamard import random_hadamard
 from egmlib.peers.iome import iome_mean
 from egmlib.peers.quantiles import binary_search_quantiles
 from egmlib.peers.scales import coinpress_log_scales, second_moments, shrunk_log_scales
+from egmlib.validation import FloatArray
 
 __all__ = [
     "FEW_ROWS_CONSTANT",

@@ -58,7 +58,7 @@ What the common call adds to every estimator:
   and norm universe :math:`\sqrt{\|\hat\sigma\|_1}` are not equivariant) and IOME (whose
   centre search is centred at 0, not at the box's centre) keep the caller's box, and boxes
   whose intermediates leave the float64 range are refused up front
-  (:func:`egmlib._validation.check_unnormalised_box`);
+  (:func:`egmlib.validation.check_unnormalised_box`);
 * **the release in the box**: every private arm's estimate is projected onto the public box
   (post-processing: the mean of data in the box lies in it).
 """
@@ -73,10 +73,10 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import algorithm3, algorithm3_robust, coinpress, iome, normalise, plan
+from egmlib.validation import FloatArray
 
 __all__ = ["ARMS", "GIVEN", "Arm", "EmpiricalMean", "nothing_known"]
 
@@ -159,7 +159,8 @@ def _from_unit(result: Any, box: normalise.UnitBox) -> Any:
     """
     if not dataclasses.is_dataclass(result):
         raise TypeError(f"the estimator must return a dataclass, got {type(result).__name__}")
-    names = {f.name for f in dataclasses.fields(result)}
+    untyped: Any = result  # a dataclass instance of the estimator's own record type
+    names = {f.name for f in dataclasses.fields(untyped)}
     changes: dict[str, Any] = {}
     for name in _POINTS:
         if name in names and getattr(result, name) is not None:
@@ -169,8 +170,8 @@ def _from_unit(result: Any, box: normalise.UnitBox) -> Any:
             value = box.length_from_unit(getattr(result, name))
             changes[name] = float(value) if np.ndim(value) == 0 else value
     if "C" in names and getattr(result, "path", None) == "iome":
-        changes["C"] = float(box.length_from_unit(result.C))
-    return dataclasses.replace(result, **changes)
+        changes["C"] = float(box.length_from_unit(untyped.C))
+    return dataclasses.replace(untyped, **changes)
 
 
 def _in_box(result: Any, lower: float, upper: float) -> Any:

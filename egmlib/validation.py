@@ -1,6 +1,20 @@
-"""Argument checks shared by every public function of egmlib.
+"""Argument checks: the validators behind every public function of egmlib, public.
 
-One rule for the whole library:
+The library's functions check their arguments through these validators, and code built on
+egmlib (the book's own package ``egmbook`` among it) may call them to give its functions
+the same rules and the same messages::
+
+    >>> from egmlib import validation
+    >>> validation.check_positive_finite("eps", 0.5)
+    0.5
+    >>> validation.check_positive_finite("eps", -1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: eps must be finite and > 0, got eps=-1.0
+
+Each validator is named for the rule it checks (``check_probability``: a number in
+``(0, 1)``; ``check_positive_vector``: a vector of finite entries ``> 0``) and returns the
+checked value in a canonical form.  One rule for the whole library:
 
 * a wrong **type** raises :class:`TypeError`: a bool, a string, ``None``, a complex
   number or an arbitrary object where a real number belongs, an array of such entries
@@ -32,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "FloatArray",
     "check_real",
     "check_positive_finite",
     "check_nonnegative_finite",
@@ -60,6 +75,7 @@ __all__ = [
     "check_unnormalised_box",
 ]
 
+#: The type of the float64 arrays the array validators return.
 FloatArray = npt.NDArray[np.float64]
 
 #: The largest float64 as an exact integer.
