@@ -112,7 +112,10 @@ class Algorithm3Result:
 def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: float,
           rng: np.random.Generator, p_clip: float | None, delta: float,
           budget: _budget.ZCDPBudget) -> Algorithm3Result:
-    eps = _budget.gaussian_epsilon_exact(rho_noise, delta=delta)
+    try:
+        eps = _budget.gaussian_epsilon_exact(rho_noise, delta=delta)
+    except ValueError:
+        eps = None
     r = mechanisms.algorithm3(X, sigma=sigma, mu_hat=mu_hat, rng=None, p_clip=p_clip, noise=False)
     n = X.shape[0]
     active = sigma > 0
@@ -120,7 +123,11 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
     std = np.zeros_like(sigma)
     std[active] = s / r.b[active]
     analytic = np.zeros_like(sigma)
-    analytic[active] = _analytic_std(eps, delta, r.sensitivity) / r.b[active]
+    analytic_std = None if eps is None else _analytic_std(eps, delta, r.sensitivity)
+    if analytic_std is None:  # public: a function of rho and delta only
+        raise ValueError(f"rho is too large for the exact epsilon of Algorithm 3's noise step at delta={delta!r} "
+                         f"(Theorem 2's calibration leaves the float64 range), got rho={budget.total!r}")
+    analytic[active] = analytic_std / r.b[active]
     noise = np.zeros_like(sigma)
     noise[active] = std[active] * rng.standard_normal(int(active.sum()))
     estimate = (r.clipped_sum + noise) / n
@@ -132,7 +139,7 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
         n_clipped=r.n_clipped, budget=budget)
 
 
-def _analytic_std(eps: float, delta: float, sensitivity: float) -> float:
+def _analytic_std(eps: float, delta: float, sensitivity: float) -> float | None:
     """Theorem 2's noise (Balle and Wang 2018, Thm. 8) at (eps, delta) for ``sensitivity``.
 
     At eps = 0, which :func:`egmlib.peers.budget.gaussian_epsilon_exact` returns when the
@@ -140,7 +147,10 @@ def _analytic_std(eps: float, delta: float, sensitivity: float) -> float:
     the smallest s with profile delta is Delta / (2 Phi^-1((1 + delta) / 2)).
     """
     if eps > 0.0:
-        return float(calibration.sigma_opt(eps=eps, delta=delta, sensitivity=sensitivity))
+        try:
+            return float(calibration.sigma_opt(eps=eps, delta=delta, sensitivity=sensitivity))
+        except (OverflowError, ValueError):  # eps beyond Theorem 2's float64 calibration
+            return None
     return sensitivity / (2.0 * float(special.ndtri(0.5 * (1.0 + delta))))
 
 
