@@ -239,7 +239,7 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
     buf = np.empty((min(rows, n), k))
     for start in range(0, n, rows):
         block = X[start:start + rows]
-        _check_finite_block(block, start)
+        _v.check_finite_rows("X", block, start=start)
         B = buf[:block.shape[0]]
         with np.errstate(over="ignore", invalid="ignore"):
             src = block if cols is None else block[:, cols]
@@ -250,16 +250,6 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
             if b is not None:
                 B *= b
         yield start, block, B
-
-
-def _check_finite_block(block: np.ndarray, start: int) -> None:
-    """ValueError naming the first row of ``block`` (rows from ``start``) with NaN or inf."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.sum(block)):  # finite iff every entry is, unless the sum overflows
-            return
-    bad = ~np.all(np.isfinite(block), axis=1)
-    if np.any(bad):
-        raise ValueError(f"X must be finite, got NaN or inf in row {start + int(np.flatnonzero(bad)[0])}")
 
 
 def _far_rows(raw: np.ndarray, centre: FloatArray | None,

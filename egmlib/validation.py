@@ -75,6 +75,10 @@ __all__ = [
     "check_unnormalised_box",
     "check_arm_rho",
     "check_arm_inputs",
+    "check_finite_rows",
+    "check_budget_parts",
+    "check_instance",
+    "check_dimension",
 ]
 
 #: The type of the float64 arrays the array validators return.
@@ -587,3 +591,40 @@ def check_arm_inputs(inputs: Mapping[str, Any], *, d: int, lower: float, upper: 
                              f"in the box does), got mu[{j}]={float(mu[j])!r}")
         out["mu"] = mu
     return out
+
+
+def check_finite_rows(name: str, block: np.ndarray, *, start: int = 0) -> None:
+    """ValueError naming the first row of ``block`` (rows numbered from ``start``) with a NaN or an
+    infinity: the chunk-by-chunk check of a data matrix as it is read (``egmlib.clipping``)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(block)):  # finite iff every entry is, unless the sum overflows
+            return
+    bad = ~np.all(np.isfinite(block), axis=1)
+    if np.any(bad):
+        raise ValueError(f"{name} must be finite, got NaN or inf in row {start + int(np.flatnonzero(bad)[0])}")
+
+
+def check_budget_parts(budget: Any, **shares: tuple[str, float]) -> None:
+    """ValueError naming the share whose step's rho underflows to 0 (a subnormal share).
+
+    ``budget`` maps each step to its rho and has the total as ``budget.total``
+    (:class:`egmlib.peers.budget.ZCDPBudget`); ``shares`` maps the same steps to the caller's
+    (name, value) of the share.
+    """
+    for step, (name, share) in shares.items():
+        if not budget[step] > 0.0:
+            raise ValueError(f"{name} is too small: {name} * rho underflows to 0, got {name}={share!r} "
+                             f"and rho={budget.total!r}")
+
+
+def check_instance(name: str, value: Any, cls: type) -> Any:
+    """``value`` if it is an instance of ``cls``, else a TypeError naming the argument and the class."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {name} of type {type(value).__name__}")
+    return value
+
+
+def check_dimension(name: str, value: int, *, expected: int, of: str) -> None:
+    """ValueError unless ``value`` (an object's dimension, e.g. a rotation's ``d``) is ``expected``."""
+    if value != expected:
+        raise ValueError(f"{name} must act on {of}={expected} coordinates, got {name}.d={value}")

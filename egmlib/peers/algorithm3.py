@@ -154,14 +154,6 @@ def _analytic_std(eps: float, delta: float, sensitivity: float) -> float | None:
     return sensitivity / (2.0 * float(special.ndtri(0.5 * (1.0 + delta))))
 
 
-def _check_parts(budget: _budget.ZCDPBudget, **shares: tuple[str, float]) -> None:
-    """ValueError naming the share whose step's rho underflows to 0 (a subnormal share)."""
-    for step, (name, share) in shares.items():
-        if not budget[step] > 0.0:
-            raise ValueError(f"{name} is too small: {name} * rho underflows to 0, got {name}={share!r} "
-                             f"and rho={budget.total!r}")
-
-
 def _centre(X: np.ndarray, *, sigma: FloatArray, rho: float, lower: float, upper: float,
             rng: np.random.Generator) -> FloatArray:
     """CoinPress centre, projected onto the public box (post-processing: mu lies in it)."""
@@ -254,7 +246,7 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
     share = _v.check_probability("centre_share", centre_share)
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"centre": share, "noise": 1.0 - share})
-    _check_parts(budget, centre=("centre_share", share))
+    _v.check_budget_parts(budget, centre=("centre_share", share))
     centre = _centre(X, sigma=sigma, rho=budget["centre"], lower=lower, upper=upper, rng=rng)
     return _alg3(X, sigma=sigma, mu_hat=centre, rho_noise=budget["noise"], rng=rng,
                  p_clip=p_clip, delta=delta, budget=budget)
@@ -308,7 +300,7 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"scale": s_share, "centre": c_share,
                                                "noise": 1.0 - s_share - c_share})
-    _check_parts(budget, scale=("scale_share", s_share), centre=("centre_share", c_share))
+    _v.check_budget_parts(budget, scale=("scale_share", s_share), centre=("centre_share", c_share))
     sigma_hat = coinpress_log_scales(X, rho=budget["scale"], lower=lower, upper=upper,
                                      rng=rng, floor=floor).sigma_hat
     centre = _centre(X, sigma=sigma_hat, rho=budget["centre"], lower=lower, upper=upper,
