@@ -30,7 +30,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import argparse
-import contextlib
 import hashlib
 import sys
 import time
@@ -111,7 +110,7 @@ def figure2() -> Iterator[tuple[str, np.ndarray]]:
             yield f"fig2 d={d} a={a} t", s / s.sum()
 
 
-def blind_planner(repairs: bool) -> contextlib.AbstractContextManager[None]:
+def blind_planner(repairs: bool) -> gchisq.engine_checks:
     """The planner without its hump analysis (as before issue 14), with or without
     the check contour's repairs: the paths that repair or warn, through the documented
     switch ``gchisq.engine_checks``. (The split of the engine's _core module into

@@ -4,18 +4,21 @@ Every check in the book ends in a call of :func:`check`. It
 
 - raises :class:`CheckFailed` (an :class:`AssertionError`) when the check does not hold,
   so a failing check fails the notebook's execution and nbval loudly;
-- otherwise shows a wrapped badge that tells three outcomes apart: the check *confirms
-  the report*, *corrects the report* (the report is wrong; the badge links to the entry
-  on the errata page), or goes *beyond the report* (a statement of the book's own);
+- otherwise shows a badge with the verdict in one word, in the colour the word names: the
+  claim *holds* (green ✓: the check confirms the report, or a statement of the book's own)
+  or is *corrected* (red ✎: the report is wrong; the badge links to the entry on the
+  errata page), the words and colours of the landing page's verdicts
+  (``_ext/verdicts.py``);
 - has a stable plain-text form (compared by nbval) and an HTML form (shown in the book
   and in Jupyter), both free of object addresses and timings;
 - records the claim, the outcome and a stable label in the output's metadata, from which
   :func:`collect_checks` rebuilds the book's table of claims and checks.
 
-A check of a statement that the page sets out in a numbered box of its own (the book's
-Observation 8.B, Proposition 4.A) is not shown where it is computed: with ``tag=True`` it
-is glued (myst-nb) under its label and pasted into the box as a one-line tag, so that the
-statement is made once, with its check beside it::
+A statement carries its check as a tag: with ``tag=True`` the check is not shown where it
+is computed but glued (myst-nb) under its label, and the page pastes it as a one-line tag
+(the verdict's chip, then "Checked:" and the evidence) at the foot of the statement, so
+that the statement is made once, with its check beside it, and never repeated as a
+"Check." paragraph. In a numbered box (the book's Observation 8.B, Proposition 4.A)::
 
     ```{prf:observation} ...
     :label: book-observation-8-b
@@ -24,6 +27,9 @@ statement is made once, with its check beside it::
     :::{glue} ch8-check-q1
     :::
     ```
+
+or after the paragraph that makes the statement, the same ``:::{glue} label`` block. The
+badge (``tag=False``, the default) is for a check shown in its cell, with its statement.
 
 Outside IPython (scripts, tests) the plain-text form is printed.
 
@@ -54,8 +60,8 @@ import numpy as np
 from egmbook.display import math_html
 from egmlib import validation as _v
 
-__all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "checks_by_section", "collect_checks",
-           "errata_backing", "readable", "report_items"]
+__all__ = ["OUTCOMES", "VERDICT_COLOURS", "VERDICT_WORDS", "Check", "CheckFailed", "check", "checks_by_section",
+           "collect_checks", "errata_backing", "readable", "report_items"]
 
 Outcome = Literal["confirms", "corrects", "beyond"]
 
@@ -72,12 +78,17 @@ METADATA_KEY = "egmlib_check"
 #: Page (relative to a chapter) that holds the errata entries.
 ERRATA_PAGE = "errata.html"
 
-_COLOURS = {  # badge background, border; readable on white, distinct without colour too
-    "confirms": ("#e6f4ea", "#1e7b34"),
-    "corrects": ("#fdecea", "#b3261e"),
-    "beyond": ("#e8f0fe", "#1a56b0"),
-}
-_SYMBOLS = {"confirms": "\u2713", "corrects": "\u2717", "beyond": "+"}
+#: The verdict a check's chip shows, in the words of the landing page's verdicts
+#: (``{verdict}`holds```): a check that confirms the report, or the book's own statement
+#: that its check confirms, *holds*; a claim the check corrects is *corrected*. The claim's
+#: number tells the report's claims (Lemma 4.1) from the book's (Proposition 4.A), and the
+#: plain text (what nbval compares) keeps the outcome's words (``OUTCOMES``).
+VERDICT_WORDS: dict[str, str] = {"confirms": "holds", "corrects": "corrected", "beyond": "holds"}
+
+#: Colour of each verdict word (text and border, background), those of ``_static/egm.css``'s
+#: ``span.egm-verdict-<word>``; the symbol tells them apart without colour.
+VERDICT_COLOURS: dict[str, tuple[str, str]] = {"holds": ("#1e7b34", "#e6f4ea"), "corrected": ("#b3261e", "#fdecea")}
+_SYMBOLS = {"holds": "\u2713", "corrected": "\u270e"}
 _LABEL = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 # Labels used by the checks of this run (this kernel or process): label -> (claim,
@@ -130,56 +141,60 @@ class Check:
         return "\n".join(lines)
 
     @property
+    def verdict(self) -> str:
+        """The verdict word of the chip, ``holds`` or ``corrected`` (``VERDICT_WORDS``)."""
+        return VERDICT_WORDS[self.outcome]
+
+    def _chip(self) -> str:
+        word = self.verdict
+        colour, background = VERDICT_COLOURS[word]
+        return (f'<span class="egm-check-chip egm-check-chip-{word}" title="{OUTCOMES[self.outcome]}" '
+                f'style="display:inline-block;background:{background};color:{colour};border:1px solid {colour};'
+                f'border-radius:3px;padding:0 0.4em;margin-right:0.5em;font-weight:600;font-size:0.9em;'
+                f'line-height:1.5;white-space:nowrap">{_SYMBOLS[word]} {word}</span>')
+
+    def _erratum_link(self, text: str) -> str:
+        return f'<a class="egm-check-erratum" href="{ERRATA_PAGE}#{self.erratum}">{text}</a>'
+
+    @property
     def html(self) -> str:
-        """The HTML badge; math between ``$...$`` becomes ``\\(...\\)`` for MathJax."""
-        bg, border = _COLOURS[self.outcome]
-        badge = (
-            f'<span class="egm-check-badge" style="display:inline-block;font-weight:600;'
-            f'font-size:0.8em;letter-spacing:0.02em;text-transform:uppercase;color:{border};'
-            f'margin-right:0.5em">{_SYMBOLS[self.outcome]} {OUTCOMES[self.outcome]}</span>'
-        )
+        """The HTML badge, with the verdict's chip and the claim, the statement, the evidence
+        and the link to the erratum; math between ``$...$`` becomes ``\\(...\\)`` for
+        MathJax."""
+        colour, _ = VERDICT_COLOURS[self.verdict]
         parts = [
             f'<div class="egm-check egm-check-{self.outcome} mathjax_process" '
-            f'id="check-{self.label}" style="background:{bg};border-left:4px solid {border};'
+            f'id="check-{self.label}" style="background:#f7f8f9;border-left:4px solid {colour};'
             f'padding:0.45em 0.8em;margin:0.3em 0;border-radius:3px;white-space:normal;'
             f'overflow-wrap:anywhere;line-height:1.45">',
-            f'{badge}<strong class="egm-check-claim">{math_html(self.claim)}</strong>',
+            f'{self._chip()}<strong class="egm-check-claim">{math_html(self.claim)}</strong>',
             f'<div class="egm-check-statement">{math_html(self.statement)}</div>',
         ]
         if self.evidence:
             parts.append(
-                f'<div class="egm-check-evidence" style="font-size:0.9em;color:#444">'
-                f"{math_html(self.evidence)}</div>"
+                f'<div class="egm-check-evidence" style="font-size:0.9em;color:#333">'
+                f"Checked: {math_html(self.evidence)}</div>"
             )
         if self.erratum:
-            parts.append(
-                f'<div class="egm-check-erratum" style="font-size:0.9em"><a href="'
-                f'{ERRATA_PAGE}#{self.erratum}">The erratum on the errata page</a></div>'
-            )
+            parts.append(f'<div style="font-size:0.9em">{self._erratum_link("The erratum")}</div>')
         parts.append("</div>")
         return "".join(parts)
 
     @property
     def tag_html(self) -> str:
-        """The tag form, for the foot of the statement's box.
-
-        The verdict as a coloured chip with its word, then the evidence, and the link to
-        the erratum.
-        """
-        bg, border = _COLOURS[self.outcome]
+        """The tag form, for the foot of the statement (its box, or its paragraph), with the
+        verdict's chip, then the evidence, and the link to the erratum."""
         parts = [
             f'<div class="egm-check-tag egm-check-{self.outcome} mathjax_process" id="check-{self.label}" '
             f'style="margin:0.5em 0 0;padding-top:0.35em;border-top:1px solid rgba(0,0,0,0.12);'
             f'font-size:0.88em;line-height:1.45;overflow-wrap:anywhere">',
-            f'<span class="egm-check-chip" style="display:inline-block;background:{bg};color:{border};'
-            f'border:1px solid {border};border-radius:3px;padding:0 0.4em;margin-right:0.5em;font-weight:600;'
-            f'white-space:nowrap">{_SYMBOLS[self.outcome]} {OUTCOMES[self.outcome]}</span>',
+            self._chip(),
         ]
         if self.evidence:
             parts.append(f'<span class="egm-check-evidence" style="color:#333">Checked: '
                          f'{math_html(self.evidence)}</span>')
         if self.erratum:
-            parts.append(f' <a class="egm-check-erratum" href="{ERRATA_PAGE}#{self.erratum}">erratum</a>')
+            parts.append(" " + self._erratum_link("erratum"))
         parts.append("</div>")
         return "".join(parts)
 

@@ -125,3 +125,75 @@ def test_a_tag_carries_the_verdict_the_evidence_and_the_erratum():
 def test_a_tagged_check_outside_ipython_prints_its_plain_form(capsys):
     check(True, claim="Proposition 4.A", label="t-tag3", outcome="beyond", statement="s", tag=True)
     assert capsys.readouterr().out == "[beyond the report] Proposition 4.A: s\n"
+
+
+@pytest.mark.parametrize(("outcome", "word", "symbol"), [("confirms", "holds", "\u2713"), ("beyond", "holds", "\u2713"),
+                                                        ("corrects", "corrected", "\u270e")])
+def test_badge_and_tag_show_one_verdict_word(outcome, word, symbol):
+    """The chip of a badge and of a tag is one verdict word with its symbol (the plain text
+    keeps the outcome's words, which nbval compares), and the words of the outcomes are
+    nowhere else in the HTML but the chip's tooltip."""
+    import re
+
+    from egmbook.claims import OUTCOMES
+
+    c = Check(claim="Lemma 4.1", label=f"t-chip-{outcome}", outcome=outcome, statement="s", evidence="e",
+              erratum="err-a" if outcome == "corrects" else "")
+    for h in (c.html, c.tag_html):
+        chips = re.findall(r'<span class="egm-check-chip[^"]*"[^>]*>([^<]*)</span>', h)
+        assert chips == [f"{symbol} {word}"], chips
+        visible = re.sub(r"<[^>]+>", " ", h)
+        assert OUTCOMES[outcome] not in visible, visible
+    assert c.text.startswith(f"[{OUTCOMES[outcome]}")
+
+
+def test_chip_colours_are_the_landing_page_verdicts_colours():
+    """A check's chip and the landing page's ``{verdict}`` label of the same word have the
+    same colours (``_static/egm.css``)."""
+    import re
+    from pathlib import Path
+
+    from egmbook.claims import VERDICT_COLOURS, VERDICT_WORDS
+
+    css = (Path(__file__).resolve().parent.parent / "_static" / "egm.css").read_text(encoding="utf-8")
+    assert set(VERDICT_WORDS.values()) == set(VERDICT_COLOURS)
+    for word, (colour, background) in VERDICT_COLOURS.items():
+        rule = re.search(r"span\.egm-verdict-" + word + r" \{([^}]*)\}", css)
+        assert rule, f"egm.css has no rule for the verdict {word!r}"
+        assert f"color: {colour}" in rule.group(1) and f"background: {background}" in rule.group(1), rule.group(1)
+
+
+def _verdict_extension():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "_ext" / "verdicts.py"
+    spec = importlib.util.spec_from_file_location("egm_verdicts_ext", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("word", ["holds", "holds if", "corrected", "refuted", "open"])
+def test_verdict_role_takes_the_five_words(word):
+    from docutils.core import publish_doctree
+    from docutils.parsers.rst import roles
+
+    ext = _verdict_extension()
+    roles.register_local_role("verdict", ext.verdict_role)
+    tree = publish_doctree(f"The claim :verdict:`{word}` here.", settings_overrides={"report_level": 5})
+    labels = [n for n in tree.findall() if "egm-verdict" in getattr(n, "get", lambda *_: [])("classes", [])]
+    assert len(labels) == 1 and labels[0].astext() == word
+    assert labels[0]["classes"] == ["egm-verdict", "egm-verdict-" + word.replace(" ", "-")]
+
+
+@pytest.mark.parametrize("word", ["confirmed — holds at 7 points", "true", "holds if not", "Holds"])
+def test_verdict_role_refuses_other_words(word):
+    from docutils.core import publish_doctree
+    from docutils.parsers.rst import roles
+
+    ext = _verdict_extension()
+    roles.register_local_role("verdict", ext.verdict_role)
+    tree = publish_doctree(f"The claim :verdict:`{word}` here.", settings_overrides={"report_level": 5})
+    errors = [n for n in tree.findall() if n.tagname == "system_message" and n["level"] >= 3]
+    assert errors and "verdict must be one of" in errors[0].astext()

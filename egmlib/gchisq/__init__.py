@@ -97,7 +97,6 @@ True
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 from typing import Any
@@ -507,17 +506,16 @@ def _chi2_1_quantile(logt: FloatArray, upper: bool) -> tuple[FloatArray, FloatAr
 
 # -- the engine's checks --------------------------------------------------------
 
-def engine_checks(*, hump_analysis: bool = True, check_contour: bool = True,
-                  repairs: bool = True) -> contextlib.AbstractContextManager[None]:
-    """A context manager that switches the engine's certification checks off inside a
-    ``with`` block, to measure what they cost or to show what they catch.
+class engine_checks:  # a context manager, named like numpy.errstate and warnings.catch_warnings
+    """Switch the engine's certification checks off inside a ``with`` block, to measure what
+    they cost or to show what they catch.
 
     Every value behind the report's radius :math:`C` (Algorithm 3, Section 4) and the
     book's Figure 2 is computed with all three checks on, the default; switching one off
     is a diagnostic (``benchmarks/gchisq.py`` prices the checks, the gchisq tests show
     that the check contour catches a planner blind to clusters). Values computed with a
     check off are not certified. The switch holds in the current thread (or task) only
-    and ends with the block.
+    and ends with the block, also when the block raises.
 
     Parameters
     ----------
@@ -535,15 +533,25 @@ def engine_checks(*, hump_analysis: bool = True, check_contour: bool = True,
     --------
     >>> import numpy as np
     >>> from egmlib import gchisq
+    >>> w = np.array([1.0, 0.5, 0.25])
     >>> with gchisq.engine_checks(check_contour=False):
-    ...     x = gchisq.isf(1e-6, w=np.array([1.0, 0.5, 0.25]))
-    >>> print(f"{float(gchisq.sf(x, w=np.array([1.0, 0.5, 0.25]))):.10e}")
+    ...     x = gchisq.isf(1e-6, w=w)
+    >>> print(f"{float(gchisq.sf(x, w=w)):.10e}")
     1.0000000000e-06
     """
-    return _checks.using(_checks.EngineChecks(
-        hump_analysis=_v.check_bool("hump_analysis", hump_analysis),
-        check_contour=_v.check_bool("check_contour", check_contour),
-        repairs=_v.check_bool("repairs", repairs)))
+
+    def __init__(self, *, hump_analysis: bool = True, check_contour: bool = True, repairs: bool = True) -> None:
+        self._checks = _checks.EngineChecks(
+            hump_analysis=_v.check_bool("hump_analysis", hump_analysis),
+            check_contour=_v.check_bool("check_contour", check_contour),
+            repairs=_v.check_bool("repairs", repairs))
+        self._tokens: list[Any] = []
+
+    def __enter__(self) -> None:
+        self._tokens.append(_checks.enter(self._checks))
+
+    def __exit__(self, *exc: object) -> None:
+        _checks.leave(self._tokens.pop())
 
 
 # -- module-level wrappers ----------------------------------------------------

@@ -9,9 +9,7 @@ module attribute and ends with the block, also when it raises.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
 
@@ -33,11 +31,11 @@ def current() -> EngineChecks:
     return _CURRENT.get()
 
 
-@contextmanager
-def using(checks: EngineChecks) -> Iterator[None]:
-    """Run the block with ``checks`` in force, and restore the previous ones after it."""
-    token = _CURRENT.set(checks)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
+def enter(checks: EngineChecks) -> Token[EngineChecks]:
+    """Put ``checks`` in force; returns the token that :func:`leave` takes to restore the previous ones."""
+    return _CURRENT.set(checks)
+
+
+def leave(token: Token[EngineChecks]) -> None:
+    """Restore the checks in force before the :func:`enter` that returned ``token``."""
+    _CURRENT.reset(token)
