@@ -32,7 +32,7 @@ for noise :math:`f s`; without clipping or without the centre step no finite :ma
 holds.
 
 **The claim** at :math:`\delta'` is the conversion of :math:`\rho`-zCDP to
-:math:`(\varepsilon, \delta')`-DP of Canonne, Kamath and Steinke 2020, Prop. 12
+:math:`(\varepsilon, \delta')`-DP of Canonne, Kamath and Steinke 2020
 (:func:`zcdp_epsilon`), tighter than Bun and Steinke's :math:`\rho + 2\sqrt{\rho\ln(1/\delta)}`;
 a bound above it refutes the claim.  All bounds of a run hold jointly with probability at least
 :data:`egmbook.privacy_audit.CONFIDENCE` (a union bound).
@@ -62,17 +62,22 @@ from egmlib import validation as _v
 
 __all__ = [
     "CONTROLS",
+    "TWICE",
     "Control",
     "PowerAudit",
     "PowerReleases",
     "PowerRow",
     "PowerSetting",
+    "PowerSummary",
     "audit_from_releases",
     "audit_rows",
     "esm_pair",
     "join_releases",
     "load_power_audit",
+    "power_figure",
     "power_releases",
+    "power_summary",
+    "power_table",
     "power_to_json",
     "run_power_audit",
     "zcdp_epsilon",
@@ -90,9 +95,9 @@ MU_RUNS = 25
 
 
 def zcdp_epsilon(rho: float, *, delta: float) -> float:
-    r"""The :math:`\varepsilon` at :math:`\delta` of any :math:`\rho`-zCDP release (Canonne, Kamath, Steinke 2020).
+    r"""The :math:`\varepsilon` at :math:`\delta` of any :math:`\rho`-zCDP release (Canonne, Kamath and Steinke 2020).
 
-    Their Prop. 12, at the Rényi divergences of a zCDP release:
+    Their conversion of Rényi differential privacy, at the divergences of a zCDP release:
 
     .. math::
 
@@ -146,13 +151,17 @@ def _controls() -> tuple[Control, ...]:
 
     twice = _twice_rho_factor(float(SHARES["noise"]))
     return (Control("ESM", "esm"),
-            Control("final noise x0.85", "noise", 0.85),
-            Control("final noise x0.75", "noise", 0.75),
-            Control("twice the stated rho", "noise", twice),
+            Control("0.85 of the final noise", "noise", 0.85),
+            Control("0.75 of the final noise", "noise", 0.75),
+            Control(TWICE, "noise", twice),
             Control("half the final noise", "noise", 0.5),
             Control("a quarter of the final noise", "noise", 0.25),
             Control("no clipping", "no clipping"),
-            Control("centre step skipped", "skipped centre"))
+            Control("no centre step", "skipped centre"))
+
+
+#: The control that spends twice the stated budget (the audit's goal is to refute it).
+TWICE = "twice the stated ρ"
 
 
 #: ESM and its controls, in the order of the tables.
@@ -347,6 +356,13 @@ class PowerRow:
         """Whether the lower bound exceeds ESM's claim, by delta."""
         return {a.delta: a.eps_lb > self.claim[a.delta] for a in self.attacks}
 
+    def bound(self, delta: float) -> float:
+        """The lower bound on epsilon reached at ``delta`` (one of the run's deltas)."""
+        for a in self.attacks:
+            if a.delta == delta:
+                return a.eps_lb
+        raise ValueError(f"delta must be one of {[a.delta for a in self.attacks]}, got delta={delta!r}")
+
 
 @dataclass(frozen=True)
 class PowerAudit:
@@ -366,16 +382,16 @@ class PowerAudit:
 
 
 def audit_rows(releases: PowerReleases, power_setting: PowerSetting, *, noise_share: float,
-               mu_final: Sequence[float] | None = None) -> tuple[PowerRow, ...]:
+               mu_final: Sequence[float] | NDArray[np.float64] | None = None) -> tuple[PowerRow, ...]:
     """The attack (Kairouz, Oh and Viswanath 2015) on every mechanism's releases, with the claim, the
     true rho (``noise_share`` is ESM's share of rho for its final noise) and the final step's exact
     epsilon at ``mu_final`` (one per mechanism; Balle and Wang 2018)."""
     st = _check_setting(power_setting)
     Y = _check_releases(releases)
     noise_share = _v.check_probability("noise_share", noise_share)
-    if mu_final is not None:
-        mu_final = _v.as_real_array("mu_final", mu_final, ndim=1)
-        _v.check_length("mu_final", mu_final, length=len(CONTROLS), of="one entry per mechanism")
+    mus = None if mu_final is None else _v.as_real_array("mu_final", mu_final, ndim=1)
+    if mus is not None:
+        _v.check_length("mu_final", mus, length=len(CONTROLS), of="one entry per mechanism")
     claim = {dd: zcdp_epsilon(st.rho, delta=dd) for dd in st.deltas}
     rows = []
     for m, ctl in enumerate(CONTROLS):
@@ -383,7 +399,7 @@ def audit_rows(releases: PowerReleases, power_setting: PowerSetting, *, noise_sh
             rho_true = st.rho * (1.0 - noise_share + noise_share / ctl.factor**2)
         else:
             rho_true = math.inf
-        mu = None if mu_final is None else float(mu_final[m])
+        mu = None if mus is None else float(mus[m])
         attacks = pa.distinguishing_attack(Y[0, m], Y[1, m], deltas=st.deltas, alpha=st.alpha_each)
         rows.append(PowerRow(
             name=ctl.name, kind=ctl.kind, factor=ctl.factor, rho_true=rho_true, mu_final=mu, claim=claim,
@@ -473,6 +489,122 @@ def audit_from_releases(releases: PowerReleases, power_setting: PowerSetting) ->
 
 
 # --------------------------------------------------------------------------------------- #
+# what chapter 7b shows
+# --------------------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class PowerSummary:
+    """Chapter 7b's findings from a :class:`PowerAudit`, at the primary delta; ``glue()`` names them."""
+
+    delta: float  #: the primary delta', fixed in advance
+    claim: float  #: ESM's claim there, zcdp_epsilon(rho, delta')
+    esm_bound: float  #: the lower bound reached on ESM itself
+    esm_final: float  #: the most the attack on the final step could reach on ESM (its exact epsilon)
+    twice_bound: float  #: the bound reached on the control at twice the stated rho
+    twice_final: float  #: that control's final step's exact epsilon
+    caught: int  #: controls whose bound exceeds the claim
+    controls: int  #: controls run
+    weakest_caught: float  #: the smallest true rho, in multiples of the stated one, of a caught control
+    trials: int  #: releases per dataset
+    heldout: int  #: of which scored
+    exceptions: int  #: exceptions over every call of ESM
+    rho: float
+    n: int
+    d: int
+    bounds: int  #: the bounds of the run, jointly at the confidence below
+    confidence: float  #: percent
+
+    #: The glued values' names (prefixed "ch7b-power-" by the chapter).
+    GLUE = ("delta", "claim", "esm_bound", "esm_final", "twice_bound", "twice_final", "caught", "controls",
+            "weakest_caught", "trials", "heldout", "exceptions", "rho", "n", "d", "bounds", "confidence")
+
+    def glue(self) -> dict[str, float | int]:
+        """The values of ``GLUE``, by name."""
+        return {k: getattr(self, k) for k in self.GLUE}
+
+
+def _at(row: PowerRow, delta: float) -> pa.AttackResult:
+    return {a.delta: a for a in row.attacks}[delta]
+
+
+def power_summary(audit: PowerAudit) -> PowerSummary:
+    """The findings of chapter 7b from the stored audit (:func:`load_power_audit`)."""
+    if not isinstance(audit, PowerAudit):
+        raise TypeError(f"audit must be a PowerAudit, got audit of type {type(audit).__name__}")
+    st = audit.setting
+    P = st.primary_delta
+    esm, twice = audit.row("ESM"), audit.row(TWICE)
+    controls = [r for r in audit.rows if r.kind != "esm"]
+    caught = [r for r in controls if r.caught[P]]
+    return PowerSummary(
+        delta=P, claim=esm.claim[P], esm_bound=_at(esm, P).eps_lb,
+        esm_final=math.nan if esm.eps_final is None else esm.eps_final[P], twice_bound=_at(twice, P).eps_lb,
+        twice_final=math.nan if twice.eps_final is None else twice.eps_final[P], caught=len(caught),
+        controls=len(controls), weakest_caught=min((r.rho_true for r in caught), default=math.inf) / st.rho,
+        trials=st.trials, heldout=st.trials // 2, exceptions=sum(esm.exceptions), rho=st.rho, n=st.n, d=st.d,
+        bounds=st.bounds, confidence=100.0 * pa.CONFIDENCE)
+
+
+def power_table(audit: PowerAudit) -> dict[str, list[Any]]:
+    """Chapter 7b's table: every mechanism's true rho, the claim, the bound reached and the verdict."""
+    if not isinstance(audit, PowerAudit):
+        raise TypeError(f"audit must be a PowerAudit, got audit of type {type(audit).__name__}")
+    P = audit.setting.primary_delta
+    return {
+        "mechanism": [r.name for r in audit.rows],
+        "true $\\rho$ / stated $\\rho$": [f"{r.rho_true / audit.setting.rho:.2f}" if math.isfinite(r.rho_true)
+                                            else "none" for r in audit.rows],
+        "exact $\\varepsilon$ of the final step": [f"{r.eps_final[P]:.2f}" if r.eps_final and math.isfinite(
+            r.eps_final[P]) else "unbounded" for r in audit.rows],
+        "bound reached": [_at(r, P).eps_lb for r in audit.rows],
+        "refuted": ["yes" if r.caught[P] else "no" for r in audit.rows],
+    }
+
+
+def power_figure(audit: PowerAudit) -> Any:
+    """The power curve: the bound reached at the primary delta against each mechanism's true rho.
+
+    Lines: ESM's claim; the exact epsilon of the final step alone on the pair (the most this
+    attack can reach) and the zCDP epsilon of the whole mechanism, both against the true rho of a
+    mechanism with a fraction of the final noise.  Points: the bounds reached, filled where the
+    claim is refuted; the controls with no finite rho at the right edge.
+    """
+    import matplotlib.pyplot as plt
+
+    if not isinstance(audit, PowerAudit):
+        raise TypeError(f"audit must be a PowerAudit, got audit of type {type(audit).__name__}")
+    from egmlib.peers.algorithm3_robust import SHARES
+
+    st, P = audit.setting, audit.setting.primary_delta
+    share = float(SHARES["noise"])
+    esm = audit.row("ESM")
+    mult = np.geomspace(1.0, 16.0, 60)
+    half = st.trials // 2
+    ceiling = pa.eps_lower_bound(half, 0, n_pos=half, n_neg=half, delta=P, alpha=st.alpha_each, both_directions=False)
+    fig, ax = plt.subplots(figsize=(6.76, 3.8))
+    ax.axhline(esm.claim[P], color="0.2", ls="--", lw=1.2, label="claim at the stated $\\rho$")
+    ax.axhline(ceiling, color="0.5", ls=":", lw=1.2, label="the most these runs can show")
+    ax.plot(mult, [zcdp_epsilon(m * st.rho, delta=P) for m in mult], color="C4", lw=1.2,
+            label="bound of the true $\\rho$ (any mechanism)")
+    if esm.mu_final is not None and math.isfinite(esm.mu_final):
+        mu = esm.mu_final * np.sqrt((mult - 1.0 + share) / share)
+        ax.plot(mult, [_gaussian_eps(float(x), P) for x in mu], color="C0", lw=1.2,
+                label="exact $\\varepsilon$ of the final step")
+    edge = 24.0
+    for r in audit.rows:
+        x = r.rho_true / st.rho if math.isfinite(r.rho_true) else edge
+        colour = "C2" if r.kind == "esm" else "C1"
+        ax.plot([x], [_at(r, P).eps_lb], "o", ms=7, color=colour, mfc=colour if r.caught[P] else "white", zorder=3)
+    ax.annotate("no finite $\\rho$", (edge, 0.3), ha="center", fontsize=9, color="0.3")
+    ax.set(xscale="log", xlabel="true $\\rho$ / stated $\\rho$", ylabel=f"$\\varepsilon$ at $\\delta'$ = {P:g}",
+           xlim=(0.85, 32.0), ylim=(0.0, 1.35 * ceiling))
+    ax.plot([], [], "o", color="C2", mfc="white", label="ESM, bound reached")
+    ax.plot([], [], "o", color="C1", label="control, refuted")
+    ax.plot([], [], "o", color="C1", mfc="white", label="control, not refuted")
+    ax.legend(loc="upper left", fontsize=8, ncol=2)
+    return fig
+
+
+# --------------------------------------------------------------------------------------- #
 # JSON
 # --------------------------------------------------------------------------------------- #
 def _finite_or_str(x: float) -> float | str:
@@ -506,7 +638,8 @@ def load_power_audit(path: str | Path | None = None) -> PowerAudit:
     if path is not None and not isinstance(path, (str, Path)):
         raise TypeError(f"path must be a str, a Path or None, got path of type {type(path).__name__}")
     rec = json.loads(Path(POWER_FILE if path is None else path).read_text(encoding="utf-8"))["power"]
-    st = PowerSetting(**{k: tuple(v) if isinstance(v, list) else v for k, v in rec["setting"].items()})
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in rec["setting"].items()}
+    st = PowerSetting(**fields)
     rows = tuple(PowerRow(
         name=r["name"], kind=r["kind"], factor=float(r["factor"]), rho_true=_float(r["rho_true"]),
         mu_final=None if r["mu_final"] is None else _float(r["mu_final"]),

@@ -124,7 +124,7 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
     std[active] = s / r.b[active]
     analytic = np.zeros_like(sigma)
     analytic_std = None if eps is None else _analytic_std(eps, delta, r.sensitivity)
-    if analytic_std is None:  # public: a function of rho and delta only
+    if eps is None or analytic_std is None:  # public: a function of rho and delta only
         raise ValueError(f"rho is too large for the exact epsilon of Algorithm 3's noise step at delta={delta!r} "
                          f"(Theorem 2's calibration leaves the float64 range), got rho={budget.total!r}")
     analytic[active] = analytic_std / r.b[active]
