@@ -191,9 +191,9 @@ class PowerSetting:
     primary_delta: float = 0.1
     seed: int = 20261201
     saved: int = 40  #: the first likelihood ratios stored per mechanism and dataset
-    #: How often the run's bounds were looked at: once at half the runs (which did not refute the
-    #: control at twice the stated rho at the primary delta), once at all of them.  Every bound is
-    #: taken at the level that makes all of them, at both looks, hold jointly.
+    #: How often the run's bounds were looked at, once at half the runs (which did not refute the
+    #: control at twice the stated rho at the primary delta) and once at all of them.  Every bound
+    #: is taken at the level that makes all of them, at both looks, hold jointly.
     looks: int = 2
 
     def __post_init__(self) -> None:
@@ -212,12 +212,12 @@ class PowerSetting:
 
     @property
     def bounds(self) -> int:
-        """The number of bounds of a run: one per mechanism and delta."""
+        """The number of bounds of a run, one per mechanism and delta."""
         return len(CONTROLS) * len(self.deltas)
 
     @property
     def alpha_each(self) -> float:
-        """The level of each bound, (1 - CONFIDENCE) / (bounds x looks) (a union bound)."""
+        """The level of each bound, (1 - CONFIDENCE) / (bounds x looks), a union bound."""
         return (1.0 - pa.CONFIDENCE) / (self.bounds * self.looks)
 
 
@@ -347,7 +347,8 @@ class PowerRow:
     kind: str
     factor: float
     rho_true: float  #: the mechanism's true zCDP rho (inf where none holds)
-    #: median over runs of ||T_X - T_X'|| / (noise sd): the final step's Gaussian mu (None: not measured)
+    #: The final step's Gaussian mu, the median over runs of ||T_X - T_X'|| over the noise sd (None
+    #: where not measured).
     mu_final: float | None
     claim: dict[float, float]  #: the claim's epsilon at each delta (ESM's, at the stated rho)
     eps_true: dict[float, float]  #: zcdp_epsilon(rho_true) at each delta
@@ -600,9 +601,10 @@ def power_figure(audit: PowerAudit) -> Any:
         x = r.rho_true / st.rho if math.isfinite(r.rho_true) else edge
         colour = "C2" if r.kind == "esm" else "C1"
         ax.plot([x], [_at(r, P).eps_lb], "o", ms=7, color=colour, mfc=colour if r.caught[P] else "white", zorder=3)
-    ax.annotate("no finite $\\rho$", (edge, 0.3), ha="center", fontsize=9, color="0.3")
     ax.set(xscale="log", xlabel="true $\\rho$ / stated $\\rho$", ylabel=f"$\\varepsilon$ at $\\delta'$ = {P:g}",
            xlim=(0.85, 32.0), ylim=(0.0, 1.35 * ceiling))
+    ax.set_xticks([1, 2, 4, 8, 16, edge], ["1", "2", "4", "8", "16", "none\nfinite"])
+    ax.minorticks_off()
     ax.plot([], [], "o", color="C2", mfc="white", label="ESM, bound reached")
     ax.plot([], [], "o", color="C1", label="control, refuted")
     ax.plot([], [], "o", color="C1", mfc="white", label="control, not refuted")

@@ -351,7 +351,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("numbers", "chapters/07_beyond_the_report.html"): "2 paragraphs over 8 numbers (17, 9)",
     ("numbers", "chapters/07c_choice_of_clipping.html"): "5 paragraphs over 8 numbers (39, 16, 13, 10, 9)",
     ("numbers", "chapters/07a_centre_privacy.html"): "7 paragraphs over 8 numbers (21, 14, 13, 13, 13, 12, 11)",
-    ("numbers", "chapters/07b_privacy_audit.html"): "2 paragraphs over 8 numbers (11, 10)",
     ("numbers", "chapters/07d_attacked_pairs.html"): "1 paragraphs over 8 numbers (9)",
     ("numbers", "chapters/08_peers.html"): "1 paragraphs over 8 numbers (17)",
     ("numbers", "chapters/08c_inputs_and_losses.html"): "1 paragraphs over 8 numbers (9)",
@@ -361,7 +360,6 @@ KNOWN: dict[tuple[str, str], str] = {
     ("numbers", "chapters/09b_offmodel_results.html"): "4 paragraphs over 8 numbers (34, 11, 11, 10)",
     ("verdict-cells", "chapters/index.html"): "2 cells over 30 words (95, 111 words)",
     ("verdict-words", "chapters/index.html"): "4 verdicts not among the five words: confirmed",
-    ("aliases", "chapters/07b_privacy_audit.html"): "robust Algorithm 3",
     ("aliases", "chapters/07d_attacked_pairs.html"): "robust pipeline (3x)",
     ("aliases", "chapters/08_peers.html"): "Chapter 9’s pipeline; Algorithm 3, nothing known (3x)",
     ("aliases", "chapters/08c_inputs_and_losses.html"):
@@ -374,12 +372,9 @@ KNOWN: dict[tuple[str, str], str] = {
         "nothing known (11x)",
     ("aliases", "chapters/09a_offmodel_privacy.html"): "chapter 9’s pipeline; robust pipeline (2x)",
     ("code", "chapters/07_beyond_the_report.html"): "beyond_report; clipping_error; error_simulation",
-    ("code", "chapters/07b_privacy_audit.html"):
-        "rho_to_eps; trials_needed; algorithm3_private; ARMS['; ARMS[",
     ("e-notation", "chapters/07_beyond_the_report.html"): "1.00e-03 (2x); 3.57e-01; 6.48e-01",
     ("e-notation", "chapters/07a_centre_privacy.html"):
         "1.9e+03; 1.48e+03; 5.8e+02; 2.05e+03; 3.27e+03; 2.6e-08; 4.9e-08; 1.8e-09; 1.2e-08",
-    ("e-notation", "chapters/07b_privacy_audit.html"): "4.81e-04; 1e+04; 1e+06; 1e+08; 1e+10",
     ("e-notation", "chapters/07d_attacked_pairs.html"): "1e-06",
     ("e-notation", "chapters/08a_plan_faithfulness.html"): "1.05e+05",
     ("e-notation", "chapters/09_offmodel.html"): "1e4 (2x); 1e5 (3x); 1e+06; 1e2; 1e3; 1e6",
