@@ -18,36 +18,52 @@ Sensitivity on paper: every clipped row has norm at most :math:`C`, so substitut
 row moves the sum by at most :math:`2C` in :math:`\ell_2` (the report, Section 4; PLAN,
 IOME and CoinPress calibrate their noise to the same :math:`2C`).
 
-Sensitivity in floating point (:func:`rounding_slack`)
--------------------------------------------------------
-With unit roundoff :math:`u = 2^{-53}` and :math:`\gamma_k = ku/(1-ku)` (Higham 2002, Lemma 3.1):
+Sensitivity in floating point (:func:`sum_sensitivity`, the book's Proposition F.2)
+-----------------------------------------------------------------------------------
+With unit roundoff :math:`u = 2^{-53}`, :math:`\gamma_k = ku/(1-ku)` and the model of
+floating-point arithmetic with underflow, :math:`\mathrm{fl}(x \circ y) = (x\circ y)(1+\delta)
++ \eta`, :math:`|\delta| \le u`, :math:`|\eta| \le 2^{-1075}`, :math:`\eta = 0` for additions
+and subtractions (Higham 2002, Lemma 3.1 and eq. (2.8)):
 
 1. *One row.*  The row :math:`y_i` is computed from :math:`x_i` alone, so whatever its
    rounding, it is a function of that row.  Its squared norm is a sum of :math:`d` rounded
-   squares, within a factor :math:`1\pm\gamma_d` of the exact one; the square root, the
-   factor :math:`C/\hat\nu_i` and the products :math:`f_i y_{ij}` each add one rounding.
-   Hence every computed contribution :math:`z_i` has :math:`\|z_i\| \le C(1+\kappa_d)`,
-   :math:`1+\kappa_d = (1+u)^2/((1-u)\sqrt{1-\gamma_d})`, clipped or not; this module uses
-   the larger :math:`\kappa_d = (d+8)u`.  Rows whose squared norm overflows are scaled by
-   exact powers of two first (the same bound holds).
+   squares; where it is at least :math:`2^{-900}` and finite, the squares that underflow
+   move it by at most :math:`d\,2^{-1075} \le d\,2^{-175}` of itself, so it is within a factor
+   :math:`1\pm\gamma_d` of the exact one up to that; the square root, the factor
+   :math:`C/\hat\nu_i` and the products :math:`f_i y_{ij}` each add one rounding, and each
+   product an :math:`\eta`.  Every other row (a squared norm that overflows, or that is below
+   :math:`2^{-900}` though the row is not exactly the centre) is recomputed with exact powers
+   of two: its largest entry is scaled into :math:`[1/4, 1)`, where nothing that matters
+   overflows or underflows, its norm and unit direction come from the scaled row, and its
+   contribution is :math:`\min(\hat\nu_i, C)` times that direction.  Hence every computed
+   contribution has :math:`\|z_i\| \le C(1+\kappa_d) + \sqrt d\,\eta`, clipped or not, with
+   :math:`\kappa_d = (d+8)u`.  (Before this rescaling, a row whose squares all underflow got
+   the norm 0 and was never clipped: with :math:`C = 10^{-170}` a row of entries
+   :math:`10^{-163}` moved the sum by :math:`10^7` times :math:`2C`.)
 2. *The sum.*  The rows are added in chunks of :math:`m` rows (:func:`chunk_rows`; each
    chunk is reduced in any order, then added to a running total), so every row passes
-   through at most :math:`D = (m-1) + \lceil n/m\rceil + 2` roundings and the computed sum
-   differs from the exact sum of the :math:`z_i` by at most
-   :math:`\gamma_D\sum_i\|z_i\| \le \gamma_D\,nC(1+\kappa_d)` (Higham 2002, eq. (4.4)).
+   through at most :math:`D = (m-1) + \lceil n/m\rceil + 2` roundings, all additions (no
+   :math:`\eta`), and the computed sum differs from the exact sum of the :math:`z_i` by at most
+   :math:`\gamma_D\sum_i\|z_i\|` (Higham 2002, eq. (4.4)).
 3. *Neighbours.*  The computed sums of neighbouring datasets share every contribution but
    one, so they differ by at most
-   :math:`2C(1+\kappa_d) + 2\gamma_D nC(1+\kappa_d) = 2C(1+\nu)`,
-   :math:`1+\nu = (1+\kappa_d)(1+n\gamma_D)`.
 
-:func:`sum_sensitivity` returns :math:`2C(1+\nu)`, and every Gaussian release on a clipped
-sum calibrates its noise to it (the OpenDP convention of adding the rounding bound to the
-sensitivity; Casacuberta, Shoemate, Vadhan and Wagaman 2022 show what happens otherwise).
-:math:`\nu` is at most :math:`1.2\times10^{-8}` for :math:`n \le 10^4`, :math:`1.2\times10^{-6}`
-for :math:`n \le 10^5`, :math:`1.5\times10^{-5}` for :math:`n \le 10^6` and :math:`0.018`
-for :math:`n \le 10^8`, whatever :math:`d` (:math:`2.5\times10^{-10}` at :math:`n = 10^4`,
-:math:`d = 2048`): the noise grows by that factor, nothing more.  The tests check the bound
-on adversarial neighbours (``tests/test_privacy_floating_point.py``).
+   .. math:: 2\bigl(C(1+\kappa_d) + \sqrt d\,\eta\bigr)(1 + n\gamma_D)
+             = 2C(1+\nu) + 2\sqrt d\,\eta\,(1+n\gamma_D),
+             \qquad 1+\nu = (1+\kappa_d)(1+n\gamma_D).
+
+:func:`sum_sensitivity` returns this bound (with :math:`\eta = 2^{-1074}`), and every
+Gaussian release on a clipped sum calibrates its noise to it (the OpenDP convention of
+adding the rounding bound to the sensitivity; Casacuberta, Shoemate, Vadhan and Wagaman 2022
+show what happens otherwise).  The absolute term changes the computed bound only for
+:math:`C` below about :math:`10^{-290}`; at :math:`C = 0` every contribution is exactly 0 and
+so is the bound.  :math:`\nu` is at most :math:`1.2\times10^{-8}` for :math:`n \le 10^4`,
+:math:`1.2\times10^{-6}` for :math:`n \le 10^5`, :math:`1.5\times10^{-5}` for
+:math:`n \le 10^6` and :math:`0.018` for :math:`n \le 10^8`, whatever :math:`d`
+(:math:`2.5\times10^{-10}` at :math:`n = 10^4`, :math:`d = 2048`): the noise grows by that
+factor, nothing more.  The tests check the bound on adversarial neighbours, subnormal rows
+and radii included (``tests/test_privacy_floating_point.py``,
+``tests/test_privacy_harness.py``).
 
 Not covered: the floating-point Gaussian sampler itself (numpy's; the attacks of Mironov
 2012 and Jin et al. 2022 on textbook samplers are out of scope here), as in every module
@@ -56,6 +72,7 @@ of egmlib.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +101,9 @@ CHUNK_ELEMENTS = 2**17
 
 #: Unit roundoff of float64.
 _U = 2.0**-53
+#: Absolute error of a product whose result underflows (the smallest subnormal, twice the
+#: bound 2^-1075 of Higham 2002, eq. (2.8)); additions and subtractions are exact there.
+_ETA = 2.0**-1074
 
 _PER_COLUMN = "one entry per column of X"
 
@@ -131,30 +151,49 @@ def rounding_slack(n: int, *, d: int, rows: int | None = None) -> float:
     return _slack(n, d, m)
 
 
+def _gamma(n: int, m: int) -> float:
+    """gamma_D of the chunked sum of n rows, m rows per chunk (module docstring)."""
+    m = min(m, n)
+    depth = (m - 1) + -(-n // m) + 2
+    return depth * _U / (1.0 - depth * _U)
+
+
 def _slack(n: int, d: int, m: int) -> float:
     m = min(m, n)
     depth = (m - 1) + -(-n // m) + 2
     if not depth * _U < 0.5 and (d + 8) * _U < 0.5:  # pragma: no cover - n, d beyond 2^51
         raise ValueError(f"n and d too large for the rounding bound, got n={n}, d={d}")
-    gamma = depth * _U / (1.0 - depth * _U)
-    return (1.0 + (d + 8) * _U) * (1.0 + n * gamma) - 1.0
+    return (1.0 + (d + 8) * _U) * (1.0 + n * _gamma(n, m)) - 1.0
 
 
 def sum_sensitivity(C: float, *, n: int, d: int, rows: int | None = None) -> float:
-    r"""The :math:`\ell_2` sensitivity :math:`2C(1+\nu)` of the computed clipped sum.
+    r"""The :math:`\ell_2` sensitivity :math:`2C(1+\nu) + 2\sqrt d\,\eta\,(1+n\gamma_D)` of the computed clipped sum.
 
     :math:`2C` is the sensitivity on paper (substitution of one row, each clipped row of
     norm at most :math:`C`); :math:`\nu` = :func:`rounding_slack` bounds the rounding of
-    the computed sum (module docstring; Higham 2002).  Every Gaussian release on a clipped
+    the computed sum, and :math:`\eta = 2^{-1074}` the absolute error of a product that
+    underflows (module docstring; Higham 2002, eq. (2.8) and eq. (4.4)).  The absolute term
+    matters only for :math:`C` below about :math:`10^{-290}`; at :math:`C = 0` every row
+    is clipped to exactly 0 and the sensitivity is 0.  Every Gaussian release on a clipped
     sum in egmlib calibrates its noise to this value.
 
     Examples
     --------
     >>> 0.0 < sum_sensitivity(1.0, n=100, d=3) - 2.0 < 1e-11
     True
+    >>> sum_sensitivity(1.0, n=100, d=3) == 2.0 * (1.0 + rounding_slack(100, d=3))
+    True
+    >>> sum_sensitivity(0.0, n=100, d=3)
+    0.0
     """
     C = _v.check_nonnegative_finite("C", C)
-    out = 2.0 * C * (1.0 + rounding_slack(n, d=d, rows=rows))
+    n = _v.check_count("n", n)
+    d = _v.check_count("d", d)
+    m = chunk_rows(d) if rows is None else _v.check_count("rows", rows)
+    if C == 0.0:
+        return 0.0
+    nu = _slack(n, d, m)
+    out = 2.0 * C * (1.0 + nu) + 2.0 * math.sqrt(d) * _ETA * (1.0 + n * _gamma(n, m))
     _v.check_finite_result(out, what="the sensitivity 2 C (1 + nu)", inputs="C")
     return out
 
@@ -200,7 +239,7 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
     buf = np.empty((min(rows, n), k))
     for start in range(0, n, rows):
         block = X[start:start + rows]
-        _check_finite_block(block, start)
+        _v.check_finite_rows("X", block, start=start)
         B = buf[:block.shape[0]]
         with np.errstate(over="ignore", invalid="ignore"):
             src = block if cols is None else block[:, cols]
@@ -213,27 +252,27 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
         yield start, block, B
 
 
-def _check_finite_block(block: np.ndarray, start: int) -> None:
-    """ValueError naming the first row of ``block`` (rows from ``start``) with NaN or inf."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.sum(block)):  # finite iff every entry is, unless the sum overflows
-            return
-    bad = ~np.all(np.isfinite(block), axis=1)
-    if np.any(bad):
-        raise ValueError(f"X must be finite, got NaN or inf in row {start + int(np.flatnonzero(bad)[0])}")
-
-
 def _far_rows(raw: np.ndarray, centre: FloatArray | None,
               b: FloatArray | None) -> tuple[FloatArray, FloatArray]:
-    """Unit directions and norms of rows ``(raw - centre) * b`` whose squares overflow.
+    """Unit directions and norms of rows ``(raw - centre) * b`` whose squares overflow or underflow.
 
-    Exact powers of two carry the magnitudes: half the difference cannot overflow, and
-    its mantissas times those of ``b`` are scaled by the row's largest exponent, so a row
-    such as 1e300 with b_j = 1e100 gets its direction to a few ulps instead of inf or NaN,
-    and its norm (inf where it exceeds the float64 range) to (d + 4) ulps.
+    Exact powers of two carry the magnitudes: each entry's mantissa (times that of ``b``) is
+    scaled by the row's largest exponent, so the largest lies in [1/4, 1) and no square that
+    matters overflows or underflows.  A row such as 1e300 with b_j = 1e100 gets its direction
+    to a few ulps instead of inf or NaN, and its norm (inf where it exceeds the float64 range)
+    to (d + 4) ulps; a row of entries 1e-163, whose squares underflow to 0, gets its norm
+    (2e-163 for four entries) instead of 0.  The difference ``raw - centre`` is formed as it
+    is, and as half of each where it overflows (one more power of two).
     """
-    half = 0.5 * raw - (0.0 if centre is None else 0.5 * centre)
-    mant, ex = np.frexp(half)
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = raw if centre is None else raw - centre
+    shift = np.zeros((raw.shape[0], 1), dtype=np.int64)
+    over = ~np.all(np.isfinite(diff), axis=1)
+    if np.any(over):
+        diff = np.array(diff, dtype=np.float64)
+        diff[over] = 0.5 * raw[over] - (0.0 if centre is None else 0.5 * centre)
+        shift[over] = 1
+    mant, ex = np.frexp(diff)
     if b is not None:
         mb, eb = np.frexp(b)
         mant = mant * mb
@@ -242,29 +281,48 @@ def _far_rows(raw: np.ndarray, centre: FloatArray | None,
     top = np.where(np.any(mant != 0.0, axis=1, keepdims=True), top, 0)
     v = np.ldexp(mant, np.maximum(ex - top, -1100))  # entries far below the largest underflow to 0
     length = np.sqrt(np.einsum("ij,ij->i", v, v))
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        norms = np.ldexp(length, top[:, 0] + 1)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        norms = np.ldexp(length, (top + shift)[:, 0])
         u = v / length[:, None]
     return np.where(length[:, None] > 0, u, 0.0), norms
+
+
+#: Squared norms below this are recomputed by :func:`_far_rows`: above it, the squares that
+#: underflow (each off by at most 2^-1075) move the squared norm by a relative d 2^-175 at most.
+_SMALL_SQUARE = 2.0**-900
+
+
+def _rescale(B: FloatArray, sq: FloatArray, raw_block: np.ndarray, centre: FloatArray | None,
+             b: FloatArray | None) -> np.ndarray:
+    """Rows of a chunk whose squared norm ``sq`` is not finite, or below ``_SMALL_SQUARE`` and
+    not exactly 0 (the row equal to the centre, or its entries where b_j = 0)."""
+    bad = ~np.isfinite(sq)
+    small = np.flatnonzero(sq < _SMALL_SQUARE)
+    if small.size:
+        raw = np.asarray(raw_block[small], dtype=np.float64)
+        moved = raw != (0.0 if centre is None else centre)
+        if b is not None:
+            moved &= b != 0.0
+        bad[small[np.any(moved, axis=1)]] = True
+    return np.flatnonzero(bad)
 
 
 def _chunk_norms(B: FloatArray, block: np.ndarray, centre: FloatArray | None,
                  b: FloatArray | None, cols: np.ndarray | None,
                  ) -> tuple[FloatArray, np.ndarray, FloatArray | None]:
-    """Norms of the transformed rows of one chunk, overflow-safe.
+    """Norms of the transformed rows of one chunk, safe from overflow and underflow.
 
     Returns the norms, the indices of the rows recomputed by :func:`_far_rows` and their
     unit directions (None when there are none).
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        norms = np.sqrt(np.einsum("ij,ij->i", B, B))
-    bad = np.flatnonzero(~np.isfinite(norms))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        sq = np.einsum("ij,ij->i", B, B)
+    norms = np.sqrt(sq)
+    src = block if cols is None else block[:, cols]
+    bad = _rescale(B, sq, src, centre, b)
     if bad.size == 0:
         return norms, bad, None
-    raw = np.asarray(block[bad], dtype=np.float64)
-    if cols is not None:
-        raw = raw[:, cols]
-    u, far = _far_rows(raw, centre, b)
+    u, far = _far_rows(np.asarray(src[bad], dtype=np.float64), centre, b)
     norms[bad] = far
     return norms, bad, u
 
@@ -288,16 +346,19 @@ def _clip_rows(X: np.ndarray, C: float, centre: FloatArray | None, b: FloatArray
             nb, bad, u = _chunk_norms(B, block, centre, b, cols)
         else:
             nb = norms[start:stop]
-            bad = np.flatnonzero(~np.isfinite(B).all(axis=1) | ~np.isfinite(nb))
+            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+                sq = np.where(np.isfinite(B).all(axis=1), nb * nb, np.inf)
+            src = block if cols is None else block[:, cols]
+            bad = _rescale(B, sq, src, centre, b)
             u = None
             if bad.size:
-                raw = np.asarray(block[bad], dtype=np.float64)
-                u = _far_rows(raw if cols is None else raw[:, cols], centre, b)[0]
+                u = _far_rows(np.asarray(src[bad], dtype=np.float64), centre, b)[0]
         far = nb > C
         factor = np.ones(B.shape[0])
         np.divide(C, nb, out=factor, where=far)
         if u is not None:  # rows recomputed from their direction: min(norm, C) along it
-            B[bad] = u * np.minimum(nb[bad], C)[:, None]
+            with np.errstate(under="ignore"):
+                B[bad] = u * np.minimum(nb[bad], C)[:, None]
             factor[bad] = 1.0
         n_clipped += int(np.count_nonzero(far))
         total += np.einsum("i,ij->j", factor, B)  # rows in order, without BLAS

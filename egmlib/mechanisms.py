@@ -381,11 +381,25 @@ def _clipping_radius(p: float, w: NDArray[np.float64]) -> float:
     return math.sqrt(_cached_quantile(float(p), w.tobytes()))
 
 
+@dataclass(frozen=True)
+class _ClippingInputs:
+    """The checked arguments of Algorithm 3 and the clipped baseline (:func:`_check_clipping_inputs`)."""
+
+    X: np.ndarray  #: (n, d) data, its entries checked chunk by chunk as they are read
+    sigma: NDArray[np.float64]  #: (d,) public standard deviations, >= 0
+    mu_hat: NDArray[np.float64]  #: (d,) public centre
+    eps: float | None  #: the budget, None without noise and without a budget
+    delta: float | None
+    rng: Any  #: a checked Generator whenever noise is added (unchecked, unused otherwise)
+    p_clip: float  #: the radius's tail probability, 1/n by default
+    noise: bool
+    chunk_rows: int | None
+
+
 def _check_clipping_inputs(
     X: Any, sigma: Any, mu_hat: Any, eps: Any, delta: Any, rng: Any, p_clip: Any, noise: Any, chunk_rows: Any
-) -> tuple[np.ndarray, NDArray[np.float64], NDArray[np.float64], float | None, float | None, Any, float, bool,
-           int | None]:
-    """The shared argument checks of Algorithm 3 and the clipped baseline."""
+) -> _ClippingInputs:
+    """The shared argument checks of Algorithm 3 and the clipped baseline, as a named record."""
     X = _v.check_data_matrix("X", X)
     n, d = X.shape
     sigma = _v.check_nonnegative_vector("sigma", sigma, length=d, of=_PER_COLUMN)
@@ -406,7 +420,8 @@ def _check_clipping_inputs(
         rng = _v.check_rng("rng", rng)
     if chunk_rows is not None:
         chunk_rows = _v.check_count("chunk_rows", chunk_rows)
-    return X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows
+    return _ClippingInputs(X=X, sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta, rng=rng, p_clip=p_clip,
+                           noise=noise, chunk_rows=chunk_rows)
 
 
 def _scaled_clipped_release(
@@ -552,8 +567,8 @@ def algorithm3(
     >>> r.n_clipped, bool(np.allclose(r.sum, X.sum(axis=0)))
     (0, True)
     """
-    X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows = _check_clipping_inputs(
-        X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
+    args = _check_clipping_inputs(X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
+    sigma = args.sigma
     active = sigma > 0
     b = np.asarray(scaling.algorithm3_scaling(sigma), dtype=np.float64)
     b_act = b[active]
@@ -562,9 +577,10 @@ def algorithm3(
                          "where sigma > 0; cannot transform the data")
     rel = sigma[active] / np.max(sigma)  # scale-free: sum(sigma) may overflow
     w = rel / np.sum(rel)  # (b_j sigma_j)^2 = sigma_j / sum_i sigma_i, Lemma 4.1
-    C = _clipping_radius(p_clip, w)
-    return _scaled_clipped_release(X, active=active, b=b, C=C, mu_hat=mu_hat, p_clip=p_clip, eps=eps,
-                            delta=delta, rng=rng, noise=noise, chunk_rows=chunk_rows)
+    C = _clipping_radius(args.p_clip, w)
+    return _scaled_clipped_release(args.X, active=active, b=b, C=C, mu_hat=args.mu_hat, p_clip=args.p_clip,
+                                   eps=args.eps, delta=args.delta, rng=args.rng, noise=args.noise,
+                                   chunk_rows=args.chunk_rows)
 
 
 def clipped_gaussian_mechanism(
@@ -639,14 +655,13 @@ def clipped_gaussian_mechanism(
     >>> bool(np.allclose(r.sum, [1.0 + 1.5 + 1.0 + r.C, 2.0 + 2.5 + 2.0]))
     True
     """
-    X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows = _check_clipping_inputs(
-        X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
-    d = X.shape[1]
-    smax = float(np.max(sigma))
-    C = smax * _clipping_radius(p_clip, (sigma / smax) ** 2)  # no underflow of tiny sigma^2
-    return _scaled_clipped_release(X, active=np.ones(d, dtype=bool), b=np.ones(d), C=C, mu_hat=mu_hat,
-                            p_clip=p_clip, eps=eps, delta=delta, rng=rng, noise=noise,
-                            chunk_rows=chunk_rows)
+    args = _check_clipping_inputs(X, sigma, mu_hat, eps, delta, rng, p_clip, noise, chunk_rows)
+    d = args.X.shape[1]
+    smax = float(np.max(args.sigma))
+    C = smax * _clipping_radius(args.p_clip, (args.sigma / smax) ** 2)  # no underflow of tiny sigma^2
+    return _scaled_clipped_release(args.X, active=np.ones(d, dtype=bool), b=np.ones(d), C=C, mu_hat=args.mu_hat,
+                                   p_clip=args.p_clip, eps=args.eps, delta=args.delta, rng=args.rng,
+                                   noise=args.noise, chunk_rows=args.chunk_rows)
 
 
 #: The two mechanisms of Section 5 by method name (the book's code, ``egmbook``, selects

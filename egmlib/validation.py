@@ -73,6 +73,12 @@ __all__ = [
     "check_symbolic_scalar",
     "check_symbolic_vector",
     "check_unnormalised_box",
+    "check_arm_rho",
+    "check_arm_inputs",
+    "check_finite_rows",
+    "check_budget_parts",
+    "check_instance",
+    "check_dimension",
 ]
 
 #: The type of the float64 arrays the array validators return.
@@ -556,3 +562,87 @@ def check_unnormalised_box(lower: Any, upper: Any, *, d: int, arm: str) -> tuple
             f"caller's box (its squared differences of rows must stay normal float64 numbers; the "
             f"normalised arms take any box), got lower={lower!r} and upper={upper!r}")
     return lower, upper
+
+
+#: The budgets every arm of ``egmlib.peers.arms`` accepts (the common call checks them first).
+ARM_RHO_RANGE = (1e-300, 1e300)
+
+
+def check_arm_rho(rho: Any) -> float:
+    r"""The budget of an arm of :mod:`egmlib.peers.arms`: finite, in ``ARM_RHO_RANGE``.
+
+    Below :math:`10^{-300}` a step's share of :math:`\rho` or the square of its noise leaves the
+    float64 range, above :math:`10^{300}` the exact :math:`\varepsilon` of a noise step does; the
+    arms refuse such budgets up front, naming ``rho``, instead of an internal quantity.
+    """
+    rho = check_positive_finite("rho", rho)
+    low, high = ARM_RHO_RANGE
+    if not low <= rho <= high:
+        raise ValueError(f"rho must lie in [{low:g}, {high:g}] for the arms (smaller or larger budgets "
+                         f"leave the float64 range inside their steps), got rho={rho!r}")
+    return rho
+
+
+def check_arm_inputs(inputs: Mapping[str, Any], *, d: int, lower: float, upper: float) -> dict[str, Any]:
+    r"""The public inputs ``sigma`` and ``mu`` of an oracle arm of :mod:`egmlib.peers.arms`.
+
+    ``sigma``: one finite entry per column, :math:`0 \le \sigma_j \le u - \ell` (no standard
+    deviation of data in the box exceeds half its width), not all 0.  ``mu``: one entry per column,
+    inside the box (where the mean of data in the box lies).  Each a ValueError naming the input.
+    """
+    out = dict(inputs)
+    per = "one entry per column of X"
+    if "sigma" in out:
+        sigma = check_nonnegative_vector("sigma", out["sigma"], length=d, of=per)
+        width = upper - lower
+        if np.any(sigma > width):
+            j = int(np.argmax(sigma > width))
+            raise ValueError(f"sigma must be at most upper - lower = {width!r} (no standard deviation of data "
+                             f"in the box is larger), got sigma[{j}]={float(sigma[j])!r}")
+        out["sigma"] = sigma
+    if "mu" in out:
+        mu = check_finite_vector("mu", out["mu"], length=d, of=per)
+        outside = (mu < lower) | (mu > upper)
+        if np.any(outside):
+            j = int(np.argmax(outside))
+            raise ValueError(f"mu must lie in the box [lower, upper] = [{lower!r}, {upper!r}] (the mean of data "
+                             f"in the box does), got mu[{j}]={float(mu[j])!r}")
+        out["mu"] = mu
+    return out
+
+
+def check_finite_rows(name: str, block: np.ndarray, *, start: int = 0) -> None:
+    """ValueError naming the first row of ``block`` (rows numbered from ``start``) with a NaN or an
+    infinity: the chunk-by-chunk check of a data matrix as it is read (``egmlib.clipping``)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.sum(block)):  # finite iff every entry is, unless the sum overflows
+            return
+    bad = ~np.all(np.isfinite(block), axis=1)
+    if np.any(bad):
+        raise ValueError(f"{name} must be finite, got NaN or inf in row {start + int(np.flatnonzero(bad)[0])}")
+
+
+def check_budget_parts(budget: Any, **shares: tuple[str, float]) -> None:
+    """ValueError naming the share whose step's rho underflows to 0 (a subnormal share).
+
+    ``budget`` maps each step to its rho and has the total as ``budget.total``
+    (:class:`egmlib.peers.budget.ZCDPBudget`); ``shares`` maps the same steps to the caller's
+    (name, value) of the share.
+    """
+    for step, (name, share) in shares.items():
+        if not budget[step] > 0.0:
+            raise ValueError(f"{name} is too small: {name} * rho underflows to 0, got {name}={share!r} "
+                             f"and rho={budget.total!r}")
+
+
+def check_instance(name: str, value: Any, cls: type) -> Any:
+    """``value`` if it is an instance of ``cls``, else a TypeError naming the argument and the class."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name} must be a {cls.__name__}, got {name} of type {type(value).__name__}")
+    return value
+
+
+def check_dimension(name: str, value: int, *, expected: int, of: str) -> None:
+    """ValueError unless ``value`` (an object's dimension, e.g. a rotation's ``d``) is ``expected``."""
+    if value != expected:
+        raise ValueError(f"{name} must act on {of}={expected} coordinates, got {name}.d={value}")

@@ -218,6 +218,13 @@ VALID: dict[str, Any] = {
     "X_prime": np.random.default_rng(5).normal(size=(6, D)), "moved_to": 15.0, "move": 1e-4, "R": 2.0,
     "statistics": ("linear", "coordinates"),
     "audit_setting": lambda: _tiny_audit_setting(),
+    # chapter 7b's audit of ESM with power (four runs per dataset: a fraction of a second)
+    "power_setting": lambda: _tiny_power_setting(), "start": 0, "stop": 2, "esm": None, "noise_share": 0.75,
+    "mu_final": None, "block": 2, "progress": None,
+    "parts": lambda: [importlib.import_module("egmbook.power_audit").power_releases(_tiny_power_setting(), start=a,
+                                                                                    stop=a + 2) for a in (0, 2)],
+    "releases": lambda: importlib.import_module("egmbook.power_audit").power_releases(
+        _tiny_power_setting(), start=0, stop=4),
     "audit": lambda: importlib.import_module("egmbook.book_audit").load_book_audit(),
     "rec": lambda: importlib.import_module("egmbook.book_audit").to_json(
         importlib.import_module("egmbook.book_audit").load_book_audit())["mechanisms"][0],
@@ -246,6 +253,11 @@ def _tiny_audit_setting() -> Any:
     return importlib.import_module("egmbook.book_audit").AuditSetting(
         d=3, n=10, trials=8, deltas=(0.1,), pipeline_n=30, pipeline_trials=8, constant_n=30, constant_d=2,
         far_n=30, far_d=2, pair_trials=8)
+
+
+def _tiny_power_setting() -> Any:
+    """Chapter 7b's audit of ESM at four runs per dataset."""
+    return importlib.import_module("egmbook.power_audit").PowerSetting(trials=4, saved=2, deltas=(0.1,))
 
 
 @functools.cache
@@ -327,6 +339,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "egmlib.peers.arms").ARMS["Alg3"]},
 
     "egmbook.privacy_audit.run_releases": {"mechanism": lambda: _algorithm3_on_sigma},
+    "egmbook.power_audit.power_to_json": {"audit": lambda: importlib.import_module(
+        "egmbook.power_audit").load_power_audit()},
     "egmbook.improvement_margin.majorizes": {"a": [0.6, 0.3, 0.1], "b": [0.4, 0.3, 0.3]},
     # the smallest sweep: one arm, two runs, one case, one budget, in a scratch folder of the test
     "egmbook.sweep.run_sweep": {"arms": ["empirical"], "runs": 2, "jobs": 1, "results": lambda: _scratch(),
@@ -352,6 +366,8 @@ DOCUMENTED_INFINITIES = {
     "gchisq.logsf": "log 0 = -inf beyond the support", "gchisq.logcdf": "log 0 = -inf below 0",
     "gchisq.WeightedChiSquare.logsf": "log 0", "gchisq.WeightedChiSquare.logcdf": "log 0",
     "egmbook.report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",
+    **{f"egmbook.power_audit.{f}": "rho_true and the true epsilon are inf for the controls without a finite rho"
+       for f in ("audit_rows", "audit_from_releases", "run_power_audit", "load_power_audit")},
 }
 
 

@@ -349,18 +349,14 @@ RULES = {"numbers": number_problems, "verdict-cells": verdict_cell_problems, "ve
 
 
 KNOWN: dict[tuple[str, str], str] = {
-    ("numbers", "chapters/07b_privacy_audit.html"): "2 paragraphs over 8 numbers (11, 10)",
     ("numbers", "chapters/09_offmodel.html"): "4 paragraphs over 8 numbers (24, 13, 11, 9)",
     ("numbers", "chapters/09b_offmodel_results.html"): "4 paragraphs over 8 numbers (34, 11, 11, 10)",
-    ("aliases", "chapters/07b_privacy_audit.html"): "robust Algorithm 3",
     ("aliases", "chapters/09_offmodel.html"):
         "This chapter’s pipeline (2x); this chapter’s pipeline; robust pipeline (2x); this chapter's pipeline"
         " (2x)",
     ("aliases", "chapters/09b_offmodel_results.html"):
         "this chapter’s pipeline (5x); This chapter's pipeline; this chapter's pipeline (2x)",
     ("aliases", "chapters/09a_offmodel_privacy.html"): "chapter 9’s pipeline; robust pipeline (2x)",
-    ("code", "chapters/07b_privacy_audit.html"): "rho_to_eps; trials_needed; algorithm3_private; ARMS['; ARMS[",
-    ("e-notation", "chapters/07b_privacy_audit.html"): "4.81e-04; 1e+04; 1e+06; 1e+08; 1e+10",
     ("e-notation", "chapters/09_offmodel.html"): "1e4 (2x); 1e5 (3x); 1e+06; 1e2; 1e3; 1e6",
     ("history", "chapters/09b_offmodel_results.html"): "first version; were set before",
     ("history", "chapters/09a_offmodel_privacy.html"): "earlier version (2x)",

@@ -112,7 +112,10 @@ class Algorithm3Result:
 def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: float,
           rng: np.random.Generator, p_clip: float | None, delta: float,
           budget: _budget.ZCDPBudget) -> Algorithm3Result:
-    eps = _budget.gaussian_epsilon_exact(rho_noise, delta=delta)
+    try:
+        eps = _budget.gaussian_epsilon_exact(rho_noise, delta=delta)
+    except ValueError:
+        eps = None
     r = mechanisms.algorithm3(X, sigma=sigma, mu_hat=mu_hat, rng=None, p_clip=p_clip, noise=False)
     n = X.shape[0]
     active = sigma > 0
@@ -120,7 +123,11 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
     std = np.zeros_like(sigma)
     std[active] = s / r.b[active]
     analytic = np.zeros_like(sigma)
-    analytic[active] = _analytic_std(eps, delta, r.sensitivity) / r.b[active]
+    analytic_std = None if eps is None else _analytic_std(eps, delta, r.sensitivity)
+    if eps is None or analytic_std is None:  # public: a function of rho and delta only
+        raise ValueError(f"rho is too large for the exact epsilon of Algorithm 3's noise step at delta={delta!r} "
+                         f"(Theorem 2's calibration leaves the float64 range), got rho={budget.total!r}")
+    analytic[active] = analytic_std / r.b[active]
     noise = np.zeros_like(sigma)
     noise[active] = std[active] * rng.standard_normal(int(active.sum()))
     estimate = (r.clipped_sum + noise) / n
@@ -132,7 +139,7 @@ def _alg3(X: np.ndarray, *, sigma: FloatArray, mu_hat: FloatArray, rho_noise: fl
         n_clipped=r.n_clipped, budget=budget)
 
 
-def _analytic_std(eps: float, delta: float, sensitivity: float) -> float:
+def _analytic_std(eps: float, delta: float, sensitivity: float) -> float | None:
     """Theorem 2's noise (Balle and Wang 2018, Thm. 8) at (eps, delta) for ``sensitivity``.
 
     At eps = 0, which :func:`egmlib.peers.budget.gaussian_epsilon_exact` returns when the
@@ -140,16 +147,11 @@ def _analytic_std(eps: float, delta: float, sensitivity: float) -> float:
     the smallest s with profile delta is Delta / (2 Phi^-1((1 + delta) / 2)).
     """
     if eps > 0.0:
-        return float(calibration.sigma_opt(eps=eps, delta=delta, sensitivity=sensitivity))
+        try:
+            return float(calibration.sigma_opt(eps=eps, delta=delta, sensitivity=sensitivity))
+        except (OverflowError, ValueError):  # eps beyond Theorem 2's float64 calibration
+            return None
     return sensitivity / (2.0 * float(special.ndtri(0.5 * (1.0 + delta))))
-
-
-def _check_parts(budget: _budget.ZCDPBudget, **shares: tuple[str, float]) -> None:
-    """ValueError naming the share whose step's rho underflows to 0 (a subnormal share)."""
-    for step, (name, share) in shares.items():
-        if not budget[step] > 0.0:
-            raise ValueError(f"{name} is too small: {name} * rho underflows to 0, got {name}={share!r} "
-                             f"and rho={budget.total!r}")
 
 
 def _centre(X: np.ndarray, *, sigma: FloatArray, rho: float, lower: float, upper: float,
@@ -244,7 +246,7 @@ def algorithm3_private_centre(X: Any, *, sigma: Any, rho: float, lower: float, u
     share = _v.check_probability("centre_share", centre_share)
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"centre": share, "noise": 1.0 - share})
-    _check_parts(budget, centre=("centre_share", share))
+    _v.check_budget_parts(budget, centre=("centre_share", share))
     centre = _centre(X, sigma=sigma, rho=budget["centre"], lower=lower, upper=upper, rng=rng)
     return _alg3(X, sigma=sigma, mu_hat=centre, rho_noise=budget["noise"], rng=rng,
                  p_clip=p_clip, delta=delta, budget=budget)
@@ -298,7 +300,7 @@ def algorithm3_private(X: Any, *, rho: float, lower: float, upper: float,
     delta = _v.check_probability("delta", delta)
     budget = _budget.split_budget(rho, shares={"scale": s_share, "centre": c_share,
                                                "noise": 1.0 - s_share - c_share})
-    _check_parts(budget, scale=("scale_share", s_share), centre=("centre_share", c_share))
+    _v.check_budget_parts(budget, scale=("scale_share", s_share), centre=("centre_share", c_share))
     sigma_hat = coinpress_log_scales(X, rho=budget["scale"], lower=lower, upper=upper,
                                      rng=rng, floor=floor).sigma_hat
     centre = _centre(X, sigma=sigma_hat, rho=budget["centre"], lower=lower, upper=upper,

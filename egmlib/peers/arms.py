@@ -120,14 +120,11 @@ class Arm:
                             f"got {extra}")
         # every arm checks the common arguments, also those its estimator does not use (issue 25)
         X = _v.check_finite_data("X", X, min_rows=2)
-        rho = _v.check_positive_finite("rho", rho)
+        rho = _v.check_arm_rho(rho)
         lower, upper = _v.check_bounds(lower, upper)
         _v.check_rng("rng", rng)
         d = X.shape[1]
-        for g in ("sigma", "mu"):
-            if g in inputs:
-                check = _v.check_nonnegative_vector if g == "sigma" else _v.check_finite_vector
-                inputs[g] = check(g, inputs[g], length=d, of="one entry per column of X")
+        inputs = _v.check_arm_inputs(inputs, d=d, lower=lower, upper=upper)
         if not self.private:
             return self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
         if not self.normalised:
@@ -139,7 +136,16 @@ class Arm:
             inputs["sigma"] = box.length_to_unit(inputs["sigma"], name="sigma")
         if "mu" in inputs:
             inputs["mu"] = box.to_unit(inputs["mu"])
-        result = self.estimator(box.to_unit(X), rho=rho, lower=0.0, upper=1.0, rng=rng, **inputs)
+        try:
+            result = self.estimator(box.to_unit(X), rho=rho, lower=0.0, upper=1.0, rng=rng, **inputs)
+        except ValueError as exc:
+            if "prior_radius" not in str(exc) or "sigma" not in inputs:
+                raise
+            # CoinPress's prior ball is the box whitened by the given sigma (public): name the caller's inputs
+            raise ValueError(f"sigma is too small against upper - lower for rho={rho!r}: the noise of CoinPress's "
+                             f"first step, whose prior ball is the box whitened by sigma, overflows the float64 "
+                             f"range, got min(sigma)={float(np.min(inputs['sigma'])) * box.width!r}, "
+                             f"lower={lower!r} and upper={upper!r}") from None
         return _from_unit(result, box)
 
 

@@ -96,12 +96,9 @@ def rotate_data(X: Any, *, rotation: RandomizedHadamard, lower: float, upper: fl
 
 
 def _check_rotation(rotation: Any, d: int) -> RandomizedHadamard:
-    if not isinstance(rotation, RandomizedHadamard):
-        raise TypeError(f"rotation must be a RandomizedHadamard, got rotation of type "
-                        f"{type(rotation).__name__}")
-    if rotation.d != d:
-        raise ValueError(f"rotation must act on d={d} coordinates, got rotation.d={rotation.d}")
-    return rotation
+    R = _v.check_instance("rotation", rotation, RandomizedHadamard)
+    _v.check_dimension("rotation", R.d, expected=d, of="d")
+    return R
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,280 @@
+"""The sensitivity harness over the whole double range (issue 35): every private arm, both of ESM's paths.
+
+For box widths on a log grid from 1e-300 to 1e300, boxes centred at 0 and far from it, and
+neighbouring datasets built at the box's extremes -- every row at one corner and one row moved
+to the opposite corner, mixed corners with one flipped, every row tied at the centre and one
+moved by 1e-9 of the width, cancelling pairs (centre +- w/4) with one flipped -- the harness
+checks two things:
+
+1. **No exception that data decide.**  For each arm and box, every call (both neighbours of
+   every pair, every seed) has the same outcome: all release, or all raise the same public
+   refusal.  An exception that one row decides is a release with unbounded privacy loss.
+2. **No release outside its noise** (ESM, each forced path).  Called twice with the same seed on
+   neighbours, ESM draws the same noise; where its intermediate releases (scales, centre,
+   radius) come out bit for bit equal, the two final releases differ only through the clipped
+   sum, so ``n b (estimate - estimate')`` must be within the sum's stated sensitivity
+   (:func:`egmlib.clipping.sum_sensitivity`) plus the rounding of the last steps.  A control
+   with a quarter of the stated sensitivity must fail there.
+
+ESM's paths are read from ``RobustResult.path``'s ``Literal`` type where it has one (the
+forced paths of :func:`egmlib.peers.algorithm3_robust.algorithm3_robust`), so a path added
+later is covered.  The work is counted, not timed: the CI profile makes ``CI_CALLS`` calls
+(a few seconds); ``PRIVACY_HARNESS=large python -m pytest -n 0 tests/test_privacy_harness.py``
+runs the larger profile (every tenth decade, more rows, dimensions and seeds; minutes).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import typing
+import warnings
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+
+from egmlib import clipping
+from egmlib.peers import algorithm3_robust as ar
+from egmlib.peers.arms import ARMS, Arm
+from egmlib.peers.normalise import unit_box
+
+LARGE = os.environ.get("PRIVACY_HARNESS", "") == "large"
+
+#: Box widths: a log grid over the double range, and the widths of issue 35's two leaks
+#: (2 x 6.71e153, whose squared half-differences overflowed, and 1e-157, whose floor underflowed).
+WIDTHS = sorted({*(10.0 ** np.arange(-300, 301, 10 if LARGE else 100)), 1.342e154, 1e-157})
+ROWS = (2, 3, 16, 200) if LARGE else (16,)
+DIMS = (1, 3) if LARGE else (2,)
+SEEDS = range(3) if LARGE else range(1)
+RHO = 1.0
+
+
+def _paths() -> tuple[str, ...]:
+    """ESM's forced paths: the Literal values of RobustResult.path, except PLAN's last step's."""
+    hint = typing.get_type_hints(ar.RobustResult).get("path")
+    values = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
+    return tuple(v for v in values if v != "plan") or ("algorithm3", "iome")
+
+
+PATHS = _paths()
+
+
+def _variants() -> dict[str, Arm]:
+    """Every private arm, and ESM forced onto each path (normalised as its arm is)."""
+    out = {f"ESM, {p} path": Arm(ARMS["Alg3"].name, functools.partial(ar.algorithm3_robust, path=p),
+                                 normalised=ARMS["Alg3"].normalised) for p in PATHS}
+    out.update({name: arm for name, arm in ARMS.items() if arm.private})
+    return out
+
+
+VARIANTS = _variants()
+
+
+def _boxes(w: float) -> list[tuple[float, float]]:
+    """[-w/2, w/2], [0, w] and [o, o + w] with o = 1e8 w (where finite)."""
+    out = [(-0.5 * w, 0.5 * w), (0.0, w)]
+    o = 1e8 * w
+    if math.isfinite(o + w) and o + w > o:
+        out.append((o, o + w))
+    return out
+
+
+@dataclass(frozen=True)
+class Pair:
+    kind: str
+    X: np.ndarray
+    Xp: np.ndarray  #: X with its last row substituted
+
+
+def _pairs(lo: float, hi: float, n: int, d: int, rng: np.random.Generator) -> list[Pair]:
+    """The neighbouring datasets of the module docstring, in the box [lo, hi]."""
+    w = hi - lo
+    mid = lo + 0.5 * w
+    out = []
+    X = np.full((n, d), lo)
+    Xp = X.copy()
+    Xp[-1] = hi
+    out.append(Pair("corners", X, Xp))
+    X = np.where(rng.random((n, d)) < 0.5, lo, hi)
+    Xp = X.copy()
+    Xp[-1] = np.where(X[-1] == lo, hi, lo)
+    out.append(Pair("mixed corners", X, Xp))
+    X = np.full((n, d), mid)
+    Xp = X.copy()
+    Xp[-1] = mid + 1e-9 * w
+    if np.any(Xp[-1] != X[-1]):
+        out.append(Pair("ties", X, Xp))
+    signs = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)[:, None]
+    X = mid + signs * (0.25 * w) * np.ones((1, d))
+    Xp = X.copy()
+    Xp[-1] = X[-2]
+    out.append(Pair("cancelling", X, Xp))
+    return out
+
+
+def _given(arm: Arm, lo: float, hi: float, d: int) -> dict[str, Any]:
+    values = {"sigma": np.full(d, 0.25 * (hi - lo)), "mu": np.full(d, lo + 0.5 * (hi - lo))}
+    return {g: values[g] for g in arm.given}
+
+
+def _outcome(arm: Arm, X: np.ndarray, lo: float, hi: float, seed: int) -> str:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            arm(X, rho=RHO, lower=lo, upper=hi, rng=np.random.default_rng(seed), **_given(arm, lo, hi, X.shape[1]))
+    except Exception as exc:  # noqa: BLE001 - every exception is an outcome
+        return f"{type(exc).__name__}: {str(exc)[:80]}"
+    return "release"
+
+
+def _cases() -> Iterator[tuple[float, float, int, int]]:
+    for w in WIDTHS:
+        for lo, hi in _boxes(w):
+            for n in ROWS:
+                for d in DIMS:
+                    yield lo, hi, n, d
+
+
+CASES = list(_cases())
+#: The calls of the CI profile (the work guard: the harness makes exactly these).
+CI_CALLS = 2574
+
+
+def exception_findings(variant: str) -> tuple[list[str], int]:
+    """Boxes where the outcomes of ``variant`` differ between datasets or seeds, and the calls made."""
+    arm = VARIANTS[variant]
+    problems, calls = [], 0
+    for lo, hi, n, d in CASES:
+        seen: dict[str, list[str]] = defaultdict(list)
+        for pair in _pairs(lo, hi, n, d, np.random.default_rng(n * 10 + d)):
+            for which, X in (("X", pair.X), ("X'", pair.Xp)):
+                for seed in SEEDS:
+                    seen[_outcome(arm, X, lo, hi, seed)].append(f"{pair.kind} {which} seed {seed}")
+                    calls += 1
+        if len(seen) > 1:
+            problems.append(f"box [{lo:.3g}, {hi:.3g}], n={n}, d={d}: "
+                            + "; ".join(f"{k} ({len(v)}x, e.g. {v[0]})" for k, v in seen.items()))
+    return problems, calls
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_no_exception_that_the_data_decide(variant):
+    problems, calls = exception_findings(variant)
+    expected = sum(2 * len(_pairs(lo, hi, n, d, np.random.default_rng(0))) * len(SEEDS) for lo, hi, n, d in CASES)
+    assert calls == expected
+    assert not problems, f"{variant}: " + "\n".join(problems[:10])
+
+
+def test_the_profile_makes_the_calls_it_states():
+    """The work guard: the CI profile's calls over all variants (a change of the grid shows here)."""
+    per_variant = sum(2 * len(_pairs(lo, hi, n, d, np.random.default_rng(0))) * len(SEEDS) for lo, hi, n, d in CASES)
+    if not LARGE:
+        assert per_variant * len(VARIANTS) == CI_CALLS, per_variant * len(VARIANTS)
+    assert min(WIDTHS) <= 1e-300 and max(WIDTHS) >= 1e300 and set(PATHS) >= {"algorithm3", "iome"}
+
+
+# --------------------------------------------------------------------------------------- #
+# releases within their noise (ESM, each path)
+# --------------------------------------------------------------------------------------- #
+_U = 2.0**-53
+
+
+def _norm(v: np.ndarray) -> float:
+    top = float(np.max(np.abs(v)))
+    if top == 0.0:
+        return 0.0
+    e = math.frexp(top)[1]
+    return math.ldexp(float(np.linalg.norm(np.ldexp(v, -e))), e)
+
+
+def _moved_release(r: Any, rp: Any, n: int) -> tuple[float, float] | None:
+    """(the releases' difference in sum units, the bound it must meet) when the intermediate
+    releases are equal bit for bit, else None."""
+    same = r.path == rp.path and r.C == rp.C and np.array_equal(r.centre, rp.centre) and (
+        (r.sigma is None and rp.sigma is None) or np.array_equal(r.sigma, rp.sigma))
+    if not same:
+        return None
+    d = r.estimate.shape[0]
+    if r.path == "algorithm3":
+        b = 1.0 / np.sqrt(r.sigma * float(np.sum(r.sigma)))
+        moved = _norm((r.estimate - rp.estimate) * n * b)
+        bound = clipping.sum_sensitivity(r.C, n=n, d=d) + 16.0 * _U * n * _norm(b) * (2.0 + _norm(r.noise_std * b * n))
+    else:  # IOME's release around the coarse centre: rotated back, an isometry of the padded space
+        N = 1 << (d - 1).bit_length()
+        moved = n * _norm(r.estimate - rp.estimate)
+        bound = clipping.sum_sensitivity(r.C, n=n, d=N) + 64.0 * _U * n * math.sqrt(N) * (2.0 + 10.0 * float(
+            np.max(r.noise_std)) * math.sqrt(N))
+    return moved, bound
+
+
+@functools.cache
+def coupled_releases(path: str) -> tuple[tuple[str, float, float], ...]:
+    """ESM forced onto ``path``, on the unit box, twice per pair with the same seed: for every pair
+    whose intermediate releases came out equal, (what, the releases' difference, its bound).  On the
+    boxes centred at 0, the corner and tie pairs, three seeds each."""
+    out = []
+    for lo, hi, n, d in CASES:
+        if lo != -hi:
+            continue
+        box = unit_box(lower=lo, upper=hi)
+        for pair in _pairs(lo, hi, n, d, np.random.default_rng(n * 10 + d)):
+            if pair.kind not in ("corners", "ties"):
+                continue
+            for seed in range(3 * len(SEEDS)):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    r, rp = (ar.algorithm3_robust(box.to_unit(A), rho=RHO, lower=0.0, upper=1.0,
+                                                  rng=np.random.default_rng(seed), path=path)
+                             for A in (pair.X, pair.Xp))
+                got = _moved_release(r, rp, n)
+                if got is not None:
+                    out.append((f"box [{lo:.3g}, {hi:.3g}] n={n} d={d} {pair.kind} seed {seed}", *got))
+    return tuple(out)
+
+
+def release_findings(path: str, *, scale: float = 1.0) -> tuple[list[str], int]:
+    """The coupled pairs whose releases moved beyond ``scale`` times their bound, and the pairs compared."""
+    rows = coupled_releases(path)
+    return [f"{what}: moved {moved:.6g} > {scale:g} x bound {bound:.6g}"
+            for what, moved, bound in rows if moved > scale * bound], len(rows)
+
+
+@functools.cache
+def final_statistics() -> tuple[tuple[str, float, float], ...]:
+    """The statistic of ESM's last step before noise, on both neighbours, at the centre, scales and
+    radius ESM released on X (algorithm3 path, unit box): (what, its move, the stated sensitivity)."""
+    out = []
+    for lo, hi, n, d in CASES:
+        box = unit_box(lower=lo, upper=hi)
+        for pair in _pairs(lo, hi, n, d, np.random.default_rng(n * 10 + d)):
+            U, Up = box.to_unit(pair.X), box.to_unit(pair.Xp)
+            r = ar.algorithm3_robust(U, rho=RHO, lower=0.0, upper=1.0, rng=np.random.default_rng(0), path="algorithm3")
+            b = 1.0 / np.sqrt(r.sigma * float(np.sum(r.sigma)))
+            T, Tp = (clipping.clipped_sum(A, C=r.C, mu_hat=r.centre, b=b).total for A in (U, Up))
+            out.append((f"box [{lo:.3g}, {hi:.3g}] n={n} d={d} {pair.kind}", _norm(T - Tp),
+                        clipping.sum_sensitivity(r.C, n=n, d=d)))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_releases_move_within_the_sensitivity_on_coupled_noise(path):
+    problems, compared = release_findings(path)
+    assert compared >= 1, "no coupled pair had equal intermediate releases: the check did not run"
+    assert not problems, "\n".join(problems[:10])
+
+
+def test_last_statistic_moves_within_the_sensitivity_at_the_released_inputs():
+    rows = final_statistics()
+    assert len(rows) == sum(len(_pairs(lo, hi, n, d, np.random.default_rng(0))) for lo, hi, n, d in CASES)
+    assert not [r for r in rows if r[1] > r[2]], [r for r in rows if r[1] > r[2]][:5]
+
+
+def test_the_checks_catch_a_quarter_of_the_sensitivity():
+    """Controls: with a quarter of the stated sensitivity, the corner pairs (which attain C or 2C) fail."""
+    assert any("corners" in what for what, moved, bound in final_statistics() if moved > 0.25 * bound)
+    assert any("corners" in p for p in release_findings("algorithm3", scale=0.25)[0])
