@@ -25,14 +25,10 @@ r"""Findings of chapter 9: where Algorithm 3 with private inputs fails off its m
 
 from __future__ import annotations
 
-import csv
-import dataclasses
 import functools
-import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -50,11 +46,10 @@ from egmlib.peers.scales import pairwise_squared_differences
 __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE",
            "GOAL_RECOMMENDED", "RECOMMENDED", "PEERS", "NEW", "OLD",
            "StepDiagnostics", "Diagnosis", "diagnose", "DIAGNOSIS_DATASETS", "DIAGNOSIS_RUNS", "DIAGNOSIS_RHO",
-           "DIAGNOSIS_FILE",
-           "save_diagnoses", "load_diagnoses", "Comparison", "Goal", "Goals", "goals",
+                      "Comparison", "Goal", "Goals", "goals",
            "best_peer_ratios", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
-           "CROSSOVER_TOLERANCE", "CrossoverCell", "Crossover", "crossover_switch",
-           "load_crossover", "few_rows_share"]
+           "RELEASES", "RELEASE_KIND", "RESOLUTION_TOLERANCE", "PathRun", "PathCell", "PathCalibration",
+           "path_runs", "resolution_threshold", "calibrate_paths"]
 
 #: Goal 1 -- off the model, chapter 9's pipeline adds at most this times the better peer's error ...
 GOAL_OFF_MODEL = 2.0
@@ -82,11 +77,6 @@ DIAGNOSIS_SEED = 20261126
 #: ``benchmarks/offmodel_diagnosis.py`` saves and :func:`load_diagnoses` reads.
 DIAGNOSIS_DATASETS = ("digits", "breast_cancer", "wine", "diabetes", "fair", "randhie", "baskets_n1e4")
 DIAGNOSIS_RUNS, DIAGNOSIS_RHO = 10, 0.25
-#: Where ``benchmarks/offmodel_diagnosis.py`` saves chapter 9's diagnoses, the repository's
-#: ``benchmarks/results/offmodel_diagnosis.json``.
-#:
-#: :meta hide-value:
-DIAGNOSIS_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_diagnosis.json"
 
 
 # ---------------------------------------------------------------------------------------
@@ -176,43 +166,6 @@ def diagnose(dataset: str, *, runs: int, rho: float) -> Diagnosis:
         ref[a] = float(np.median(errs))
     return Diagnosis(dataset=dataset, n=X.shape[0], d=X.shape[1], runs=runs, rho=rho, ties=ties,
                      zero_columns=zero_cols, steps=MappingProxyType(steps), reference=MappingProxyType(ref))
-
-
-def save_diagnoses(diagnoses: Sequence[Diagnosis], path: str | Path) -> Path:
-    """Write ``diagnoses`` (Observation 9.A's records) as JSON to ``path``, a ``.json`` file
-    (chapter 9 reads :data:`DIAGNOSIS_FILE`); floats are written exactly (their repr)."""
-    if isinstance(diagnoses, Diagnosis) or not isinstance(diagnoses, Sequence) or not diagnoses or not all(
-            isinstance(g, Diagnosis) for g in diagnoses):
-        raise TypeError("diagnoses must be a non-empty sequence of egmbook.findings.offmodel.Diagnosis (diagnose())")
-    if isinstance(path, bool) or not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
-    p = Path(path)
-    if p.suffix != ".json":
-        raise ValueError(f"path must name a .json file, got path={str(p)!r}")
-    rows = [{**{f.name: getattr(g, f.name) for f in dataclasses.fields(g) if f.name not in ("steps", "reference")},
-             "steps": {k: dataclasses.asdict(v) for k, v in g.steps.items()}, "reference": dict(g.reference)}
-            for g in diagnoses]
-    p.write_text(json.dumps(rows, indent=1) + "\n")
-    return p
-
-
-def load_diagnoses(path: str | Path | None = None) -> Mapping[str, Diagnosis]:
-    """Observation 9.A's diagnoses saved by ``benchmarks/offmodel_diagnosis.py`` (by default the
-    repository's ``benchmarks/results/offmodel_diagnosis.json``), by dataset, in the saved order."""
-    if path is not None and not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
-    p = DIAGNOSIS_FILE if path is None else Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"diagnoses not found at {p}; run python benchmarks/offmodel_diagnosis.py")
-    try:
-        out = {}
-        for row in json.loads(p.read_text()):
-            steps = MappingProxyType({k: StepDiagnostics(**v) for k, v in row.pop("steps").items()})
-            reference = MappingProxyType({str(k): float(v) for k, v in row.pop("reference").items()})
-            out[row["dataset"]] = Diagnosis(**row, steps=steps, reference=reference)
-    except (TypeError, KeyError, AttributeError, ValueError) as err:
-        raise ValueError(f"{p} does not hold diagnoses as save_diagnoses writes them ({err})") from None
-    return MappingProxyType(out)
 
 
 # ---------------------------------------------------------------------------------------
@@ -426,117 +379,219 @@ def verdicts(peers: PeersResults, offmodel: OffModelResults) -> tuple[Verdict, .
 
 
 # ---------------------------------------------------------------------------------------
-# the calibration of the few-rows rule (Proposition 9.B)
+# ESM's predicted errors against the measured ones (chapter 9's figure; the calibration)
 # ---------------------------------------------------------------------------------------
-#: The largest ratio of Algorithm 3's path's error to the few-rows path's that the rule's
-#: switch point tolerates on data from Algorithm 3's model.
-CROSSOVER_TOLERANCE = 1.25
-# Where benchmarks/offmodel_crossover.py writes its cells (private: a path of the machine).
-_CROSSOVER_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_crossover.csv"
-_CROSSOVER_COLUMNS = ("half_width", "d", "rho", "n", "runs", "error_algorithm3", "error_few_rows", "statistic")
+#: The releases ``benchmarks/offmodel_paths.py`` measures: IOME with the whole budget (the
+#: public stage, each search), and after the scale step each path ESM can take.
+RELEASES = ("whole iome", "whole centred-iome", "after algorithm3", "after plan", "after iome",
+            "after centred-iome")
+#: The kind of prediction each release is compared with (its factor in
+#: :data:`egmlib.peers.path_errors.ERROR_FACTORS`).
+RELEASE_KIND = MappingProxyType({"whole iome": "iome", "whole centred-iome": "iome", "after iome": "iome",
+                                 "after centred-iome": "iome", "after algorithm3": "algorithm3",
+                                 "after plan": "plan"})
+#: The largest ratio of the public stage's IOME to the scale stage's pick that the resolution
+#: threshold tolerates (the same 1.25 as G3).
+RESOLUTION_TOLERANCE = 1.25
 
 
 @dataclass(frozen=True)
-class CrossoverCell(Finding):
-    """One cell of the calibration: medians over the runs of the error each path adds and of the
-    rule's statistic :math:`n\\sqrt\\rho/\\ln(1 + R_w)`."""
+class PathRun(Finding):
+    """One release in one run of one calibration cell: the error it added and the model's prediction.
 
-    half_width: float  #: the box is [-half_width, half_width]
+    ``predicted`` is the model's error with every factor of
+    :data:`egmlib.peers.path_errors.ERROR_FACTORS` at 1 (IOME with the whole budget is predicted at
+    the cell's true variances, the releases after the scale step at the released scales, as ESM
+    predicts them); ``log_noise`` is the public noise sd of a log scale at the cell's budget.
+    """
+
+    alpha: float
     d: int
-    rho: float
+    width: float  #: the box's half-width in units of sigma_1
     n: int
+    rho: float
+    run: int
+    release: str  #: one of :data:`RELEASES`
+    measured: float
+    predicted: float
+    log_noise: float
+
+
+def _model(value: float, kind: str) -> float:
+    from egmlib.peers.path_errors import ERROR_FACTORS
+
+    return value / ERROR_FACTORS[kind]
+
+
+def path_runs(rows: Sequence[Mapping[str, Any]]) -> tuple[PathRun, ...]:
+    """The runs that ``benchmarks/offmodel_paths.py`` records, with the model's predictions.
+
+    Each row holds a cell's coordinates, the measured errors by release and the released scales
+    (:class:`egmlib.peers.scales.PairedScales` as a mapping); the predictions are recomputed from
+    them with :func:`egmlib.peers.algorithm3_robust.predict_paths` (released scales) and
+    :func:`egmlib.peers.path_errors.iome_error` (true variances, whole budget), every factor
+    divided out.
+    """
+    from egmlib.peers import algorithm3_robust as esm
+    from egmlib.peers import path_errors as pe
+    from egmlib.peers.scales import PairedScales, log_scale_noise
+
+    out = []
+    for row in rows:
+        d, n, rho, half = int(row["d"]), int(row["n"]), float(row["rho"]), float(row["half"])
+        sigma = (d / np.arange(1, d + 1)) ** float(row["alpha"])
+        coords = dict(alpha=float(row["alpha"]), d=d, width=float(row["width"]), n=n, rho=rho, run=int(row["run"]))
+        tau = log_scale_noise(n, d=d, rho=esm.PAIRED_LOG_SHARE * esm.SHARES["scale"] * rho) if n >= 4 else math.inf
+        for path in ("iome", "centred-iome"):
+            pred = pe.iome_error(n, rho=(1.0 - esm.IOME_ANCHOR_SHARE) * rho, variances=sigma**2, lower=-half,
+                                 upper=half, wide=path == "centred-iome")
+            out.append(PathRun(**coords, release=f"whole {path}", measured=float(row[f"whole {path}"]),
+                               predicted=_model(pred, "iome"), log_noise=tau))
+        if "scales" not in row:
+            continue
+        sc = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in row["scales"].items()}
+        errors = esm.predict_paths(n, rho=rho, lower=-half, upper=half, scales=PairedScales(**sc)).errors
+        for path, pred in errors.items():
+            release = f"after {path}"
+            out.append(PathRun(**coords, release=release, measured=float(row[release]),
+                               predicted=_model(pred, RELEASE_KIND[release]), log_noise=tau))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PathCell(Finding):
+    """One calibration cell and release: the medians over its runs."""
+
+    alpha: float
+    d: int
+    width: float
+    n: int
+    rho: float
+    release: str
+    measured: float
+    predicted: float  #: the model's, times the calibrated factor of its kind
+    log_noise: float
     runs: int
-    error_algorithm3: float
-    error_few_rows: float
-    statistic: float
+
+
+@dataclass(frozen=True)
+class PathCalibration(Finding):
+    """ESM's constants from synthetic Gaussian rows: the factors of the predictions and the
+    public stage's threshold, with the cells they come from."""
+
+    factors: Mapping[str, float]  #: kind -> median over the cells of measured / model
+    resolution: float  #: the threshold on the log scales' noise (nats)
+    cells: tuple[PathCell, ...]
+    tolerance: float = RESOLUTION_TOLERANCE
+
+    GLUE = MappingProxyType({"paths-cells": "n_cells", "paths-runs": "runs", "paths-resolution": "resolution",
+                             "paths-within2": "within_two", "paths-within-cells": "n_scored",
+                             "paths-iome-factor": "iome_factor", "paths-a3-factor": "a3_factor",
+                             "paths-plan-factor": "plan_factor"})
 
     @property
-    def ratio(self) -> float:
-        return self.error_algorithm3 / self.error_few_rows
-
-
-def crossover_switch(cells: Sequence[tuple[float, float]], tolerance: float = CROSSOVER_TOLERANCE) -> float | None:
-    """The smallest statistic from which on every cell's ratio is at most ``tolerance``.
-
-    ``cells`` are (statistic, ratio) pairs; None when the cell of the largest statistic fails."""
-    pairs = _v.check_finite_data("cells", cells)
-    if pairs.shape[1] != 2:
-        raise ValueError(f"cells must be (statistic, ratio) pairs, got rows of {pairs.shape[1]} entries")
-    tolerance = _v.check_positive_finite("tolerance", tolerance)
-    ordered = sorted(map(tuple, pairs.tolist()))
-    above = [k for k, (_, r) in enumerate(ordered) if r > tolerance]   # one pass, not one per start
-    first = above[-1] + 1 if above else 0
-    return float(ordered[first][0]) if first < len(ordered) else None
-
-
-@dataclass(frozen=True)
-class Crossover(Finding):
-    """The calibration of :data:`egmlib.peers.algorithm3_robust.FEW_ROWS_CONSTANT` on data from
-    Algorithm 3's model: Algorithm 3's path against the few-rows path, cell by cell."""
-
-    cells: tuple[CrossoverCell, ...]
-    tolerance: float = CROSSOVER_TOLERANCE
+    def n_cells(self) -> int:
+        return len({(c.alpha, c.d, c.width, c.n, c.rho) for c in self.cells})
 
     @property
     def runs(self) -> int:
-        return self.cells[0].runs
+        return min(c.runs for c in self.cells)
 
     @property
-    def switch(self) -> float:
-        """The statistic from which on every ratio is at most the tolerance."""
-        value = crossover_switch([(c.statistic, c.ratio) for c in self.cells], self.tolerance)
-        if value is None:
-            raise ValueError(f"no value of the statistic from which on every ratio is <= {self.tolerance}")
-        return value
+    def scored(self) -> tuple[PathCell, ...]:
+        """The cells where ESM uses the prediction: after the scale step, with resolvable scales."""
+        return tuple(c for c in self.cells if c.release.startswith("after") and c.log_noise <= self.resolution)
 
     @property
-    def constant(self) -> float:
-        """The rule's constant, the switch point rounded down to a multiple of 10."""
-        return float(10 * math.floor(self.switch / 10))
+    def n_scored(self) -> int:
+        return len(self.scored)
 
     @property
-    def above(self) -> tuple[CrossoverCell, ...]:
-        return tuple(c for c in self.cells if c.statistic >= self.switch)
+    def within_two(self) -> float:
+        """The share of the scored cells whose prediction is within a factor 2 of the measured error."""
+        return float(np.mean([0.5 <= c.measured / c.predicted <= 2.0 for c in self.scored]))
 
     @property
-    def below(self) -> tuple[CrossoverCell, ...]:
-        return tuple(c for c in self.cells if c.statistic < self.switch)
+    def iome_factor(self) -> float:
+        return self.factors["iome"]
 
-    def glue(self) -> dict[str, Any]:
-        """``cross-runs``, ``cross-at``, ``cross-c``, ``cross-after``, ``cross-after-n``, ``cross-peak``."""
-        return {"cross-runs": self.runs, "cross-at": self.switch, "cross-c": self.constant,
-                "cross-after": max(c.ratio for c in self.above), "cross-after-n": len(self.above),
-                "cross-peak": max(c.ratio for c in self.below)}
+    @property
+    def a3_factor(self) -> float:
+        return self.factors["algorithm3"]
 
+    @property
+    def plan_factor(self) -> float:
+        return self.factors["plan"]
 
-def load_crossover(path: str | Path | None = None) -> Crossover:
-    """The cells written by ``benchmarks/offmodel_crossover.py`` (by default the repository's
-    ``benchmarks/results/offmodel_crossover.csv``)."""
-    if path is not None and not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
-    p = _CROSSOVER_FILE if path is None else Path(path)
-    with p.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    if not rows or tuple(rows[0]) != _CROSSOVER_COLUMNS:
-        raise ValueError(f"{p} must have the columns {', '.join(_CROSSOVER_COLUMNS)} and at least one row")
-    cells = tuple(CrossoverCell(half_width=float(r["half_width"]), d=int(r["d"]), rho=float(r["rho"]), n=int(r["n"]),
-                                runs=int(r["runs"]), error_algorithm3=float(r["error_algorithm3"]),
-                                error_few_rows=float(r["error_few_rows"]), statistic=float(r["statistic"]))
-                  for r in rows)
-    return Crossover(cells)
+    def report(self) -> str:
+        """The calibration as text, for the benchmark's log."""
+        lines = [f"{self.n_cells} cells, {self.runs} runs each; factors (measured / model, median): "
+                 + ", ".join(f"{k} {v:.3f}" for k, v in self.factors.items()),
+                 f"public stage: IOME alone where the log scales' noise exceeds {self.resolution:.3g} nats "
+                 f"(tolerance {self.tolerance})",
+                 f"predictions within a factor 2 of the measured error in {self.within_two:.0%} of the "
+                 f"{self.n_scored} cells where ESM uses them"]
+        return "\n".join(lines)
 
 
-def few_rows_share(dataset: str, *, rho: float, runs: int) -> float:
-    """The share of ``runs`` runs in which the pipeline's rule
-    (:func:`egmlib.peers.algorithm3_robust.few_rows`) takes the few-rows path on ``dataset`` at
-    budget ``rho``: the rule reads the released scales, which differ from run to run."""
-    dataset = _v.check_choice("dataset", dataset, od.DATASETS)
-    rho = _v.check_positive_finite("rho", rho)
-    runs = _v.check_count("runs", runs, maximum=10**4)
-    s = od.load(dataset, seed=0)
-    share = algorithm3_robust.SHARES["scale"]
-    hits = sum(algorithm3_robust.few_rows(s.X.shape[0], rho=rho, sigma=algorithm3_robust.robust_scales(
-                   s.X, rho=share * rho, lower=s.lower, upper=s.upper,
-                   rng=np.random.default_rng([DIAGNOSIS_SEED, run])), lower=s.lower, upper=s.upper)
-               for run in range(runs))
-    return hits / runs
+def _medians(runs: Sequence[PathRun]) -> dict[tuple[Any, ...], tuple[float, float, float, int]]:
+    groups: dict[tuple[Any, ...], list[PathRun]] = {}
+    for r in runs:
+        groups.setdefault((r.alpha, r.d, r.width, r.n, r.rho, r.release), []).append(r)
+    return {k: (float(np.median([r.measured for r in v])), float(np.median([r.predicted for r in v])),
+                v[0].log_noise, len(v)) for k, v in groups.items()}
+
+
+def resolution_threshold(pairs: Sequence[tuple[float, float]], tolerance: float = RESOLUTION_TOLERANCE) -> float:
+    """The smallest noise from which on every (noise, ratio) pair has a ratio of at most ``tolerance``.
+
+    ``pairs`` are (log scales' noise, error of IOME alone over the scale stage's pick); inf when
+    the pair of the largest noise fails."""
+    arr = _v.check_finite_data("pairs", pairs)
+    if arr.shape[1] != 2:
+        raise ValueError(f"pairs must be (noise, ratio) pairs, got rows of {arr.shape[1]} entries")
+    tolerance = _v.check_positive_finite("tolerance", tolerance)
+    ordered = sorted(map(tuple, arr.tolist()))
+    above = [k for k, (_, r) in enumerate(ordered) if r > tolerance]
+    first = above[-1] + 1 if above else 0
+    return float(ordered[first][0]) if first < len(ordered) else math.inf
+
+
+def calibrate_paths(runs: Sequence[PathRun], tolerance: float = RESOLUTION_TOLERANCE) -> PathCalibration:
+    """ESM's constants from the calibration runs (synthetic Gaussian rows only).
+
+    * factors: for each kind of release, the median over the cells of (median measured error) /
+      (median model error), over the cells where ESM would use that prediction: the public
+      stage's IOME in every cell, the releases after the scale step where the log scales' noise
+      is at most 1 nat;
+    * resolution: :func:`resolution_threshold` of the cells' (noise, ratio), the ratio of IOME
+      alone (the search :func:`egmlib.peers.algorithm3_robust.iome_reliable` takes) to the release
+      the scale stage picks by the calibrated predictions.
+    """
+    from egmlib.peers import algorithm3_robust as esm
+
+    if not runs or not all(isinstance(r, PathRun) for r in runs):
+        raise TypeError("runs must be a non-empty sequence of egmbook.findings.offmodel.PathRun (path_runs())")
+    tolerance = _v.check_positive_finite("tolerance", tolerance)
+    med = _medians(runs)
+    factors = {}
+    for kind in ("iome", "algorithm3", "plan"):
+        ratios = [m / p for (a, d, w, n, r, rel), (m, p, tau, _) in med.items()
+                  if RELEASE_KIND[rel] == kind and p > 0 and (rel.startswith("whole") or tau <= 1.0)]
+        factors[kind] = float(np.median(ratios)) if ratios else 1.0
+    cells = tuple(PathCell(alpha=a, d=d, width=w, n=n, rho=r, release=rel, measured=m,
+                           predicted=p * factors[RELEASE_KIND[rel]], log_noise=tau, runs=k)
+                  for (a, d, w, n, r, rel), (m, p, tau, k) in sorted(med.items()))
+    pairs = []
+    by_cell: dict[tuple[Any, ...], dict[str, PathCell]] = {}
+    for c in cells:
+        by_cell.setdefault((c.alpha, c.d, c.width, c.n, c.rho), {})[c.release] = c
+    for (a, d, w, n, r), rel in by_cell.items():
+        after = [c for k, c in rel.items() if k.startswith("after")]
+        if not after:
+            continue
+        pick = min(after, key=lambda c: c.predicted)
+        alone = rel["whole centred-iome" if esm.iome_reliable(n, d=d, rho=r) else "whole iome"]
+        pairs.append((pick.log_noise, alone.measured / pick.measured))
+    return PathCalibration(factors=MappingProxyType(factors), resolution=resolution_threshold(pairs, tolerance),
+                           cells=cells, tolerance=tolerance)

@@ -273,14 +273,14 @@ class _Reference:
     deviation: FloatArray
 
 
-def _reference(X: np.ndarray) -> _Reference:
-    """The mean as BLAS computes it (any point will do), with the largest distance of a row
-    from it and sum_i (x_i - m), on centred rows in chunks (no cancellation).  The spread is
-    inf when a centred row overflows (a step then never skips the data)."""
+def _reference(X: np.ndarray, b: FloatArray | None = None) -> _Reference:
+    """The mean of the rows y_i = x_i * b as BLAS computes it (any point will do), with the largest
+    distance of a row from it and sum_i (y_i - m), on centred rows in chunks (no cancellation, no
+    copy of X).  The spread is inf when a centred row overflows (a step then never skips the data)."""
     n, d = X.shape
     with np.errstate(over="ignore", invalid="ignore"):
-        m = (X.T @ np.ones(n)) / n
-    if not np.all(np.isfinite(m)):
+        mx = (X.T @ np.ones(n)) / n
+    if not np.all(np.isfinite(mx)):
         return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
     rows = clipping.chunk_rows(d)
     buf = np.empty((min(rows, n), d))
@@ -289,22 +289,37 @@ def _reference(X: np.ndarray) -> _Reference:
     with np.errstate(over="ignore", invalid="ignore"):
         for a in range(0, n, rows):
             B = buf[:min(rows, n - a)]
-            np.subtract(X[a:a + rows], m, out=B)
+            np.subtract(X[a:a + rows], mx, out=B)
+            if b is not None:
+                B *= b
             top = max(top, float(np.einsum("ij,ij->i", B, B).max()))
             total += B.sum(axis=0)
+        m = mx if b is None else mx * b
+    if not np.all(np.isfinite(m)):
+        return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
     return _Reference(point=m, spread=math.sqrt(top) if math.isfinite(top) else math.inf, deviation=total)
 
 
-def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference) -> tuple[FloatArray, int]:
-    """The statistic of one CoinPress step before noise: sum_i clip_R(x_i - c), and the rows clipped.
+def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference,
+              b: FloatArray | None = None) -> tuple[FloatArray, int]:
+    """The statistic of one CoinPress step before noise: sum_i clip_R(y_i - c), y_i = x_i * b (b = 1
+    when None), and the rows clipped.
 
     Its sensitivity is :func:`egmlib.clipping.sum_sensitivity` of R (the module docstring).
     A ball B(c, R) that holds B(m, spread) clips no row: the sum is then
-    sum_i (x_i - m) + n (m - c), with no pass over the data.
+    sum_i (y_i - m) + n (m - c), with no pass over the data.  With a scaling b the rows are
+    formed chunk by chunk as (x_i - c / b) * b, never as a whole scaled copy of X.
     """
     if ref.spread + float(np.linalg.norm(ref.point - c)) <= R * (1.0 - _SAFETY):
         return ref.deviation + X.shape[0] * (ref.point - c), 0
-    r = clipping.clipped_sum(X, C=R, mu_hat=c)
+    if b is None:
+        r = clipping.clipped_sum(X, C=R, mu_hat=c)
+    else:
+        with np.errstate(over="ignore"):
+            centre = c / b  # the centre in the data's units; a public function of released values
+        if not np.all(np.isfinite(centre)):
+            raise ValueError("the whitened centre overflows in the data's units: scale too small for the data")
+        r = clipping.clipped_sum(X, C=R, mu_hat=centre, b=b)
     return r.total, r.n_clipped
 
 
@@ -352,6 +367,15 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
                                     of="one entry per column of X")
     radius = _v.check_positive_finite("prior_radius", prior_radius)
     rng = _v.check_rng("rng", rng)
+    return _coinpress(X, rho=rho, centre=centre, radius=radius, rng=rng, beta=beta, steps=steps,
+                      clip_rule=clip_rule)
+
+
+def _coinpress(X: np.ndarray, *, rho: float, centre: FloatArray, radius: float, rng: np.random.Generator,
+               beta: float, steps: int | None, clip_rule: str, b: FloatArray | None = None) -> CoinPressResult:
+    """CoinPress on the rows y_i = x_i * b (b = 1 when None), from the prior ball B(centre, radius) in
+    those units; X is read chunk by chunk, never copied (checked arguments)."""
+    n, d = X.shape
     schedule = coinpress_schedule(n, d=d, prior_radius=radius, rho=rho, beta=beta, steps=steps,
                                   clip_rule=clip_rule)
     t, pre = schedule.steps, schedule.preliminary_share
@@ -361,9 +385,9 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
     radii, clips, stds = _recursion(n, d, radius, rho, beta, t, pre, clip_rule)
     c = centre.copy()
     n_clipped = []
-    ref = _reference(X)  # once: steps that clip no row then cost no pass over the data
+    ref = _reference(X, b)  # once: steps that clip no row then cost no pass over the data
     for R, s in zip(clips, stds, strict=True):
-        total, k = _step_sum(X, c, R, ref)
+        total, k = _step_sum(X, c, R, ref, b)
         n_clipped.append(k)
         # the noisy clipped mean of the centred rows, then c + it (post-processing)
         c = c + (total / n + s * rng.standard_normal(d))
@@ -411,7 +435,7 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
         # public: the whitened box is finite, so the whitened rows (in it) are
         _v.check_finite_result(max(abs(lower), abs(upper)) / sigma, what="the whitened box",
                                inputs="lower, upper or 1/sigma")
-        Y = X / sigma
+        b = 1.0 / sigma
         centre = (0.5 * (lower + upper)) / sigma
         half = (0.5 * (upper - lower)) / sigma
         top = float(half.max())
@@ -421,8 +445,16 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
         raise ValueError(f"(upper - lower) / (2 sigma) underflows to 0: sigma too large for the box, "
                          f"got max(sigma)={float(sigma.max())!r}, lower={lower!r}, upper={upper!r}")
     _v.check_finite_result(centre, what="the whitened prior centre", inputs="lower, upper or 1/sigma")
-    r = coinpress_mean(Y, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta,
-                       steps=steps, clip_rule=clip_rule)
+    _v.check_finite_result(b, what="1/sigma", inputs="sigma")
+    rho = _v.check_positive_finite("rho", rho)
+    beta = _v.check_probability("beta", beta)
+    if steps is not None:
+        steps = _v.check_count("steps", steps, maximum=MAX_STEPS)
+    clip_rule = _v.check_choice("clip_rule", clip_rule, CLIP_RULES)
+    rng = _v.check_rng("rng", rng)
+    # the whitened rows x / sigma are formed chunk by chunk inside the steps: no whitened copy of X
+    r = _coinpress(X, rho=rho, centre=centre, radius=radius, rng=rng, beta=beta, steps=steps,
+                   clip_rule=clip_rule, b=b)
     with np.errstate(over="ignore"):
         estimate = sigma * r.estimate
     _v.check_finite_result(estimate, what="the estimate", inputs="X or sigma")
