@@ -300,19 +300,23 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
 # centre
 # ---------------------------------------------------------------------------------------
 def _private_centre(X: np.ndarray, sigma: FloatArray, rho: float, lower: float, upper: float,
-                    rng: np.random.Generator) -> FloatArray:
+                    rng: np.random.Generator, colsum: FloatArray | None = None) -> FloatArray:
     r""":math:`\hat\mu`: CoinPress whitened by the released :math:`\hat\sigma`, projected on the box.
 
     CoinPress (Biswas et al. 2020) on :math:`x_i\oslash\hat\sigma` at ``rho`` from the ball that
     holds the whitened box, formed chunk by chunk (no whitened copy of ``X``;
     :func:`egmlib.peers.coinpress.coinpress_known_scales` does the same with checks); scaling
-    back and the projection are post-processing.  ``X`` is checked and clamped by the caller.
+    back and the projection are post-processing.  ``X`` is checked and clamped by the caller;
+    ``colsum``, :math:`\sum_i(x_i - c)` about the box's centre :math:`c` from the caller's pass, spares
+    the pass of CoinPress's first step, whose ball (the whitened box's) holds every row: its
+    statistic is then :math:`\hat\sigma^{-1}\odot\sum_i(x_i - c)`.
     """
     b = 1.0 / sigma
     centre = (0.5 * (lower + upper)) * b
     radius = _pe._whitened_radius(sigma, lower, upper)
+    ref = None if colsum is None else _cp._Reference(point=centre, spread=radius, deviation=colsum * b)
     r = _cp._coinpress(X, rho=rho, centre=centre, radius=radius, rng=rng, beta=0.01, steps=None,
-                       clip_rule="paper", b=b)
+                       clip_rule="paper", b=b, ref=ref)
     return np.clip(sigma * r.estimate, lower, upper)
 
 
@@ -477,11 +481,41 @@ def _model_radius(sigma: FloatArray, p: float) -> float:
 # the paths
 # ---------------------------------------------------------------------------------------
 def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float, float,
-                                                                np.random.Generator]:
-    X = _v.check_finite_data("X", X, min_rows=2)
+                                                                np.random.Generator, FloatArray]:
+    """X finite (n >= 2), the box and rng checked; X moved into the box (a copy only where an entry
+    lies outside it), and sum_i (x_i - c) about the box's centre c (CoinPress's first step reads it).
+    One chunked pass over X gives its finiteness, its range and that sum."""
+    X = _v.check_data_matrix("X", X)
+    if X.shape[0] < 2:
+        raise ValueError(f"X must have at least 2 rows, got X with n={X.shape[0]}")
     lower, upper = _v.check_bounds(lower, upper)
     rng = _v.check_rng("rng", rng)
-    return clipping.clamp_to_box(X, lower=lower, upper=upper), lower, upper, rng
+    if X.dtype != np.float64:
+        X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    c = 0.5 * (lower + upper)
+    low, high, finite = math.inf, -math.inf, True
+    step = clipping.chunk_rows(d)
+    buf = np.empty((min(step, n), d))
+    total = np.zeros(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a in range(0, n, step):
+            block = X[a:a + step]
+            lo_b, hi_b = float(block.min()), float(block.max())
+            finite = finite and math.isfinite(lo_b) and math.isfinite(hi_b)
+            low, high = min(low, lo_b), max(high, hi_b)
+            B = buf[:block.shape[0]]
+            np.subtract(block, c, out=B)
+            total += B.sum(axis=0)
+    if not finite:
+        _v.check_finite_data("X", X)  # raises, naming the first entry that is not finite
+    if low >= lower and high <= upper:
+        return X, lower, upper, rng, total
+    X = np.clip(X, lower, upper)
+    total = np.zeros(d)
+    for a in range(0, n, step):
+        total += (X[a:a + step] - c).sum(axis=0)
+    return X, lower, upper, rng, total
 
 
 def _check_path(path: Any) -> Path | None:
@@ -537,18 +571,18 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
     >>> algorithm3_robust(X[:40], rho=0.25, lower=-100.0, upper=100.0, rng=rng).path
     'iome'
     """
-    X, lower, upper, rng = _check(X, lower, upper, rng)
+    X, lower, upper, rng, colsum = _check(X, lower, upper, rng)
     n, d = X.shape
     p = 1.0 / n if p_clip is None else _v.check_probability("p_clip", p_clip)
     forced = _check_path(path)
     scales_first = _v.check_bool("scales_first", scales_first)
     rho = _v.check_positive_finite("rho", rho)
     _budget.split_budget(rho, shares=SHARES)  # a rho whose shares underflow names rho
-    return _esm(X, rho, lower, upper, rng, p, forced, scales_first)
+    return _esm(X, rho, lower, upper, rng, p, forced, scales_first, colsum)
 
 
 def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, p: float,
-         forced: Path | None, scales_first: bool = False) -> RobustResult:
+         forced: Path | None, scales_first: bool = False, colsum: FloatArray | None = None) -> RobustResult:
     n, d = X.shape
     if (forced in ("iome", "centred-iome") and not scales_first) or (forced is None and not _resolvable(n, d, rho)):
         wide = forced == "centred-iome" if forced is not None else _iome_reliable(n, d, rho)
@@ -561,9 +595,9 @@ def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.G
         r = _iome_path(X, rho - scale_rho, lower, upper, rng, wide=chosen == "centred-iome",
                        spent={"scale": scale_rho})
     elif chosen == "plan":
-        r = _plan_path(X, rho, lower, upper, rng, scales.sigma_hat)
+        r = _plan_path(X, rho, lower, upper, rng, scales.sigma_hat, colsum)
     else:
-        r = _algorithm3_path(X, rho, lower, upper, rng, scales.sigma_hat, p)
+        r = _algorithm3_path(X, rho, lower, upper, rng, scales.sigma_hat, p, colsum)
     return RobustResult(**{**r.__dict__, "predicted": predicted})
 
 
@@ -579,13 +613,20 @@ def _anchor(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.rando
     n, d = X.shape
     c = 0.5 * (lower + upper)
     C = 0.5 * d * (upper - lower)
+    total = _anchor_sum(X, lower, upper)
+    s = _budget.gaussian_noise_std(rho, sensitivity=clipping.sum_sensitivity(C, n=n, d=1))
+    return float(np.clip(c + (total + s * float(rng.standard_normal())) / (n * d), lower, upper))
+
+
+def _anchor_sum(X: np.ndarray, lower: float, upper: float) -> float:
+    """The anchor's statistic before noise: the rows' sums about the box's centre, clipped at d w / 2."""
+    n, d = X.shape
+    c = 0.5 * (lower + upper)
     sums = np.empty((n, 1))
     step = clipping.chunk_rows(d)
     for a in range(0, n, step):
         sums[a:a + step, 0] = (X[a:a + step] - c).sum(axis=1)
-    total = float(clipping.clipped_sum(sums, C=C).total[0])
-    s = _budget.gaussian_noise_std(rho, sensitivity=clipping.sum_sensitivity(C, n=n, d=1))
-    return float(np.clip(c + (total + s * float(rng.standard_normal())) / (n * d), lower, upper))
+    return float(clipping.clipped_sum(sums, C=0.5 * d * (upper - lower)).total[0])
 
 
 def _anchor_pays(n: int, d: int, rho: float, lower: float, upper: float) -> bool:
@@ -632,10 +673,10 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
 
 
 def _algorithm3_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,
-                     sigma: FloatArray, p: float) -> RobustResult:
+                     sigma: FloatArray, p: float, colsum: FloatArray | None) -> RobustResult:
     n, d = X.shape
     budget = _budget.split_budget(rho, shares=SHARES)
-    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng)
+    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng, colsum)
     b = 1.0 / np.sqrt(sigma * float(np.sum(sigma)))
     norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
     C0 = _model_radius(sigma, p)
@@ -652,10 +693,10 @@ def _algorithm3_path(X: np.ndarray, rho: float, lower: float, upper: float, rng:
 
 
 def _plan_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,
-               sigma: FloatArray, beta: float = 0.1) -> RobustResult:
+               sigma: FloatArray, colsum: FloatArray | None, beta: float = 0.1) -> RobustResult:
     n, d = X.shape
     budget = _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
-    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng)
+    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng, colsum)
     Delta = _plan.plan_scaling(sigma)
     k = _plan._clip_fraction(n, budget["threshold"], lower, upper, beta)
     last = _budget.ZCDPBudget(total=budget["threshold"] + budget["noise"],
@@ -690,7 +731,7 @@ def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: fl
     RobustResult
         ``path`` is "plan"; ``predicted`` holds ESM's predictions for the same scales.
     """
-    X, lower, upper, rng = _check(X, lower, upper, rng)
+    X, lower, upper, rng, colsum = _check(X, lower, upper, rng)
     rho = _v.check_positive_finite("rho", rho)
     _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
-    return _esm(X, rho, lower, upper, rng, 1.0 / X.shape[0], "plan")
+    return _esm(X, rho, lower, upper, rng, 1.0 / X.shape[0], "plan", colsum=colsum)

@@ -273,31 +273,36 @@ class _Reference:
     deviation: FloatArray
 
 
-def _reference(X: np.ndarray, b: FloatArray | None = None) -> _Reference:
-    """The mean of the rows y_i = x_i * b as BLAS computes it (any point will do), with the largest
-    distance of a row from it and sum_i (y_i - m), on centred rows in chunks (no cancellation, no
-    copy of X).  The spread is inf when a centred row overflows (a step then never skips the data)."""
+def _reference(X: np.ndarray, point: FloatArray | None = None, b: FloatArray | None = None) -> _Reference:
+    """The rows y_i = x_i * b (b = 1 when None) seen from a ``point`` (any point will do; CoinPress
+    takes its prior ball's centre, default the rows' mean): their largest distance from it and
+    sum_i (y_i - point), on centred rows in chunks, in one pass (no cancellation, no copy of X).  The
+    spread is inf when a centred row overflows (a step then never skips the data)."""
     n, d = X.shape
-    with np.errstate(over="ignore", invalid="ignore"):
-        mx = (X.T @ np.ones(n)) / n
-    if not np.all(np.isfinite(mx)):
-        return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
+    if point is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            point = np.asarray(X.sum(axis=0, dtype=np.float64) / n, dtype=np.float64)
+            if b is not None:
+                point = point * b
+        if not np.all(np.isfinite(point)):
+            return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
     rows = clipping.chunk_rows(d)
     buf = np.empty((min(rows, n), d))
     top = 0.0
     total = np.zeros(d)
     with np.errstate(over="ignore", invalid="ignore"):
+        origin = point if b is None else point / b  # the point in the data's units
+        if not np.all(np.isfinite(origin)):
+            return _Reference(point=point, spread=math.inf, deviation=np.zeros(d))
         for a in range(0, n, rows):
             B = buf[:min(rows, n - a)]
-            np.subtract(X[a:a + rows], mx, out=B)
+            B[...] = X[a:a + rows]
+            B -= origin
             if b is not None:
                 B *= b
             top = max(top, float(np.einsum("ij,ij->i", B, B).max()))
             total += B.sum(axis=0)
-        m = mx if b is None else mx * b
-    if not np.all(np.isfinite(m)):
-        return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
-    return _Reference(point=m, spread=math.sqrt(top) if math.isfinite(top) else math.inf, deviation=total)
+    return _Reference(point=point, spread=math.sqrt(top) if math.isfinite(top) else math.inf, deviation=total)
 
 
 def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference,
@@ -372,9 +377,12 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
 
 
 def _coinpress(X: np.ndarray, *, rho: float, centre: FloatArray, radius: float, rng: np.random.Generator,
-               beta: float, steps: int | None, clip_rule: str, b: FloatArray | None = None) -> CoinPressResult:
+               beta: float, steps: int | None, clip_rule: str, b: FloatArray | None = None,
+               ref: _Reference | None = None) -> CoinPressResult:
     """CoinPress on the rows y_i = x_i * b (b = 1 when None), from the prior ball B(centre, radius) in
-    those units; X is read chunk by chunk, never copied (checked arguments)."""
+    those units; X is read chunk by chunk, never copied (checked arguments).  ``ref`` is the rows'
+    :func:`_reference` when the caller has it from a pass of its own (its spread may be any public
+    upper bound of the rows' distance from its point)."""
     n, d = X.shape
     schedule = coinpress_schedule(n, d=d, prior_radius=radius, rho=rho, beta=beta, steps=steps,
                                   clip_rule=clip_rule)
@@ -385,7 +393,8 @@ def _coinpress(X: np.ndarray, *, rho: float, centre: FloatArray, radius: float, 
     radii, clips, stds = _recursion(n, d, radius, rho, beta, t, pre, clip_rule)
     c = centre.copy()
     n_clipped = []
-    ref = _reference(X, b)  # once: steps that clip no row then cost no pass over the data
+    if ref is None:  # once: steps that clip no row then cost no pass over the data
+        ref = _reference(X, centre, b)
     for R, s in zip(clips, stds, strict=True):
         total, k = _step_sum(X, c, R, ref, b)
         n_clipped.append(k)

@@ -515,26 +515,86 @@ def _log_scale_noise(n: int, d: int, rho: float, floor: float, beta: float = 0.0
     return 0.5 * LOG_CHI2_1_SD * math.sqrt(s_T * s_T + 1.0 / m)
 
 
-def _paired_rows(X: np.ndarray, rng: np.random.Generator, half_w2: float, dtype: Any) -> np.ndarray:
-    """v_i = (x_{pi(2i-1)} - x_{pi(2i)})^2 / 2 for a uniformly random pairing pi, capped at the public
-    half_w2 (rows of the box; the cap only absorbs rounding), as one (m, d) array of ``dtype``
-    built chunk by chunk (no temporary of the data's size)."""
+#: Pairs are drawn between blocks of consecutive rows, at most this many rows a block (and at most
+#: n / PAIR_BLOCK_SHARE), so that a pair's rows are read as slices, not gathered one by one.
+PAIR_BLOCK_SHARE = 256
+
+
+def _pair_blocks(n: int, d: int) -> int:
+    """The public block size B of the pairing: chunk_rows(d), at most n // PAIR_BLOCK_SHARE, at least 1."""
+    return max(1, min(clipping.chunk_rows(d), n // PAIR_BLOCK_SHARE))
+
+
+def _pairing(n: int, d: int, rng: np.random.Generator) -> list[tuple[int, int, int]]:
+    """A uniformly random pairing of blocks of B consecutive rows, as (first, second, length) runs.
+
+    The rows are cut into blocks of B = :func:`_pair_blocks` consecutive rows (the last one
+    shorter), the blocks are put in a uniformly random order, and the k-th block of the first
+    half of that order is paired with the k-th block of its second half, row by row (a shorter
+    block with the first rows of its partner).  Every row lies in at most one pair; the draw
+    does not look at the data.  With B = 1 this is a uniformly random pairing of the rows."""
+    B = _pair_blocks(n, d)
+    starts = np.arange(0, n, B)
+    order = rng.permutation(starts.shape[0])
+    half = order.shape[0] // 2
+    runs = []
+    for a, b in zip(order[:half], order[half:2 * half], strict=True):
+        sa, sb = int(starts[a]), int(starts[b])
+        length = min(B, n - sa, n - sb)
+        runs.append((sa, sb, length))
+    return runs
+
+
+def _paired_rows(X: np.ndarray, rng: np.random.Generator, half_w2: float,
+                 dtype: Any) -> tuple[np.ndarray, FloatArray]:
+    """v_i = (x_a - x_b)^2 / 2 over the pairs (a, b) of :func:`_pairing`, capped at the public half_w2
+    (rows of the box; the cap only absorbs rounding), as one (m, d) array of ``dtype`` built run by
+    run from slices of X (no gather, no temporary of the data's size), and the rows' norms computed
+    as :func:`egmlib.clipping.transformed_norms` computes them from the stored values."""
     n, d = X.shape
-    perm = rng.permutation(n)
-    m = n // 2
-    first, second = perm[0:2 * m:2], perm[1:2 * m:2]
+    runs = _pairing(n, d, rng)
+    m = sum(k for _, _, k in runs)
     out = np.empty((m, d), dtype=dtype)
+    norms = np.empty(m)
+    buf = np.empty((max((k for _, _, k in runs), default=1), d))
+    i = 0
+    for a, b, k in runs:
+        B = buf[:k]
+        np.subtract(X[a:a + k], X[b:b + k], out=B)
+        np.multiply(B, B, out=B)
+        B *= 0.5
+        np.minimum(B, half_w2, out=B)
+        out[i:i + k] = B
+        B[...] = out[i:i + k]  # the stored values, as the clipped sum will read them
+        norms[i:i + k] = np.sqrt(np.einsum("ij,ij->i", B, B))
+        i += k
+    return out, norms
+
+
+def _moments_and_logs(V: np.ndarray, norms: FloatArray, tau: float, lo: float, half_w2: float,
+                      centre: FloatArray) -> tuple[FloatArray, FloatArray, float]:
+    """One pass over V, chunk by chunk: the second moments' clipped sum at ``tau`` (chunk sums added in
+    order, the summation :func:`egmlib.clipping.sum_sensitivity` bounds), then each chunk turned in
+    place into its standardised logarithms, with their sum about ``centre`` and their largest
+    distance from it (the statistic and the spread CoinPress's first step reads)."""
+    m, d = V.shape
+    total, deviation, spread = np.zeros(d), np.zeros(d), 0.0
     step = clipping.chunk_rows(d)
     buf = np.empty((min(step, m), d))
     for a in range(0, m, step):
         b = min(a + step, m)
+        total += clipping.clipped_sum(V[a:b], C=tau, norms=norms[a:b], rows=step).total
+        block = V[a:b]
+        np.clip(block, math.exp(lo), half_w2, out=block)
+        np.log(block, out=block)
+        block -= LOG_CHI2_1_MEAN
+        block /= LOG_CHI2_1_SD
         B = buf[:b - a]
-        np.subtract(X[first[a:b]], X[second[a:b]], out=B)
-        np.multiply(B, B, out=B)
-        B *= 0.5
-        np.minimum(B, half_w2, out=B)
-        out[a:b] = B
-    return out
+        B[...] = block
+        B -= centre
+        spread = max(spread, float(np.einsum("ij,ij->i", B, B).max()))
+        deviation += B.sum(axis=0)
+    return total, deviation, math.sqrt(spread)
 
 
 def paired_scales(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
@@ -564,9 +624,9 @@ def paired_scales(X: Any, *, rho: float, lower: float, upper: float, rng: np.ran
        noise may hide; the total of all second moments is not hidden, so such columns are
        raised to a share of the root mean square scale instead of collapsing.
 
-    The pairing is drawn from ``rng`` independently of the data, so a substituted row
-    changes one :math:`v_i`; each release is private for that (the book's statements on the
-    scale step) and they compose to :math:`\rho`.  The rows :math:`v_i` are stored once, in
+    The pairing is drawn from ``rng`` independently of the data and every row lies in at most one
+    pair, so a substituted row changes at most one :math:`v_i`; each release is private for that
+    (the book's statements on the scale step) and they compose to :math:`\rho`.  The rows :math:`v_i` are stored once, in
     float32 where the box allows (a quarter of the data's memory), and turned into the
     logarithms in place after the second moments.
 
@@ -603,28 +663,24 @@ def _paired_scales(X: np.ndarray, rho: float, lower: float, upper: float, rng: n
     _v.check_finite_result(top, what="the universe of the rows' norms", inputs="lower, upper")
     # float32 holds every v_ij (and the floor e^lo) where the box allows: a quarter of the data's memory
     small = math.exp(lo) > 1e-30 and top < 1e30
-    V = _paired_rows(X, rng, half_w2, np.float32 if small else np.float64)
+    V, norms = _paired_rows(X, rng, half_w2, np.float32 if small else np.float64)
     m = V.shape[0]
     # 1. second moments: a radius from the log-space quantile of the norms, the clipped sum, noise
     rho_sm = (1.0 - PAIRED_LOG_SHARE) * rho
-    norms = clipping.transformed_norms(V)
     lo_norm = math.exp(lo)
     q = private_quantile(np.log(np.clip(norms, lo_norm, top)), q=SECOND_MOMENT_QUANTILE, rho=0.5 * rho_sm,
                          lower=lo, upper=math.log(top), rng=rng)
     tau = min(math.exp(q), top)
-    total = clipping.clipped_sum(V, C=tau, norms=norms).total
+    centre = np.full(d, 0.5 * (lo + hi) / LOG_CHI2_1_SD)
+    total, deviation, spread = _moments_and_logs(V, norms, tau, lo, half_w2, centre)
     s = _budget.gaussian_noise_std(0.5 * rho_sm, sensitivity=clipping.sum_sensitivity(tau, n=m, d=d))
     variance = (total + s * rng.standard_normal(d)) / m
     noise_sd = s / m
-    # 2. log scales: the same rows, logarithms in place, CoinPress from the prior ball of the log range
-    np.clip(V, math.exp(lo), half_w2, out=V)
-    np.log(V, out=V)
-    V -= LOG_CHI2_1_MEAN
-    V /= LOG_CHI2_1_SD
-    centre = np.full(d, 0.5 * (lo + hi) / LOG_CHI2_1_SD)
+    # 2. log scales: CoinPress on the standardised logarithms from the prior ball of the log range
     radius = math.sqrt(d) * 0.5 * (hi - lo) / LOG_CHI2_1_SD
+    ref = _cp._Reference(point=centre, spread=spread, deviation=deviation)
     r = _cp._coinpress(V, rho=PAIRED_LOG_SHARE * rho, centre=centre, radius=radius, rng=rng, beta=0.01,
-                       steps=None, clip_rule="paper")
+                       steps=None, clip_rule="paper", ref=ref)
     del V
     raw = np.exp(np.clip(0.5 * LOG_CHI2_1_SD * r.estimate, 0.5 * lo, 0.5 * hi))
     shrunk, factor = _shrink(LogScalesResult(sigma_hat=raw, coinpress=r, pairs=m))
