@@ -9,9 +9,9 @@ data from Algorithm 3's own model -- never on the data the book evaluates ESM on
     n in {20, 60, 200, 600, 2000, 6000, 20000} (n d <= 2e6),  rho in {1/16, 1/4, 1},
 
 RUNS runs a cell (fresh rows a run).  In every run it records the error added,
-||estimate - x_bar||, of IOME with the whole budget (the public stage's release; its two
-searches), and after the scale step of the Algorithm 3 path, the plan path and the IOME path the
-scale stage would take, with the released scales (egmlib.peers.scales.PairedScales) that the
+||estimate - x_bar||, of IOME with the whole budget (the public stage's release; alone and around
+the anchor), and after the scale step of the Algorithm 3 path, the plan path and the IOME path
+the scale stage would take, with the released scales (egmlib.peers.scales.PairedScales) that the
 predictions read.  From the cells (egmbook.findings.offmodel.calibrate_paths):
 
   * ERROR_FACTORS -- the median over the cells of measured / predicted, for each kind of
@@ -75,7 +75,7 @@ def run_cell(alpha: float, d: int, width: float, n: int, rho: float, runs: int) 
         xbar = X.mean(axis=0)
         seed = [SEED, run, 1]
         row = {"alpha": alpha, "d": d, "width": width, "n": n, "rho": rho, "run": run, "half": H}
-        for path in ("iome", "centred-iome"):
+        for path in ("iome", "anchored-iome"):
             r = esm.algorithm3_robust(X, rho=rho, lower=-H, upper=H, rng=np.random.default_rng(seed), path=path)
             row[f"whole {path}"] = float(np.linalg.norm(r.estimate - xbar))
         if n >= 4:
@@ -84,7 +84,7 @@ def run_cell(alpha: float, d: int, width: float, n: int, rho: float, runs: int) 
                              "log_noise": s.log_noise, "variance": s.variance.tolist(), "noise_sd": s.noise_sd,
                              "radius": s.radius, "pairs": s.pairs, "shrinkage": s.shrinkage}
             rest = esm.predict_paths(n, rho=rho, lower=-H, upper=H, scales=s).errors
-            iome_kind = next(p for p in ("iome", "centred-iome") if p in rest)
+            iome_kind = next(p for p in ("iome", "anchored-iome") if p in rest)
             for path in ("algorithm3", "plan", iome_kind):
                 r = esm.algorithm3_robust(X, rho=rho, lower=-H, upper=H, rng=np.random.default_rng(seed), path=path,
                                           scales_first=True)

@@ -297,7 +297,7 @@ def test_public_stage_reads_n_d_rho_only():
     for X in (rng.normal(size=(512, 1024)), np.zeros((512, 1024)), 40.0 + rng.normal(size=(512, 1024))):
         r = ar.algorithm3_robust(X, rho=1.0, lower=-50.0, upper=50.0, rng=np.random.default_rng(1))
         assert not ar.scales_resolvable(512, d=1024, rho=1.0)
-        assert r.path in ("iome", "centred-iome") and r.sigma is None and r.predicted is None
+        assert r.path in ("iome", "anchored-iome") and r.sigma is None and r.predicted is None
         assert "scale" not in r.budget.parts
     noise = scales.log_scale_noise(512, d=1024, rho=ar.PAIRED_LOG_SHARE * ar.SHARES["scale"] * 1.0)
     assert noise > ar.SCALE_RESOLUTION
@@ -313,21 +313,21 @@ def test_scale_stage_runs_the_path_its_released_predictions_pick(n, d, rho):
     again = ar.predict_paths(n, rho=rho, lower=-100.0, upper=100.0, scales=s)
     assert np.array_equal(r.sigma, s.sigma_hat) if r.sigma is not None else True
     assert dict(r.predicted.errors) == dict(again.errors) and r.path == again.best
-    assert set(again.errors) == {"algorithm3", "plan", "centred-iome" if ar.iome_reliable(
-        n, d=d, rho=(1 - ar.SHARES["scale"]) * rho) else "iome"}
+    assert set(again.errors) == {"algorithm3", "plan", "anchored-iome" if ar.anchor_pays(
+        n, d=d, rho=(1 - ar.SHARES["scale"]) * rho, lower=-100.0, upper=100.0) else "iome"}
 
 
 def test_predictions_grow_where_the_model_says_they_should():
     sigma = (64 / np.arange(1, 65)) ** 0.75
     kw = dict(lower=-500.0, upper=500.0)
     a = [pe.algorithm3_error(n, sigma=sigma, rho_centre=1 / 32, rho_noise=0.18, **kw) for n in (1000, 10000)]
-    i = [pe.iome_error(n, rho=0.25, variances=sigma**2, wide=False, **kw) for n in (1000, 10000)]
+    i = [pe.iome_error(n, rho=0.25, variances=sigma**2, **kw) for n in (1000, 10000)]
     assert a[1] < a[0] and i[1] < i[0]
     # skewed scales: Algorithm 3's path beats IOME at many rows; equal scales: it does not
     flat = np.ones(64)
     assert a[1] < i[1]
     assert pe.algorithm3_error(10000, sigma=flat, rho_centre=1 / 32, rho_noise=0.18, **kw) > \
-        0.9 * pe.iome_error(10000, rho=0.25, variances=flat, wide=False, **kw)
+        0.9 * pe.iome_error(10000, rho=0.25, variances=flat, **kw)
     # a box far wider than the data costs CoinPress rows: the centre's accuracy falls
     assert pe.coinpress_accuracy(300, d=16, prior_radius=4e4, rho=1 / 32) > \
         10 * pe.coinpress_accuracy(300, d=16, prior_radius=40.0, rho=1 / 32)
@@ -336,29 +336,31 @@ def test_predictions_grow_where_the_model_says_they_should():
     assert pe.algorithm3_error(10000, sigma=sigma, rho_centre=1 / 32, rho_noise=0.18, mismatch=0.5, **kw) == a[1]
 
 
-def test_wide_search_is_chosen_by_its_public_reliability():
-    assert ar.iome_reliable(10_000, d=64, rho=1 / 16) and not ar.iome_reliable(50, d=8, rho=1.0)
-    wide, narrow = pe.iome_search(16, half=50.0, wide=True), pe.iome_search(16, half=50.0, wide=False)
-    assert narrow.half_width == 50.0 / 4 and narrow.steps == pe.IOME_STEPS
-    assert wide.half_width > 4 * narrow.half_width and wide.steps > narrow.steps
-    # the wide search's last interval is no wider than PLAN's
-    assert 2 * wide.half_width / 2 ** wide.steps <= 2 * narrow.half_width / 2 ** narrow.steps
+def test_anchor_is_used_where_its_public_noise_fits_iome_s_search():
+    assert ar.anchor_pays(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0)
+    assert not ar.anchor_pays(20, d=16, rho=1.0, lower=-500.0, upper=500.0)
+    # the rule is the anchor's noise sd against a quarter of the search interval's width w / sqrt(N)
+    for n, d, rho in ((50, 8, 0.25), (500, 64, 1.0), (128, 256, 0.0625)):
+        sd = 100.0 / (n * math.sqrt(2 * ar.IOME_ANCHOR_SHARE * rho))
+        N = 1 << (d - 1).bit_length()
+        assert ar.anchor_pays(n, d=d, rho=rho, lower=-50.0, upper=50.0) == (sd <= 0.25 * 100.0 / math.sqrt(N))
 
 
-@pytest.mark.parametrize("path", ["iome", "centred-iome"])
+@pytest.mark.parametrize("path", ["iome", "anchored-iome"])
 def test_iome_paths_are_iome_on_the_anchored_rows(path):
-    """An IOME path: the anchor (the rows' private grand mean) where it pays, then IOME on the shifted
-    rows in a box that holds them; the same as those calls by hand, bit for bit."""
+    """IOME alone is PLAN's IOME on the rows; anchored, IOME on the rows less the anchor (the rows'
+    private grand mean) in a box that holds them; the same as those calls by hand, bit for bit."""
     X = _data(n=2000)
     r = ar.algorithm3_robust(X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(8), path=path)
     g = np.random.default_rng(8)
-    assert ar._anchor_pays(2000, 6, 0.5, -50.0, 50.0)
+    if path == "iome":
+        ref = iome_mean(X, rho=0.5, lower=-50.0, upper=50.0, rng=g)
+        assert np.array_equal(r.estimate, np.clip(ref.estimate, -50.0, 50.0)) and set(r.budget.parts) == {"iome"}
+        return
     a = ar._anchor(X, ar.IOME_ANCHOR_SHARE * 0.5, -50.0, 50.0, g)
     h = max(50.0 - a, a + 50.0)
-    search = pe.iome_search(6, half=h, wide=path == "centred-iome")
-    lo, up = (-search.half_width * math.sqrt(8), search.half_width * math.sqrt(8)) if search.wide else (-50 - a, 50 - a)
-    assert lo <= float((X - a).min()) and float((X - a).max()) <= up  # IOME's box holds the shifted rows
-    ref = iome_mean(X - a, rho=(1 - ar.IOME_ANCHOR_SHARE) * 0.5, lower=lo, upper=up, rng=g, steps=search.steps)
+    assert -h <= float((X - a).min()) and float((X - a).max()) <= h  # IOME's box holds the shifted rows
+    ref = iome_mean(X - a, rho=(1 - ar.IOME_ANCHOR_SHARE) * 0.5, lower=-h, upper=h, rng=g)
     assert r.path == path and np.array_equal(r.estimate, np.clip(a + ref.estimate, -50.0, 50.0))
     assert set(r.budget.parts) == {"anchor", "iome"}
 

@@ -10,27 +10,27 @@ every release that feeds it is paid before it is made:
    scales (:func:`scales_resolvable`: the public noise :math:`\tau_\ell` of a log scale,
    :func:`egmlib.peers.scales.log_scale_noise`, above ``SCALE_RESOLUTION`` nats), the paths
    that buy scales cannot gain over IOME, which needs none: ESM releases IOME with the whole
-   budget (``path == "iome"`` or ``"centred-iome"``) and spends nothing on scales.
+   budget and spends nothing on scales.
 2. *Scale stage.*  Otherwise it buys the scales (:func:`egmlib.peers.scales.paired_scales`,
    ``SHARES["scale"]``), predicts each path's error with the rest of the budget from the
    released scales and second moments (:func:`predict_paths`) and runs the smallest:
 
-   ================  ==================================================================  ==========
-   path              release                                                             budget
-   ================  ==================================================================  ==========
-   ``iome``          IOME around a private anchor (the rows' grand mean, a scalar),      the rest
-                     PLAN's search interval
-   ``centred-iome``  the same, with a centre search wide enough to reach any mean in     the rest
-                     the box (:func:`egmlib.peers.path_errors.iome_search`; chosen over
-                     ``iome`` by the public reliability of its bisection)
-   ``algorithm3``    CoinPress's centre whitened by the scales (:math:`\rho/8`), a        ``SHARES``
-                     radius (:math:`\rho/64`), Algorithm 3's noise (:math:`47\rho/64`)
-   ``plan``          the same centre, then PLAN's last step (threshold, noise)           ``PLAN_LAST_STEP_SHARES``
-   ================  ==================================================================  ==========
+   =================  =================================================================  ==========
+   path               release                                                            budget
+   =================  =================================================================  ==========
+   ``iome``           IOME alone (PLAN's version, its box)                               the rest
+   ``anchored-iome``  a coarse centre, then IOME around it                               the rest
+   ``algorithm3``     CoinPress's centre whitened by the scales (:math:`\rho/8`), a       ``SHARES``
+                      radius (:math:`\rho/64`), Algorithm 3's noise (:math:`47\rho/64`)
+   ``plan``           the same centre, then PLAN's last step (threshold, noise)          ``PLAN_LAST_STEP_SHARES``
+   =================  =================================================================  ==========
 
-An IOME path spends ``IOME_ANCHOR_SHARE`` of its budget on the anchor.  Which of the two IOME
-searches runs depends on :math:`n, d` and the budget only (:func:`iome_reliable`): the wide one
-costs a few more bisection steps and reaches any mean; PLAN's wanders less where the counts are noisy.
+The coarse centre of ``anchored-iome`` is one number, the rows' private grand mean (the
+*anchor*, ``IOME_ANCHOR_SHARE`` of the IOME budget): its cost does not grow with :math:`d`.
+IOME searches its centre within :math:`\pm(u-l)/(2\sqrt N)` of the box's centre in every
+rotated coordinate and cannot reach a mean far from it; around the anchor it can.  Whichever
+stage releases IOME takes the anchored one where the anchor pays (:func:`anchor_pays`: its
+public noise is well inside IOME's search interval) and IOME alone otherwise.
 
 Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
 is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
@@ -65,6 +65,7 @@ from egmlib.peers.scales import PAIRED_LEVEL, PAIRED_LOG_SHARE, PairedScales, _l
 __all__ = [
     "IOME_ANCHOR_SHARE",
     "PATHS",
+    "anchor_pays",
     "PLAN_LAST_STEP_SHARES",
     "RADIUS_DOWN",
     "RADIUS_GRID",
@@ -77,7 +78,6 @@ __all__ = [
     "RadiusChoice",
     "RobustResult",
     "algorithm3_robust",
-    "iome_reliable",
     "plan_last_step_private_inputs",
     "predict_paths",
     "radius_probabilities",
@@ -136,7 +136,7 @@ class RadiusChoice:
 class PathPrediction:
     """Output of :func:`predict_paths`: the predicted error of each path ESM can still take."""
 
-    errors: Mapping[str, float]  #: path -> predicted error (one IOME path, by :func:`iome_reliable`)
+    errors: Mapping[str, float]  #: path -> predicted error (one IOME path, by :func:`anchor_pays`)
     mismatch: float  #: the rows' mean squared transformed norm over the model's (at least 1)
 
     @property
@@ -203,45 +203,33 @@ def _scales_floor() -> float:
     return PAIRED_LOG_FLOOR
 
 
-def iome_reliable(n: int, *, d: int, rho: float) -> bool:
-    r"""Whether IOME's wide centre search stays within PLAN's interval in the median run (True).
+def anchor_pays(n: int, *, d: int, rho: float, lower: float, upper: float) -> bool:
+    r"""Whether an IOME path at budget ``rho`` spends ``IOME_ANCHOR_SHARE`` of it on the anchor.
 
-    The wide search (:func:`egmlib.peers.path_errors.iome_search`) of the ``centred-iome`` path
-    bisects :math:`N` rotated coordinates with IOME's centre budget (a quarter of the IOME
-    budget, ``rho`` less the anchor's share); each count carries noise of sd
-    :math:`\sigma_c = \sqrt{NT/(2\rho_c)}`, and in a step whose rows all lie on one side of the
-    midpoint it turns the wrong way with probability :math:`q = \Phi(-n/(2\sigma_c))`.  A wrong
-    turn in one of the :math:`E` steps the wide search takes before its interval is as narrow as
-    PLAN's leaves the centre farther out than PLAN's search could: True when the expected number
-    of them, :math:`NEq`, is below :math:`\ln 2` (the median run has none), and the wide search is
-    then worth its few extra steps.  Public: :math:`n, d, \rho`.
+    The anchor, the rows' private grand mean, has noise of sd :math:`w/(n\sqrt{2\rho_a})`,
+    :math:`w = u - l` and :math:`\rho_a` its share (its statistic moves by at most :math:`w` over
+    :math:`n` rows).  It pays when that sd is at most a quarter of the width
+    :math:`w/\sqrt N` of IOME's search interval per rotated coordinate: then IOME's search, centred
+    at the anchor, holds the data's rotated mean wherever the mean lies in the box along the
+    diagonal.  Public: :math:`n, d, \rho` and the box.
 
     Examples
     --------
-    >>> iome_reliable(10_000, d=64, rho=1 / 16), iome_reliable(50, d=8, rho=1.0)
+    >>> anchor_pays(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0), anchor_pays(20, d=16, rho=1.0, lower=-500.0, upper=500.0)
     (True, False)
     """
     n = _v.check_count("n", n)
     d = _v.check_count("d", d)
     rho = _v.check_positive_finite("rho", rho)
-    return _iome_reliable(n, d, rho)
-
-
-def _iome_reliable(n: int, d: int, rho: float) -> bool:
-    wide = _pe._iome_search(d, 1.0, True)
-    narrow = _pe._iome_search(d, 1.0, False)
-    N = 1 << (d - 1).bit_length()
-    extra = wide.steps - narrow.steps
-    rho_c = IOME_SHARES["centre"] * (1.0 - IOME_ANCHOR_SHARE) * rho
-    q = _pe._wrong_turn(n, _pe._count_noise(N, rho_c, wide.steps))
-    return N * extra * q < math.log(2.0)
+    lower, upper = _v.check_bounds(lower, upper)
+    return _anchor_pays(n, d, rho, lower, upper)
 
 
 def predict_paths(n: int, *, rho: float, lower: float, upper: float, scales: PairedScales) -> PathPrediction:
     r"""The predicted error of each path after the scale step: ESM's choice, from released values only.
 
     ``rho`` is ESM's whole budget; each path is predicted with what the scale step left
-    (:mod:`egmlib.peers.path_errors`): the IOME path that :func:`iome_reliable` allows
+    (:mod:`egmlib.peers.path_errors`): the IOME path that :func:`anchor_pays` picks
     (:func:`~egmlib.peers.path_errors.iome_error` with the variances :math:`\hat\sigma^2`, raised
     to the second moments' lower confidence bound on their total), the ``algorithm3`` path
     (:func:`~egmlib.peers.path_errors.algorithm3_error`) and the ``plan`` path
@@ -280,10 +268,10 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
     total = max(float(np.sum(v)) * math.exp(-2.0 * min(noise2, 50.0)),
                 _lower_bound(scales.variance, np.ones(d), scales.noise_sd))
     v = v * (total / float(np.sum(v)))
-    reliable = _iome_reliable(n, d, rest)
+    anchored = _anchor_pays(n, d, rest, lower, upper)
     errors: dict[str, float] = {}
-    errors["centred-iome" if reliable else "iome"] = _pe._iome_error(
-        n, (1.0 - IOME_ANCHOR_SHARE) * rest, v, lower, upper, reliable)
+    errors["anchored-iome" if anchored else "iome"] = _pe._iome_error(
+        n, (1.0 - IOME_ANCHOR_SHARE) * rest if anchored else rest, v, lower, upper)
     errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
                                                  lower, upper, mismatch)
     Delta = _plan.plan_scaling(s)
@@ -548,7 +536,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
     p_clip : float in (0, 1), optional
         Tail probability of the ``algorithm3`` path's model radius; default 1/n (the report's
         Section 4).
-    path : {None, "iome", "centred-iome", "algorithm3", "plan"}, default None
+    path : {None, "iome", "anchored-iome", "algorithm3", "plan"}, default None
         None lets ESM choose; a name forces that path, for the calibration and the privacy
         tests of each path.
     scales_first : bool, default False
@@ -584,21 +572,30 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
 def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, p: float,
          forced: Path | None, scales_first: bool = False, colsum: FloatArray | None = None) -> RobustResult:
     n, d = X.shape
-    if (forced in ("iome", "centred-iome") and not scales_first) or (forced is None and not _resolvable(n, d, rho)):
-        wide = forced == "centred-iome" if forced is not None else _iome_reliable(n, d, rho)
-        return _iome_path(X, rho, lower, upper, rng, wide=wide, spent={})
+    if (forced in _IOME and not scales_first) or (forced is None and not _resolvable(n, d, rho)):
+        anchored = forced == "anchored-iome" if forced is not None else _anchor_pays(n, d, rho, lower, upper)
+        return _iome_path(X, rho, lower, upper, rng, anchored=anchored, spent={})
     scale_rho = SHARES["scale"] * rho
     scales = _paired_scales(X, scale_rho, lower, upper, rng, _scales_floor())
     predicted = _predict(n, rho, lower, upper, scales)
     chosen = forced if forced is not None else predicted.best
-    if chosen in ("iome", "centred-iome"):
-        r = _iome_path(X, rho - scale_rho, lower, upper, rng, wide=chosen == "centred-iome",
+    if chosen in _IOME:
+        r = _iome_path(X, rho - scale_rho, lower, upper, rng, anchored=chosen == "anchored-iome",
                        spent={"scale": scale_rho})
     elif chosen == "plan":
         r = _plan_path(X, rho, lower, upper, rng, scales.sigma_hat, colsum)
     else:
         r = _algorithm3_path(X, rho, lower, upper, rng, scales.sigma_hat, p, colsum)
     return RobustResult(**{**r.__dict__, "predicted": predicted})
+
+
+_IOME = ("iome", "anchored-iome")
+
+
+def _anchor_pays(n: int, d: int, rho: float, lower: float, upper: float) -> bool:
+    N = 1 << (d - 1).bit_length()
+    sd = (upper - lower) / (n * math.sqrt(2.0 * IOME_ANCHOR_SHARE * rho))
+    return sd <= 0.25 * (upper - lower) / math.sqrt(N)
 
 
 def _anchor(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator) -> float:
@@ -629,47 +626,33 @@ def _anchor_sum(X: np.ndarray, lower: float, upper: float) -> float:
     return float(clipping.clipped_sum(sums, C=0.5 * d * (upper - lower)).total[0])
 
 
-def _anchor_pays(n: int, d: int, rho: float, lower: float, upper: float) -> bool:
-    """Whether the anchor's noise sd, w / (n sqrt(2 rho_anchor)), is at most half the half-width of
-    PLAN's search interval, (w/2)/sqrt(N): public (n, d, rho, the box)."""
-    N = 1 << (d - 1).bit_length()
-    sd = (upper - lower) / (n * math.sqrt(2.0 * IOME_ANCHOR_SHARE * rho))
-    return sd <= 0.5 * 0.5 * (upper - lower) / math.sqrt(N)
-
-
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
-               wide: bool, spent: dict[str, float]) -> RobustResult:
-    r"""IOME around a private anchor (``iome``), or with the wide search too (``centred-iome``).
+               anchored: bool, spent: dict[str, float]) -> RobustResult:
+    r"""IOME alone (``iome``), or around the anchor (``anchored-iome``), with budget ``rho``.
 
-    The anchor :math:`\hat a` (:func:`_anchor`, ``IOME_ANCHOR_SHARE`` of ``rho``) where its
-    public noise sd is at most a quarter of the width of PLAN's search interval, else the box's
-    centre (public, free); then IOME (:func:`egmlib.peers.iome.iome_mean`, Huang, Liang and Yi
-    2021, as PLAN's experiments run it) with the rest on the rows :math:`x_i - \hat a`, which lie
-    in :math:`[-h, h]^d`, :math:`h = \max(u - \hat a, \hat a - l)`: IOME's box is
-    :math:`[l - \hat a, u - \hat a]` (PLAN's search interval, anchored at the data) or, wide,
-    :math:`[-L, L]` with :math:`L/\sqrt N` the half-width of
-    :func:`egmlib.peers.path_errors.iome_search` and its steps.  Both boxes contain the rows, so
-    IOME is private for them; adding :math:`\hat a` back and projecting on the box are
+    IOME alone is :func:`egmlib.peers.iome.iome_mean` (Huang, Liang and Yi 2021, as PLAN's
+    experiments run it) on the rows in the box.  Anchored: the anchor :math:`\hat a` (:func:`_anchor`,
+    ``IOME_ANCHOR_SHARE`` of ``rho``), then IOME with the rest on the rows :math:`x_i - \hat a` in
+    the box :math:`[-h, h]`, :math:`h = \max(u - \hat a, \hat a - l)`, which holds them: IOME's
+    search interval is then centred at the anchor.  Adding :math:`\hat a` back and projecting on the box are
     post-processing.  ``spent`` names the budget already spent (the scales), for the record.
     """
     n, d = X.shape
     total = rho + sum(spent.values())
-    anchored = _anchor_pays(n, d, rho, lower, upper)
-    own = {"anchor": IOME_ANCHOR_SHARE * rho, "iome": (1.0 - IOME_ANCHOR_SHARE) * rho} if anchored \
-        else {"iome": rho}
+    own = {"anchor": IOME_ANCHOR_SHARE * rho, "iome": (1.0 - IOME_ANCHOR_SHARE) * rho} if anchored else {"iome": rho}
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
-    a = _anchor(X, budget["anchor"], lower, upper, rng) if anchored else 0.5 * (lower + upper)
-    h = max(upper - a, a - lower)
-    search = _pe._iome_search(d, h, wide)
-    N = 1 << (d - 1).bit_length()
-    lo_box, up_box = (-search.half_width * math.sqrt(N), search.half_width * math.sqrt(N)) if wide \
-        else (lower - a, upper - a)
-    r = iome_mean(X - a, rho=budget["iome"], lower=lo_box, upper=up_box, rng=rng, steps=search.steps)
+    if anchored:
+        a = _anchor(X, budget["anchor"], lower, upper, rng)
+        h = max(upper - a, a - lower)
+        r = iome_mean(X - a, rho=budget["iome"], lower=-h, upper=h, rng=rng)
+    else:
+        a = 0.0
+        r = iome_mean(X, rho=budget["iome"], lower=lower, upper=upper, rng=rng)
     estimate = np.clip(a + r.estimate, lower, upper)
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=np.full(d, a), sigma=None,
                         C=r.C, radius=None, noise_std=np.full(d, r.noise_std), n_clipped=r.n_clipped,
-                        budget=budget, path="centred-iome" if wide else "iome")
+                        budget=budget, path="anchored-iome" if anchored else "iome")
 
 
 def _algorithm3_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,

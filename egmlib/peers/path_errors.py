@@ -3,16 +3,16 @@ r"""Predicted errors of ESM's paths, from public and released quantities only.
 ESM (:func:`egmlib.peers.algorithm3_robust.algorithm3_robust`, the book's recommended
 private mean) has four releases; it runs the one whose *predicted* error is smallest:
 
-================  ===========================================================================
-path              release
-================  ===========================================================================
-``iome``          IOME (Huang, Liang and Yi 2021, as PLAN's experiments run it) around a
-                  private anchor, with the whole budget (or what the scales left)
-``centred-iome``  the same with a search for its centre wide enough to reach any mean in the
-                  box: the coarse centre is IOME's own, in its rotated coordinates
-``algorithm3``    private scales, CoinPress's whitened centre, a private radius, Algorithm 3
-``plan``          the same scales and centre, then PLAN's last step (Aumuller et al. 2024)
-================  ===========================================================================
+=================  ==========================================================================
+path               release
+=================  ==========================================================================
+``iome``           IOME (Huang, Liang and Yi 2021, as PLAN's experiments run it) alone, with
+                   the whole budget (or what the scale step left)
+``anchored-iome``  a coarse centre, the rows' private grand mean (one number, whatever
+                   :math:`d`), then IOME around it
+``algorithm3``     private scales, CoinPress's whitened centre, a private radius, Algorithm 3
+``plan``           the same scales and centre, then PLAN's last step (Aumuller et al. 2024)
+=================  ==========================================================================
 
 Every prediction is a function of :math:`n, d, \rho`, the box and (after the scale step)
 the released scales and second moments, so choosing by it is post-processing.  Each is the
@@ -60,76 +60,26 @@ __all__ = [
     "ERROR_FACTORS",
     "IOME_STEPS",
     "PATHS",
-    "ROTATION_LEVEL",
     "Path",
     "algorithm3_error",
     "bisection_accuracy",
     "coinpress_accuracy",
     "iome_error",
-    "iome_search",
     "plan_last_step_error",
 ]
 
 #: ESM's paths, by name (:func:`egmlib.peers.algorithm3_robust.algorithm3_robust`).
-Path = Literal["iome", "centred-iome", "algorithm3", "plan"]
+Path = Literal["iome", "anchored-iome", "algorithm3", "plan"]
 PATHS: tuple[Path, ...] = get_args(Path)
 #: Measured median error over the model's predicted noise, per kind of release, on synthetic
 #: Gaussian rows (``benchmarks/offmodel_paths.py``; chapter 9's figure of predictions).
 ERROR_FACTORS: Mapping[str, float] = MappingProxyType({"iome": 1.0, "algorithm3": 1.0, "plan": 1.0})
 #: IOME's bisection steps over the interval of PLAN's experiments (Huang, Liang and Yi 2021).
 IOME_STEPS = 20
-#: The wide search holds the rotated mean with probability at least 1 - ROTATION_LEVEL over the
-#: public rotation, whatever the mean in the box.
-ROTATION_LEVEL = 0.01
 
 
 def _padded(d: int) -> int:
     return 1 << (d - 1).bit_length()
-
-
-@dataclass(frozen=True)
-class IOMESearch:
-    """Where IOME's centre search looks: its half-width per rotated coordinate and its steps."""
-
-    half_width: float  #: of the search interval of every rotated coordinate
-    steps: int  #: bisection steps of the centre and the radius
-    wide: bool  #: True for the search that reaches any mean in the box
-
-
-def iome_search(d: int, *, half: float, wide: bool) -> IOMESearch:
-    r"""IOME's centre search: PLAN's interval, or one wide enough for any mean in the box.
-
-    For data in :math:`[c - h, c + h]^d` shifted by :math:`c`, IOME (as PLAN's experiments run it)
-    bisects every rotated coordinate on :math:`[-h/\sqrt N, h/\sqrt N]` with
-    ``IOME_STEPS`` steps: a mean whose rotated coordinates leave it is out of reach.  The wide
-    search bisects on :math:`[-h\zeta, h\zeta]`,
-    :math:`\zeta = \min(\sqrt d, \sqrt{d/N}\sqrt{2\ln(2N/\beta)})`, :math:`\beta` = ``ROTATION_LEVEL``:
-    every rotated coordinate of a vector of norm at most :math:`h\sqrt d` is at most :math:`h\sqrt d`,
-    and for a fixed vector and the random Hadamard rotation (independent of the data) at most
-    :math:`h\sqrt{d/N}\sqrt{2\ln(2N/\beta)}` with probability :math:`1-\beta` (Hoeffding over the
-    last round's signs and a union bound).  It takes :math:`\lceil\log_2(\zeta\sqrt N)\rceil` more
-    steps, so that its last interval is no wider than PLAN's.  Public: :math:`d` and the box only.
-
-    Examples
-    --------
-    >>> s = iome_search(16, half=50.0, wide=True)
-    >>> round(s.half_width / 50.0, 2), s.steps
-    (4.03, 24)
-    """
-    d = _v.check_count("d", d, maximum=2**40)
-    half = _v.check_positive_finite("half", half)
-    wide = _v.check_bool("wide", wide)
-    return _iome_search(d, half, wide)
-
-
-def _iome_search(d: int, half: float, wide: bool) -> IOMESearch:
-    N = _padded(d)
-    if not wide:
-        return IOMESearch(half_width=half / math.sqrt(N), steps=IOME_STEPS, wide=False)
-    zeta = min(math.sqrt(d), math.sqrt(d / N) * math.sqrt(2.0 * math.log(2.0 * N / ROTATION_LEVEL)))
-    zeta = max(zeta, 1.0 / math.sqrt(N))
-    extra = max(0, math.ceil(math.log2(zeta * math.sqrt(N))))
-    return IOMESearch(half_width=half * zeta, steps=IOME_STEPS + extra, wide=True)
 
 
 def bisection_accuracy(n: int, *, coordinates: int, rho: float, steps: int) -> float:
@@ -193,28 +143,28 @@ def _quantile(p: float, w: FloatArray) -> float:
     return float(gchisq.isf(min(max(p, 1e-15), 0.99), w=w))
 
 
-def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float, wide: bool) -> float:
+def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float) -> float:
     r"""The model's error of IOME (Huang, Liang and Yi 2021; PLAN's experiments) at budget ``rho``.
 
     Rows :math:`\mathcal N(\mu, \mathrm{diag}(v))`, :math:`V = \sum_j v_j`, rotated by a random
-    Hadamard transform into :math:`N` coordinates of sd :math:`\sqrt{V/N}` each.  The centre
-    misses each rotated coordinate by :math:`a` =
-    :func:`bisection_accuracy` :math:`\cdot\sqrt{V/N}` (IOME's quarter of the budget over
-    :math:`N` coordinates), and with probability :math:`q = \Phi(-n/(2\sigma_c))` a step turns the
-    wrong way while every row lies on one side of its midpoint, which leaves the centre about
-    that step's interval away: :math:`\delta^2 = N(a^2 + \tfrac43 q h^2)`, :math:`h` the search's
-    half-width (:func:`iome_search`), the second term only where the median run takes such a turn
-    (:math:`N T_c q \ge \ln 2`, :math:`T_c` the steps whose interval is wider than the coordinate's sd).  IOME clips :math:`k` =
-    :func:`egmlib.peers.iome.iome_clip_count` rows on purpose; with :math:`m = n - k` kept, the
-    radius is :math:`C^2 = q_{k/n} + \delta^2`, :math:`q_p` the upper :math:`p` quantile of
-    :math:`\sum_j v_jZ_j^2`, and the error is
+    Hadamard transform into :math:`N` coordinates of sd :math:`\sqrt{V/N}` each, centred in IOME's
+    search interval (of half-width :math:`h = (u-l)/(2\sqrt N)` per rotated coordinate).  The
+    centre misses each rotated coordinate by :math:`a` = :func:`bisection_accuracy`
+    :math:`\cdot\sqrt{V/N}` (IOME's quarter of the budget over :math:`N` coordinates), and with
+    probability :math:`q = \Phi(-n/(2\sigma_c))` a step turns the wrong way while every row lies on
+    one side of its midpoint, which leaves the centre about that step's interval away:
+    :math:`\delta^2 = N(a^2 + \tfrac43 q h^2)`, the second term only where the median run takes such
+    a turn (:math:`N T_c q \ge \ln 2`, :math:`T_c` the steps whose interval is wider than the
+    coordinate's sd).  IOME clips :math:`k` = :func:`egmlib.peers.iome.iome_clip_count` rows on
+    purpose; with :math:`m = n - k` kept, the radius is :math:`C^2 = q_{k/n} + \delta^2`, :math:`q_p`
+    the upper :math:`p` quantile of :math:`\sum_j v_jZ_j^2`, and the error is
     :math:`\sqrt d\cdot 2C/(n\sqrt{2\rho_{\rm noise}})`; when :math:`m \le 0` the release is the
     centre and the error :math:`\sqrt{d/N}\,\delta`.  Times ``ERROR_FACTORS["iome"]``.
 
     Examples
     --------
     >>> v = np.ones(64)
-    >>> e = iome_error(10_000, rho=0.25, variances=v, lower=-50.0, upper=50.0, wide=False)
+    >>> e = iome_error(10_000, rho=0.25, variances=v, lower=-50.0, upper=50.0)
     >>> round(e / (8.0 * 2 * 8.0 / (10_000 * math.sqrt(2 * 0.7425 * 0.25))), 1)   # about sqrt(d) 2 sqrt(V) / ...
     1.0
     """
@@ -222,20 +172,19 @@ def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float
     rho = _v.check_positive_finite("rho", rho)
     v = _v.check_nonnegative_vector("variances", variances)
     lower, upper = _v.check_bounds(lower, upper)
-    wide = _v.check_bool("wide", wide)
-    return _iome_error(n, rho, v, lower, upper, wide)
+    return _iome_error(n, rho, v, lower, upper)
 
 
-def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float, wide: bool) -> float:
+def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float) -> float:
     d = v.shape[0]
     N = _padded(d)
-    search = _iome_search(d, 0.5 * (upper - lower), wide)
+    half = 0.5 * (upper - lower) / math.sqrt(N)
     V = float(np.sum(v))
     sd_rot = math.sqrt(V / N)
-    sigma_c = _count_noise(N, IOME_SHARES["centre"] * rho, search.steps)
+    sigma_c = _count_noise(N, IOME_SHARES["centre"] * rho, IOME_STEPS)
     a = math.sqrt(2.0 * math.pi) * sigma_c / n * sd_rot
-    delta2 = N * (a * a + _wander(n, sigma_c, search.half_width, sd_rot, N))
-    k = iome_clip_count(d, rho=rho, steps=search.steps)
+    delta2 = N * (a * a + _wander(n, sigma_c, half, sd_rot, N))
+    k = iome_clip_count(d, rho=rho, steps=IOME_STEPS)
     if k >= n:
         return ERROR_FACTORS["iome"] * math.sqrt(d / N * delta2)
     C2 = (_quantile(k / n, v) if V > 0 else 0.0) + delta2
@@ -287,7 +236,7 @@ def algorithm3_error(n: int, *, sigma: Any, rho_centre: float, rho_noise: float,
     --------
     >>> s = (64 / np.arange(1, 65)) ** 0.75
     >>> e = algorithm3_error(10_000, sigma=s, rho_centre=1 / 32, rho_noise=0.18, lower=-500.0, upper=500.0)
-    >>> bool(0 < e < iome_error(10_000, rho=0.25, variances=s**2, lower=-500.0, upper=500.0, wide=False))
+    >>> bool(0 < e < iome_error(10_000, rho=0.25, variances=s**2, lower=-500.0, upper=500.0))
     True
     """
     n = _v.check_count("n", n, minimum=2)
