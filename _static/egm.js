@@ -113,6 +113,21 @@
     });
   }
 
+  // A table's caption ("Table 9.2: ...") wraps at the width of the box the reader sees, also
+  // when the table is wider and scrolls in it (a caption is otherwise as wide as its table),
+  // and stays in view while the table scrolls.
+  function fitCaptions() {
+    article().querySelectorAll("table > caption").forEach(function (caption) {
+      var table = caption.parentElement;
+      var box = /(auto|scroll)/.test(getComputedStyle(table).overflowX) ? table : table.parentElement;
+      caption.style.maxWidth = "";
+      if (!shown(table) || !box) return;
+      if (table.getBoundingClientRect().width > box.clientWidth + 1) {
+        caption.style.maxWidth = box.clientWidth + "px";
+      }
+    });
+  }
+
   // Display math: smaller where too wide; the equation number on its own line when it
   // would touch the equation.
   function overlap(a, b) {
@@ -163,7 +178,7 @@
     });
   }
 
-  function layout() { fitTables(); fitMath(); }
+  function layout() { fitTables(); fitCaptions(); fitMath(); }
 
   window.egmLayoutDone = new Promise(function (resolve) {
     var start = function () {

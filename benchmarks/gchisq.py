@@ -30,10 +30,10 @@ It prints tables (no assertions; the tests live in tests/test_gchisq.py):
 OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, if set, are removed for this process only
 (the script re-executes itself), as they slow a current numpy down.
 
-It is a white-box benchmark, like the package's own tests: to price the engine's checks it
-switches them off inside ``egmlib.gchisq``'s private modules (the planner's hump analysis,
-the check contour) and reads its saddle points and error estimates there. Nothing in the
-book or the library imports those modules from outside the package.
+To price the engine's checks it switches them off with the documented switch
+``gchisq.engine_checks`` (the planner's hump analysis, the check contour); it reads the
+engine's error estimates through ``WeightedChiSquare.sf_error``, and computes saddle points
+and the saddlepoint approximation from the weights alone (``tests/gchisq_reference.py``).
 """
 
 import os
@@ -63,8 +63,6 @@ from egmbook.cli import argument_parser  # noqa: E402
 from egmbook.experiments import FIGURE2_ALPHA, FIGURE2_D, FIGURE2_N  # noqa: E402
 from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq  # noqa: E402
-from egmlib.gchisq import _certify, _humps, _planner, _quantiles, _saddlepoint, _tails  # noqa: E402
-from egmlib.gchisq import _chi2comb as c2c  # noqa: E402
 
 
 def _load_references():
@@ -129,44 +127,19 @@ def quantile_rel_err(dist, x, p, p_ref):
     return abs(math.log(p_ref / p)) / (x * slope)
 
 
-def vertical_logsf(dist, x):
-    """log of the tail on the side of the mean at x by the vertical-line
-    contour in double precision (tests/gchisq_reference.py's np_tail_vertical:
-    every weight one by one, nothing shared with the engine's planning)."""
-    cum = dist._cum
-    xs = float(x) / dist._scale
-    c = float(_saddlepoint.saddlepoint(cum, np.array([xs])).s[0])
-    sd = 1.0 / math.sqrt(cum.var)
-    if abs(c) < 0.5 * sd or (c > 0) != (xs >= cum.mean):
-        c = 0.5 * sd if xs >= cum.mean else -0.5 * sd
-    return ref.np_tail_vertical(cum.w, xs, c)
+def unchecked():
+    """The engine without issue 14's checks (no hump analysis, no check contour), to measure
+    what they cost."""
+    return gchisq.engine_checks(hump_analysis=False, check_contour=False)
 
 
-class unchecked:
-    """Context manager: the engine without issue 14's checks (no hump analysis,
-    no check contour), to measure what they cost."""
-
-    users = (_tails, _quantiles, _certify)  # the modules that plan contours
-
-    def __enter__(self):
-        self._saved = (_planner.hump_analysis, [m.plan_contours for m in self.users])
-        plan = _planner.plan_contours
-
-        def no_humps(cum, cr, gam, etas):
-            return _humps.Humps.none(gam.size, etas.shape[1])
-
-        def primary_only(*args, **kw):
-            return [(a, None) for a, _ in plan(*args, **kw)]
-
-        _planner.hump_analysis = no_humps
-        for m in self.users:
-            m.plan_contours = primary_only
-        return self
-
-    def __exit__(self, *exc):
-        _planner.hump_analysis, plans = self._saved
-        for m, p in zip(self.users, plans, strict=True):
-            m.plan_contours = p
+def chi2comb_available():
+    """(True, "") if the optional package chi2comb imports, else (False, the reason)."""
+    try:
+        import chi2comb  # noqa: F401
+    except Exception as exc:  # ImportError, or its C library failing to load
+        return False, f"chi2comb not importable ({type(exc).__name__}: {exc})"
+    return True, ""
 
 
 # ---------------------------------------------------------------------------
@@ -234,7 +207,7 @@ def section_big():
         if name == "equal weights":
             chk = f"vs chi2: {abs(x / stats.chi2.isf(1e-6, d) - 1):.1e}"
         else:
-            est = float(_tails.tails(dist._cum, np.array([x / dist._scale])).err[0])
+            est = float(dist.sf_error(x))
             chk = f"engine's estimate: {est:.1e}"
         worst = max(worst, tw)
         print(f"{name:<28} {tw:>8.3f} {tc:>8.3f} {rt:>14.1e} {chk:>28}")
@@ -318,7 +291,7 @@ def section_accuracy(grid, weights):
     for _name, w in clus:
         dist = gchisq.WeightedChiSquare(w)
         for pi, xi in zip(ps2, dist.isf(ps2), strict=True):
-            lr = vertical_logsf(dist, xi)
+            lr = ref.vertical_logsf(w, xi)
             if math.isnan(lr):
                 continue  # the reference could not certify itself
             ep = max(ep, abs(float(dist.logsf(xi)) - lr))
@@ -377,7 +350,7 @@ def section_accuracy(grid, weights):
         e_rt = max(e_rt, float(np.max(np.abs(dist.sf(x) / p - 1))))
         if d <= 100 or not QUICK:
             for xi in x:
-                lr = vertical_logsf(dist, xi)
+                lr = ref.vertical_logsf(w, xi)
                 if not math.isnan(lr):  # (few effective weights: no truncation)
                     e_alt = max(e_alt, abs(lr - float(dist.logsf(xi))))
                     n_alt += 1
@@ -385,12 +358,9 @@ def section_accuracy(grid, weights):
     # for comparison: the saddlepoint (Barndorff-Nielsen r*) approximation alone
     e_sp = 0.0
     for d, a, k, w in weights:
-        dist = gchisq.WeightedChiSquare(w)
-        xs_ = grid[(d, a, k)] / dist._scale
-        sh = _saddlepoint.saddlepoint(dist._cum, xs_).s
-        rs = _saddlepoint.rstar(sh, xs_, dist._cum.real(sh))
         p = 1.0 / np.array(FIG2_N, float)
-        e_sp = max(e_sp, float(np.max(np.abs(stats.norm.sf(rs) / p - 1))))
+        approx = np.array([ref.saddlepoint_sf(w, xi) for xi in grid[(d, a, k)]])
+        e_sp = max(e_sp, float(np.max(np.abs(approx / p - 1))))
     _row(rows, "Figure 2 grid, all 216", "exact; error of r* saddlepoint", 216, e_sp, math.nan)
     _row(rows, "Figure 2 grid, all 216", "round trip sf(isf(p))/p", 216, e_rt, math.nan)
     print(f"{'family':<38} {'reference':<34} {'count':>6} {'tail P':>9} {'quantile':>9}")
@@ -453,7 +423,7 @@ def _gx2_worker(args):
 
 def section_peers(grid, weights, cap=60.0):
     header("Peers")
-    ok, reason = c2c.chi2comb_available()
+    ok, reason = chi2comb_available()
     if ok:
         print("chi2comb: importable; the report's procedure on the d = 10 grid:")
         err = []

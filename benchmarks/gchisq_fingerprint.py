@@ -30,7 +30,6 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import argparse
-import contextlib
 import hashlib
 import sys
 import time
@@ -111,22 +110,13 @@ def figure2() -> Iterator[tuple[str, np.ndarray]]:
             yield f"fig2 d={d} a={a} t", s / s.sum()
 
 
-@contextlib.contextmanager
-def blind_planner(repairs: bool) -> Iterator[None]:
+def blind_planner(repairs: bool) -> gchisq.engine_checks:
     """The planner without its hump analysis (as before issue 14), with or without
-    the check contour's repairs: the paths that repair or warn. (The split of the
-    engine's _core module into subjects, issue 29, was compared with a version of
-    this function that patched _core's _hump_analysis and _REPAIRS: commit 5125af0.)"""
-    from egmlib.gchisq import _certify, _humps, _planner
-
-    saved = (_planner.hump_analysis, _certify.REPAIRS)
-    _planner.hump_analysis = lambda cum, cr, gam, etas: _humps.Humps.none(gam.size, etas.shape[1])
-    if not repairs:
-        _certify.REPAIRS = ()
-    try:
-        yield
-    finally:
-        _planner.hump_analysis, _certify.REPAIRS = saved
+    the check contour's repairs: the paths that repair or warn, through the documented
+    switch ``gchisq.engine_checks``. (The split of the engine's _core module into
+    subjects, issue 29, was compared with a version of this function that patched _core's
+    _hump_analysis and _REPAIRS: commit 5125af0.)"""
+    return gchisq.engine_checks(hump_analysis=False, repairs=repairs)
 
 
 def _call(fn: Callable[[], object]) -> tuple[np.ndarray, str]:

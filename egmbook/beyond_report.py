@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 
 from egmbook.clipping_error import ClippingOptimum, RadiusOptimum
 from egmbook.privacy_check import PrivacyCheck
-from egmlib import _validation as _v
+from egmlib import validation as _v
 
 __all__ = [
     "BEYOND_REPORT_PATH",

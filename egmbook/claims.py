@@ -52,7 +52,7 @@ from typing import Literal
 import numpy as np
 
 from egmbook.display import math_html
-from egmlib import _validation as _v
+from egmlib import validation as _v
 
 __all__ = ["OUTCOMES", "Check", "CheckFailed", "check", "checks_by_section", "collect_checks",
            "errata_backing", "readable", "report_items"]

@@ -43,8 +43,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import optimize
 
-from egmlib import _validation as _v
 from egmlib import gchisq, mechanisms, scaling
+from egmlib import validation as _v
 
 __all__ = [
     "RowClipMoments",

@@ -12,9 +12,12 @@ r"""How the book shows results: its figure style and its tables.
 - :func:`table` shows a table as HTML (in the book and in Jupyter) with a plain-text twin
   (what nbval compares): formatted numbers, optional caption, inline math between
   ``$...$``; a long table shows its first rows and keeps the full table in a collapsed
-  block.
+  block. A table with a caption is numbered per chapter in the book ("Table 9.2: ..." in
+  its ``<caption>``, ``_ext/numbered_tables.py``), and one with a ``label`` is cited from the
+  prose by number: ``table(data, caption="...", label="ch9-tab-goals")`` in the cell,
+  ``{numref}`ch9-tab-goals``` in the Markdown.
 - :func:`heatmap` draws a table of ratios as a heat map: the numbers (and their ranges) in
-  the cells, coloured blue on one side of a centre and orange-red on the other.
+  the cells, coloured blue on one side of a centre and orange on the other.
 
 Examples
 --------
@@ -37,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from egmlib._validation import check_bool, check_count, check_positive_finite
+from egmlib.validation import check_bool, check_count, check_positive_finite
 
 __all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "math_html", "phone_rendition",
            "save_figure", "table", "use_book_style"]  # Table: what table() returns
@@ -299,9 +302,9 @@ class Table:
     """A formatted table with an HTML and a plain-text form (see :func:`table`)."""
 
     def __init__(self, columns: list[str], cells: list[list[str]], numeric: list[bool],
-                 caption: str, head: int | None) -> None:
+                 caption: str, head: int | None, label: str | None = None) -> None:
         self.columns, self.cells, self.numeric = columns, cells, numeric
-        self.caption, self.head = caption, head
+        self.caption, self.head, self.label = caption, head, label
 
     @property
     def text(self) -> str:
@@ -318,7 +321,12 @@ class Table:
         out.extend(line(r) for r in self.cells)
         return "\n".join(out)
 
-    def _html_table(self, rows: list[list[str]]) -> str:
+    def _caption_html(self) -> str:
+        """The caption element (its number is added by the book's build, see :func:`table`)."""
+        return (f'<caption class="egm-table-caption"><span class="caption-text">{math_html(self.caption)}'
+                "</span></caption>") if self.caption else ""
+
+    def _html_table(self, rows: list[list[str]], caption: bool = False) -> str:
         head = "".join(
             f'<th class="{"egm-num" if num else "egm-txt"}">{math_html(c)}</th>'
             for c, num in zip(self.columns, self.numeric, strict=True))
@@ -327,22 +335,25 @@ class Table:
                 f'<td class="{"egm-num" if num else "egm-txt"}">{math_html(v)}</td>'
                 for v, num in zip(r, self.numeric, strict=True)) + "</tr>"
             for r in rows)
-        return (f'<table class="egm-table mathjax_process"><thead><tr>{head}</tr></thead>'
-                f"<tbody>{body}</tbody></table>")
+        return (f'<table class="egm-table mathjax_process">{self._caption_html() if caption else ""}'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+    def _wrap_open(self) -> str:
+        label = f' data-egm-label="{self.label}"' if self.label else ""
+        return f'<div class="egm-table-wrap"{label}>'
 
     @property
     def html(self) -> str:
-        """The table as HTML; a long one shows ``head`` rows and collapses the rest."""
-        parts = ['<div class="egm-table-wrap">']
-        if self.caption:
-            parts.append(f'<div class="egm-table-caption mathjax_process">{math_html(self.caption)}</div>')
+        """The table as HTML, its caption in the table's ``<caption>``; a long one shows
+        ``head`` rows and collapses the rest."""
+        parts = [self._wrap_open()]
         n = len(self.cells)
         if self.head is not None and n > self.head:
-            parts.append(self._html_table(self.cells[: self.head]))
+            parts.append(self._html_table(self.cells[: self.head], caption=True))
             parts.append(f'<details class="egm-table-full"><summary>All {n} rows</summary>'
                          f"{self._html_table(self.cells)}</details>")
         else:
-            parts.append(self._html_table(self.cells))
+            parts.append(self._html_table(self.cells, caption=True))
         parts.append("</div>")
         return "".join(parts)
 
@@ -390,6 +401,7 @@ def table(
     formats: Mapping[str, str | Callable[[Any], str]] | None = None,
     caption: str = "",
     head: int | None = None,
+    label: str | None = None,
 ) -> Table:
     """A table of the book's results (e.g. the report's Figure 2 values): HTML in the book,
     aligned text for nbval.
@@ -403,10 +415,17 @@ def table(
         Per column, a format string (``"{:.4g}"``) or a callable; floats default to
         ``"{:.6g}"``, everything else to ``str``.
     caption : str
-        Shown above the table.
+        The table's caption, shown above it in the HTML ``<caption>`` element. In the book a
+        table with a caption is numbered per chapter, like a figure ("Table 9.2: ..."), by
+        ``_ext/numbered_tables.py``; the plain-text form (what nbval compares) has the
+        caption without its number.
     head : int, optional
         Show only the first ``head`` rows on the page and the full table in a
         collapsed block (the plain-text form always has every row).
+    label : str, optional
+        The name by which the prose cites the table, ``{numref}`label``` ("Table 9.2");
+        lower-case letters, digits and hyphens, unique in the book (``ch9-tab-goals``).
+        Needs a caption (the number is shown in it).
 
     Returns
     -------
@@ -426,16 +445,34 @@ def table(
         raise ValueError(f"head must be >= 1, got head={head!r}")
     if not isinstance(caption, str):
         raise TypeError(f"caption must be a str, got caption={caption!r} (type {type(caption).__name__})")
+    label = _check_label(label, caption)
     fmt = [_formatter(formats.get(c)) for c in columns]
     cells = [[f(v) for f, v in zip(fmt, r, strict=True)] for r in rows]
     numeric = [bool(rows) and all(_is_number(r[k]) for r in rows) for k in range(len(columns))]
-    return Table(columns, cells, numeric, caption, head)
+    return Table(columns, cells, numeric, caption, head, label)
 
 
-#: Heat-map colours (ColorBrewer's RdBu ends, distinguishable with colour-vision
-#: deficiencies): a ratio above the centre is blue, below it orange-red; black text keeps a
-#: contrast above 5:1 on the deepest tint.
-HEAT_HIGH, HEAT_LOW = (67, 147, 195), (214, 96, 77)
+_LABEL = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def _check_label(label: object, caption: str) -> str | None:
+    """A table's label: None, or lower-case letters, digits and hyphens, with a caption."""
+    if label is None:
+        return None
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a str or None, got label={label!r} (type {type(label).__name__})")
+    if not _LABEL.match(label):
+        raise ValueError(f"label must be lower-case letters, digits and hyphens, got label={label!r}")
+    if not caption.strip():
+        raise ValueError(f"label={label!r} needs a caption: a table is numbered in its caption")
+    return label
+
+
+#: Heat-map colours, blue and orange (ColorBrewer's RdBu blue and PuOr orange: a pair told
+#: apart with every common colour-vision deficiency, and named by the words the keys use):
+#: a ratio above the centre is blue, below it orange; black text keeps a contrast above
+#: 5:1 on the deepest tint. (Red would be the colour of a refuted claim, _static/egm.css.)
+HEAT_HIGH, HEAT_LOW = (67, 147, 195), (224, 130, 20)
 
 
 def _heat_colour(value: float, centre: float, saturate: float, blue_above: bool = True) -> str:
@@ -455,8 +492,9 @@ class HeatMap(Table):
     """A table whose value cells are coloured by their ratio to a centre (see :func:`heatmap`)."""
 
     def __init__(self, columns: list[str], cells: list[list[str]], numeric: list[bool], caption: str,
-                 shown: list[list[tuple[str, str]]], styles: list[list[str]], key: str) -> None:
-        super().__init__(columns, cells, numeric, caption, None)
+                 shown: list[list[tuple[str, str]]], styles: list[list[str]], key: str,
+                 label: str | None = None) -> None:
+        super().__init__(columns, cells, numeric, caption, None, label)
         self.shown, self.styles, self.key = shown, styles, key
 
     @property
@@ -464,7 +502,7 @@ class HeatMap(Table):
         """The aligned plain text of :class:`Table` and the colour key."""
         return super().text + (f"\n{_plain(self.key)}" if self.key else "")
 
-    def _html_table(self, rows: list[list[str]]) -> str:
+    def _html_table(self, rows: list[list[str]], caption: bool = False) -> str:
         def cell(value: tuple[str, str]) -> str:
             main, spread = value
             return math_html(main) + (f'<br><span class="egm-heat-range" style="font-size:0.8em;color:#222">'
@@ -479,8 +517,8 @@ class HeatMap(Table):
                 + f">{cell(v)}</td>"
                 for v, num, style in zip(r, self.numeric, styles, strict=True)) + "</tr>"
             for r, styles in zip(self.shown, self.styles, strict=True))
-        return (f'<table class="egm-table egm-heatmap mathjax_process"><thead><tr>{head}</tr></thead>'
-                f"<tbody>{body}</tbody></table>")
+        return (f'<table class="egm-table egm-heatmap mathjax_process">{self._caption_html() if caption else ""}'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
     @property
     def html(self) -> str:
@@ -500,6 +538,7 @@ def heatmap(
     digits: int = 3,
     key: str = "",
     blue_above: bool = True,
+    label: str | None = None,
 ) -> HeatMap:
     """A ratio table drawn as a heat map, with the numbers in its cells: HTML in the book,
     aligned text (and the key) for nbval.
@@ -514,18 +553,21 @@ def heatmap(
     heat : sequence of str
         The columns to colour.
     caption : str
-        Shown above the table.
+        The caption, numbered in the book like :func:`table`'s.
     centre : float > 0
         The ratio shown white (1: both sides equal).
     saturate : float > 1
         The factor away from ``centre`` at which the colour is full (log scale).
     blue_above : bool
-        Ratios above ``centre`` are blue and those below orange-red (the default), or the
+        Ratios above ``centre`` are blue and those below orange (the default), or the
         other way round: the book colours blue what favours the method the table is about.
     digits : int
         Significant digits of the numbers.
     key : str
-        What the colours mean, shown below the table ("blue: Algorithm 3 adds less").
+        What the colours mean, shown below the table ("blue: Algorithm 3 adds less;
+        orange: more").
+    label : str, optional
+        The name by which the prose cites the table (``{numref}`label```), as for :func:`table`.
 
     Returns
     -------
@@ -555,6 +597,7 @@ def heatmap(
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, got {name}={value!r} (type {type(value).__name__})")
     blue_above = check_bool("blue_above", blue_above)
+    label = _check_label(label, caption)
 
     def number(x: float) -> str:
         return f"{float(f'{x:.{digits}g}'):#.{digits}g}".rstrip(".") if abs(x) < 10 ** digits else f"{x:.0f}"
@@ -585,7 +628,7 @@ def heatmap(
         texts.append(text_row)
     numeric = [name in heat or (bool(rows) and all(_is_number(r[k]) for r in rows))
                for k, name in enumerate(columns)]
-    return HeatMap(columns, texts, numeric, caption, shown, styles, key)
+    return HeatMap(columns, texts, numeric, caption, shown, styles, key, label)
 
 
 def glue_values(values: Mapping[str, Any], *, digits: int | None = None,

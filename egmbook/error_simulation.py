@@ -23,8 +23,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
-from egmlib import _validation as _v
 from egmlib import mechanisms
+from egmlib import validation as _v
 
 __all__ = [
     "SimulationRun",

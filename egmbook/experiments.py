@@ -23,8 +23,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib import _validation as _v
 from egmlib import gchisq
+from egmlib import validation as _v
 
 __all__ = [
     "FIGURE2_D",

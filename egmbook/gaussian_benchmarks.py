@@ -28,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from egmlib import _validation as _v
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
+from egmlib.validation import FloatArray
 
 __all__ = [
     "ALPHAS",

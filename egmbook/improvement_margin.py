@@ -49,7 +49,8 @@ from scipy import integrate, optimize, stats
 
 from egmbook.experiments import figure2_improvement
 from egmlib import gchisq
-from egmlib._validation import (
+from egmlib.scaling import egm_improvement
+from egmlib.validation import (
     check_closed_interval,
     check_count,
     check_finite_result,
@@ -58,7 +59,6 @@ from egmlib._validation import (
     check_positive_finite,
     check_positive_vector,
 )
-from egmlib.scaling import egm_improvement
 
 __all__ = [
     "normalized_margin",

@@ -25,8 +25,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from egmbook import experiments
-from egmlib import _validation as _v
 from egmlib import scaling
+from egmlib import validation as _v
 
 __all__ = ["NeighbourPair", "constant_column_pair", "far_from_origin_pair", "worst_case_pair"]
 

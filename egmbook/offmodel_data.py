@@ -130,8 +130,8 @@ from typing import Any, Protocol
 import numpy as np
 from scipy import stats
 
-from egmlib import _validation as _v
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
+from egmlib.validation import FloatArray
 
 __all__ = [
     "DATASETS",

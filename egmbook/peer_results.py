@@ -35,7 +35,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from egmlib import _validation as _v
+from egmlib import validation as _v
 from egmlib.peers.arms import ARMS
 
 __all__ = [

@@ -30,8 +30,8 @@ from numpy.typing import ArrayLike, NDArray
 from scipy import stats
 
 from egmbook.neighbours import worst_case_pair
-from egmlib import _validation as _v
 from egmlib import calibration, mechanisms
+from egmlib import validation as _v
 
 __all__ = [
     "NEGATIVE_CONTROLS",

@@ -49,14 +49,14 @@ from scipy import optimize
 
 from egmbook.experiments import load_published_figure2, zipf_sigmas
 from egmlib import gchisq
-from egmlib._validation import (
+from egmlib.gchisq import MAX_BISECTION_STEPS, STOP_FRACTION, BisectionTrace, report_bisection
+from egmlib.validation import (
     check_count,
     check_finite_result,
     check_nonnegative_vector,
     check_positive_finite,
     check_probability,
 )
-from egmlib.gchisq import MAX_BISECTION_STEPS, STOP_FRACTION, BisectionTrace, report_bisection
 
 # report_bisection, BisectionTrace and STOP_FRACTION are the library's
 # (egmlib.gchisq), importable from here too; documented there.

@@ -90,8 +90,8 @@ from typing import Any
 import numpy as np
 
 from egmbook import gaussian_benchmarks as gb
-from egmlib import _validation as _v
 from egmlib import calibration
+from egmlib import validation as _v
 from egmlib.peers import budget
 from egmlib.peers.arms import ARMS
 

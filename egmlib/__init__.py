@@ -16,6 +16,7 @@ egmlib and never the reverse.
 - :mod:`egmlib.bounds`                      Lemma 4.2 and Theorem 4; the Laurent-Massart bound for every n
 - :mod:`egmlib.symbolic`                    sympy constructions for Lemma 4.1, Theorem 3 and Appendix A
 - :mod:`egmlib.composition`                 exact privacy profiles of non-Gaussian compositions (Lemma 2.2)
+- :mod:`egmlib.validation`                  the argument checks of every public function
 - :mod:`egmlib.peers`                       Algorithm 3 among its peers (chapter 8): private mean
   estimators under rho-zCDP, one module each
 
@@ -24,13 +25,14 @@ egmlib and never the reverse.
   - :mod:`egmlib.peers.coinpress`           CoinPress (Biswas, Dong, Kamath and Ullman 2020)
   - :mod:`egmlib.peers.algorithm3`          Algorithm 3 with rho-zCDP noise, alone and end to end
   - :mod:`egmlib.peers.algorithm3_robust`   Algorithm 3 with private inputs that survives data off its model
+  - :mod:`egmlib.peers.normalise`           the public map of the box onto the unit box (Proposition F.1)
   - :mod:`egmlib.peers.arms`                the registry of arms: name -> estimator and its inputs
   - :mod:`egmlib.peers.quantiles`           private quantiles: exponential mechanism, noisy bisection
   - :mod:`egmlib.peers.scales`              private standard deviations from pairwise differences
   - :mod:`egmlib.peers.hadamard`            the randomised Hadamard rotation of IOME
   - :mod:`egmlib.peers.budget`              zCDP budget splits and (epsilon, delta) conversions
 
-Argument checks are shared (``egmlib._validation``): a wrong type raises TypeError, a
+Argument checks are shared and public (:mod:`egmlib.validation`): a wrong type raises TypeError, a
 wrong value or an overflowing result ValueError, and the message names the argument.
 """
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import (
+from egmlib.validation import (
     check_count,
     check_finite_result,
     check_nonnegative_finite,

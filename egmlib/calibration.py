@@ -61,7 +61,7 @@ from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 from scipy.special import erfcx, erfinv, ndtr, ndtri
 
-from egmlib._validation import (
+from egmlib.validation import (
     as_real_array,
     check_finite_result,
     check_positive_finite,

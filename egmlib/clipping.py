@@ -62,8 +62,8 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
+from egmlib.validation import FloatArray
 
 __all__ = [
     "CHUNK_ELEMENTS",

@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy import integrate, special
 
-from egmlib._validation import (
+from egmlib.validation import (
     check_count,
     check_finite_array,
     check_length,

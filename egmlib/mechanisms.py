@@ -47,8 +47,8 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib import _validation as _v
 from egmlib import calibration, clipping, gchisq, scaling
+from egmlib import validation as _v
 
 __all__ = [
     "METHODS",

@@ -39,7 +39,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib._validation import (
+from egmlib.validation import (
     check_finite_result,
     check_nonnegative_finite,
     check_nonnegative_vector,

@@ -53,7 +53,7 @@ except ImportError as exc:  # sympy is an optional dependency of egmlib
         "egmlib.symbolic needs sympy, an optional dependency of egmlib: install it with the "
         "'symbolic' extra, pip install 'egmlib[symbolic]'") from exc
 
-from ._validation import (
+from .validation import (
     as_real_array,
     check_bool,
     check_choice,

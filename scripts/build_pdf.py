@@ -237,6 +237,10 @@ class _Binder:
         for full in article.select("details.egm-table-full"):
             head = full.find_previous_sibling("table")
             if head is not None:
+                caption = head.find("caption")  # the caption, with its number, goes to the full table
+                table = full.find("table")
+                if caption is not None and table is not None:
+                    table.insert(0, caption.extract())
                 head.decompose()
             full.summary.decompose()
             full.unwrap()

@@ -18,7 +18,9 @@ them shares a code path with the engine:
   integrand has no humps and its modulus bounds the truncation;
 - :func:`np_tail_vertical`: the same vertical line in double precision with
   the trapezoidal rule, the weights summed by value with their counts (a second
-  contour that shares nothing with the engine's planner, bins or series).
+  contour that shares nothing with the engine's planner, bins or series);
+  :func:`vertical_logsf` runs it through the saddlepoint that :func:`saddlepoint`
+  finds from the weights alone (scipy's brentq, nothing of the engine).
 
 mpmath.quad's error control is absolute, so every integrand is scaled by its
 largest modulus first.
@@ -28,6 +30,7 @@ import math
 
 import mpmath
 import numpy as np
+from scipy.optimize import brentq
 
 
 def hypoexp_sf(v, x, dps=60):
@@ -256,3 +259,62 @@ def np_tail_vertical(w, x, c, *, h=None, chunk=4096, max_nodes=2_000_000):
     if not (t2 > 0 and abs(t1 / t2 - 1.0) <= 1e-13):
         return math.nan
     return k0 - c * x + math.log(t2)
+
+
+def saddlepoint(w, x):
+    """The saddlepoint s of Q = sum_j w_j Z_j^2 at x > 0: K'(s) = sum_j w_j / (1 - 2 w_j s) = x,
+    by brentq on (-inf, 1 / (2 max w)) (K' increases there from 0 to infinity)."""
+    w = np.asarray(w, float)
+    w = w[w > 0]
+    wmax = float(w.max())
+
+    def excess(s):
+        return float(np.sum(w / (1.0 - 2.0 * w * s))) - x
+
+    if x >= float(np.sum(w)):  # upper side: s in [0, 1 / (2 max w))
+        lo, hi = 0.0, 0.5 / wmax * (1.0 - min(0.5, 0.25 * wmax / x))
+        while excess(hi) < 0.0:
+            hi = 0.5 / wmax - 0.5 * (0.5 / wmax - hi)
+    else:  # lower side: K'(s) <= d / (2 |s|) below 0
+        lo, hi = -float(w.size) / x, 0.0
+        while excess(lo) > 0.0:
+            lo *= 2.0
+    return brentq(excess, lo, hi, xtol=1e-300, rtol=4.0 * np.finfo(float).eps, maxiter=500)
+
+
+def vertical_logsf(w, x, *, upper=None):
+    """log of the tail on the side of the mean at x (P(Q > x) above the mean, P(Q <= x)
+    below; ``upper=True``: P(Q > x) wherever x is): :func:`np_tail_vertical` on the weights
+    scaled by the largest, on the vertical line through the saddlepoint, moved out to half a
+    standard deviation of Q's exponent where it lies closer to the pole at 0 or on the other
+    side (NaN where the reference cannot certify itself)."""
+    w = np.asarray(w, float)
+    w = w[w > 0]
+    scale = float(w.max())
+    ws, xs = w / scale, float(x) / scale
+    c = saddlepoint(ws, xs)
+    half_sd = 0.5 / math.sqrt(2.0 * float(np.sum(ws * ws)))
+    above = xs >= float(np.sum(ws)) if upper is None else upper
+    if abs(c) < half_sd or (c > 0) != above:
+        c = half_sd if above else -half_sd
+    return np_tail_vertical(ws, xs, c)
+
+
+def saddlepoint_sf(w, x):
+    """Barndorff-Nielsen's r* approximation P(Q > x) ~ Phi(-r*), r* = r + log(v / r) / r with
+    r = sign(s) sqrt(2 (s x - K(s))) and v = s sqrt(K''(s)) at the saddlepoint s of x
+    (the engine's starting point for quantiles, here from the weights alone), for comparison."""
+    from scipy import stats
+
+    w = np.asarray(w, float)
+    w = w[w > 0]
+    scale = float(w.max())
+    ws, xs = w / scale, float(x) / scale
+    s = saddlepoint(ws, xs)
+    k0 = -0.5 * float(np.sum(np.log1p(-2.0 * ws * s)))
+    k2 = 2.0 * float(np.sum((ws / (1.0 - 2.0 * ws * s)) ** 2))
+    r = math.copysign(math.sqrt(max(2.0 * (s * xs - k0), 0.0)), s)
+    if abs(r) < 1e-6:
+        return float(stats.norm.sf(r))
+    corr = math.log(s * math.sqrt(k2) / r) / r
+    return float(stats.norm.sf(r + (corr if math.isfinite(corr) else 0.0)))

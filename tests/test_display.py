@@ -173,3 +173,123 @@ def test_glue_text_rejects_what_is_not_a_text():
         glue_text("x", 4.6)
     with pytest.raises(ValueError, match="must not be empty"):
         glue_text("", "x")
+
+
+def test_table_caption_goes_in_the_caption_element_and_label_is_checked():
+    from egmbook.display import heatmap
+
+    t = table({"a": [1, 2]}, caption="Goals at $n = 10$", label="ch9-tab-goals")
+    assert t.html.startswith('<div class="egm-table-wrap" data-egm-label="ch9-tab-goals">')
+    assert ('<caption class="egm-table-caption"><span class="caption-text">Goals at \\(n = 10\\)</span>'
+            "</caption>") in t.html
+    assert t.text.splitlines()[0] == "Goals at n = 10"  # the plain form: no number
+    long = table({"k": list(range(30))}, head=5, caption="All of them")
+    assert long.html.count("<caption") == 1  # the first rows carry the caption, not the collapsed copy
+    h = heatmap({"d": ["A"], "r": [0.5]}, heat=["r"], caption="Ratios", label="h-1")
+    assert 'data-egm-label="h-1"' in h.html and '<span class="caption-text">Ratios</span>' in h.html
+    with pytest.raises(ValueError, match="needs a caption"):
+        table({"a": [1]}, label="x")
+    with pytest.raises(ValueError, match="lower-case letters"):
+        table({"a": [1]}, caption="c", label="Tab X")
+    with pytest.raises(TypeError, match="label must be a str"):
+        heatmap({"r": [1.0]}, heat=["r"], caption="c", label=3)
+
+
+def test_heatmap_colours_are_the_blue_and_orange_its_keys_name():
+    """The colour a key calls orange is orange (hue 30-40 degrees), not the salmon red of
+    ColorBrewer's RdBu; the other side is blue."""
+    import colorsys
+
+    from egmbook.display import HEAT_HIGH, HEAT_LOW
+
+    hue = {name: 360 * colorsys.rgb_to_hsv(*(c / 255 for c in rgb))[0] for name, rgb in
+           (("high", HEAT_HIGH), ("low", HEAT_LOW))}
+    assert 25 <= hue["low"] <= 40, f"the 'orange' side has hue {hue['low']:.0f} degrees"
+    assert 190 <= hue["high"] <= 220, f"the 'blue' side has hue {hue['high']:.0f} degrees"
+
+
+def _mini_book(tmp_path, pages: dict[str, str]):
+    """Build a small Sphinx project with myst-nb and the book's table numbering; return
+    (html directory, warnings)."""
+    import io
+    from pathlib import Path
+
+    from sphinx.application import Sphinx
+
+    root = Path(__file__).resolve().parent.parent
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(root / '_ext')!r})\n"
+        "extensions = ['myst_nb', 'numbered_tables']\n"
+        "numfig = True\nnumfig_secnum_depth = 1\nnb_execution_mode = 'off'\n"
+        "myst_enable_extensions = ['colon_fence', 'dollarmath']\n"
+        "exclude_patterns = ['_build']\n", encoding="utf-8")
+    for name, text in pages.items():
+        (src / name).write_text(text, encoding="utf-8")
+    warnings = io.StringIO()
+    app = Sphinx(str(src), str(src), str(tmp_path / "html"), str(tmp_path / "doctrees"), "html",
+                 status=None, warning=warnings, freshenv=True)
+    app.build()
+    return tmp_path / "html", warnings.getvalue()
+
+
+def _notebook(cells: list[dict]) -> str:
+    import json
+
+    return json.dumps({"nbformat": 4, "nbformat_minor": 4, "metadata": {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"}}, "cells": cells})
+
+
+def _output_cell(obj) -> dict:
+    bundle = obj._repr_mimebundle_()
+    return {"cell_type": "code", "metadata": {}, "source": "t", "execution_count": 1, "outputs": [
+        {"output_type": "execute_result", "execution_count": 1, "metadata": {}, "data": bundle}]}
+
+
+def test_tables_are_numbered_per_chapter_and_cited_by_numref(tmp_path):
+    """In a built book: the tables of ``display.table`` in a notebook's outputs and MyST's
+    ``{list-table}`` are numbered in one sequence per chapter, which a chapter's section
+    page continues; "Table 2.2: " is in the caption, ``{numref}`` reads "Table 2.2" and
+    links to the table; a table without a caption is not numbered."""
+    import re
+
+    from egmbook.display import heatmap
+
+    md = lambda text: {"cell_type": "markdown", "metadata": {}, "source": text}  # noqa: E731
+    pages = {
+        "index.md": "# Book\n\n```{toctree}\n:numbered:\nch1\nch2\n```\n",
+        "ch1.md": "# One\n\n```{list-table} A first table\n:name: tab-one\n* - a\n  - b\n```\n",
+        "ch2.md": "# Two\n\n```{list-table} The chapter's first\n:name: tab-two\n* - a\n```\n\n"
+                  "```{toctree}\nch2a\n```\n",
+        "ch2a.ipynb": _notebook([
+            md("# Two, a section\n\nSee {numref}`tab-goals` and {numref}`tab-two`; also {numref}`tab-heat`."),
+            _output_cell(table({"x": [1]})),  # no caption: not numbered
+            _output_cell(table({"x": [1.5]}, caption="Goals, $n$", label="tab-goals")),
+            _output_cell(heatmap({"r": [0.5]}, heat=["r"], caption="Ratios")),
+            _output_cell(heatmap({"r": [2.0]}, heat=["r"], caption="Cited ratios", label="tab-heat")),
+        ]),
+    }
+    html, warnings = _mini_book(tmp_path, pages)
+    assert "WARNING" not in warnings and "ERROR" not in warnings, warnings
+    one = (html / "ch1.html").read_text(encoding="utf-8")
+    assert '<span class="caption-number">Table 1.1: </span>' in one
+    section = (html / "ch2a.html").read_text(encoding="utf-8")
+    numbers = re.findall(r'<span class="caption-number">([^<]*)</span>', section)
+    assert numbers == ["Table 2.2: ", "Table 2.3: ", "Table 2.4: "], numbers
+    assert re.search(r'<div class="egm-table-wrap" id="tab-goals"[^>]*><table[^>]*><caption class="egm-table-caption">'
+                     r'<span class="caption-number">Table 2.2: </span><span class="caption-text">Goals', section)
+    refs = dict((text, href) for href, text in re.findall(r'<a class="reference internal" href="([^"]+)">'
+                                                         r'<span class="std std-numref">([^<]+)</span>', section))
+    assert refs == {"Table 2.2": "#tab-goals", "Table 2.1": "ch2.html#tab-two", "Table 2.4": "#tab-heat"}, refs
+
+
+def test_a_table_label_used_twice_is_a_build_warning(tmp_path):
+    pages = {"index.md": "# Book\n\n```{toctree}\n:numbered:\nch1\n```\n",
+             "ch1.ipynb": _notebook([{"cell_type": "markdown", "metadata": {}, "source": "# One"},
+                                     _output_cell(table({"x": [1]}, caption="A", label="tab-a")),
+                                     _output_cell(table({"x": [2]}, caption="B", label="tab-a"))])}
+    _, warnings = _mini_book(tmp_path, pages)
+    assert "tab-a" in warnings and "WARNING" in warnings, warnings

@@ -28,7 +28,6 @@ from scipy import stats
 
 from egmbook.experiments import zipf_sigmas as zipf
 from egmlib import gchisq
-from egmlib.gchisq import _chi2comb as c2c
 
 import gchisq_reference as ref
 from gchisq_reference import hypoexp_sf, mp_sf
@@ -326,7 +325,16 @@ def _density(dist, x, h=1e-7):
     return float((dist.cdf(x * (1 + h)) - dist.cdf(x * (1 - h))) / (2 * h * x))
 
 
-_C2C_OK, _C2C_REASON = c2c.chi2comb_available()
+def _chi2comb_available():
+    """(True, "") if the optional package chi2comb imports, else (False, the reason)."""
+    try:
+        import chi2comb  # noqa: F401
+    except Exception as exc:  # ImportError, or its C library failing to load
+        return False, f"chi2comb not importable ({type(exc).__name__}: {exc})"
+    return True, ""
+
+
+_C2C_OK, _C2C_REASON = _chi2comb_available()
 
 
 def test_chi2comb_backend_reports_missing_package():
@@ -382,6 +390,7 @@ def test_chi2comb_backend_wiring_with_stub(monkeypatch):
     import types
 
     calls = []
+    fault = False
 
     class ChiSquared:
         def __init__(self, coef, ncent, dof):
@@ -391,7 +400,7 @@ def test_chi2comb_backend_wiring_with_stub(monkeypatch):
         calls.append((len(chi2s), gcoef, lim, atol))
         assert all(c.ncent == 0.0 and c.dof == 1 for c in chi2s)
         w = np.array([c.coef for c in chi2s])
-        errno = 1 if q > 1e6 else 0
+        errno = 1 if fault else 0
         return float(gchisq.cdf(q, w=w)), errno, None
 
     stub = types.ModuleType("chi2comb")
@@ -404,8 +413,9 @@ def test_chi2comb_backend_wiring_with_stub(monkeypatch):
         assert c == gchisq.report_bisection(lambda t: 1.0 - float(dist.cdf(t)), p=p).value
     assert {k[0] for k in calls} == {3}  # the zero weight is not passed on
     assert {k[3] for k in calls} == {1e-2, 1e-3}  # absolute tolerance 1/n
+    fault = True
     with pytest.warns(RuntimeWarning, match="fault indicator 1"):
-        c2c.davies_cdf(w, atol=1e-3)(2e6)
+        gchisq.isf(1e-3, w=w, backend="chi2comb")
 
 
 # ---------------------------------------------------------------------------
@@ -457,15 +467,12 @@ def test_few_large_over_many_equal_weights(k1, v, k2):
             assert _quantile_err(dist, x, p, pr) <= RTOL, (p, x)
 
 
-def test_check_contour_catches_a_planner_blind_to_clusters(monkeypatch):
+def test_check_contour_catches_a_planner_blind_to_clusters():
     """With the hump analysis switched off (the planner of before issue 14),
     the primary contour for 1 + 500 x 0.05 is wrong by ~1e-2; the check
     contour must catch and repair it, or the result must carry a warning."""
-    from egmlib.gchisq import _humps, _planner
-
-    monkeypatch.setattr(_planner, "hump_analysis", lambda cum, cr, gam, etas: _humps.Humps.none(gam.size, len(etas[0])))
     w = np.r_[1.0, np.full(500, 0.05)]
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, gchisq.engine_checks(hump_analysis=False):
         warnings.simplefilter("always")
         got = float(gchisq.sf(48.4532928336, w=w))
     exact = 1.81970085863398e-6  # two_value_sf at 40 digits
@@ -473,17 +480,34 @@ def test_check_contour_catches_a_planner_blind_to_clusters(monkeypatch):
     assert warned or abs(got / exact - 1.0) <= RTOL
 
 
-def test_unrepairable_disagreement_warns(monkeypatch):
+def test_unrepairable_disagreement_warns():
     """If the two contours cannot be brought to agree, the value comes with a
     RuntimeWarning carrying the estimate: never a silently wrong number."""
-    from egmlib.gchisq import _certify, _humps, _planner
-
-    monkeypatch.setattr(_planner, "hump_analysis", lambda cum, cr, gam, etas: _humps.Humps.none(gam.size, len(etas[0])))
-    monkeypatch.setattr(_certify, "REPAIRS", ())
-    monkeypatch.setattr(_planner, "GAMMA_FRACS", (0.25, 1.0 / 16.0))
     w = np.r_[1.0, np.full(500, 0.05)]
-    with pytest.warns(RuntimeWarning, match="estimated relative error"):
+    with pytest.warns(RuntimeWarning, match="estimated relative error"), \
+            gchisq.engine_checks(hump_analysis=False, repairs=False):
         gchisq.sf(48.4532928336, w=w)
+
+
+def test_engine_checks_switch_holds_in_its_block_only():
+    """engine_checks switches a check off inside its block and restores it after, also when
+    the block raises; sf_error is the estimate that sf compares with RTOL."""
+    w = np.r_[1.0, np.full(500, 0.05)]
+    dist = gchisq.WeightedChiSquare(w)
+    x = 48.4532928336
+    assert float(dist.sf_error(x)) <= RTOL
+    with pytest.warns(RuntimeWarning, match="estimated relative error"), \
+            gchisq.engine_checks(hump_analysis=False, repairs=False):
+        blind = float(dist.sf_error(x))
+    assert blind > 1e-3  # the blind planner's primary contour is wrong by about 2 %
+    with pytest.raises(KeyError), gchisq.engine_checks(hump_analysis=False, repairs=False):
+        raise KeyError("leave the block")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert float(dist.sf_error(x)) <= RTOL  # every check on again
+    assert np.array_equal(dist.sf_error(np.array([-1.0, 0.0, np.inf])), [0.0, 0.0, 0.0])
+    with pytest.raises(TypeError, match="check_contour must be True or False"):
+        gchisq.engine_checks(check_contour=1)
 
 
 @pytest.mark.parametrize("x", [5e-324, 1e-300, 1e-100, 1e-10, 0.5, 3.0, 1e2, 1e5, 1e18, 1e100, 1e300,

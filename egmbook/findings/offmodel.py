@@ -39,7 +39,7 @@ from egmbook import gaussian_benchmarks as gb
 from egmbook import offmodel_data as od
 from egmbook.findings import Finding
 from egmbook.peer_results import OffModelResults, PeersResults
-from egmlib import _validation as _v
+from egmlib import validation as _v
 from egmlib.peers import algorithm3, algorithm3_robust
 from egmlib.peers.arms import ARMS
 from egmlib.peers.scales import pairwise_squared_differences

@@ -104,9 +104,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib import _validation as _v
+from egmlib import validation as _v
 
-from . import _chi2comb, _cumulants, _extreme, _quantiles, _tails
+from . import _checks, _chi2comb, _cumulants, _extreme, _quantiles, _tails
 from ._chi2comb import BisectionTrace, report_bisection
 from ._records import FloatArray, TailRows
 
@@ -120,6 +120,7 @@ __all__ = [
     "mean",
     "var",
     "RTOL",
+    "engine_checks",
     "BisectionTrace",
     "report_bisection",
     "STOP_FRACTION",
@@ -247,10 +248,16 @@ class WeightedChiSquare:
         """log sf (want_sf) or log cdf at x (array), after checking the error
         estimate of that quantity (the computed tail T carries relative error e;
         1 - T then carries e T / (1 - T))."""
+        return self._tails_and_errors(x, want_sf)[0]
+
+    def _tails_and_errors(self, x: ArrayLike, want_sf: bool) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(log sf or log cdf, its estimated relative error) at x, warning where the
+        estimate exceeds RTOL (see :meth:`_tails`)."""
         x = _validate_x(x)
         flat = x.ravel()
         lsf = np.empty(flat.size)
         lcdf = np.empty(flat.size)
+        errors = np.zeros(flat.size)
         low = flat <= 0
         inf = np.isposinf(flat)
         with np.errstate(over="ignore"):
@@ -278,8 +285,9 @@ class WeightedChiSquare:
             mine = np.where(upper == want_sf, lt, other)
             what = "tail probability P(Q > x)" if want_sf else "distribution function P(Q <= x)"
             self._check(err, what, flat[mid], mine)
+            errors[mid] = err
         out = lsf if want_sf else lcdf
-        return out.reshape(x.shape)
+        return out.reshape(x.shape), errors.reshape(x.shape)
 
     def _beyond_doubles(self, x: FloatArray) -> FloatArray:
         """log P(Q > x) where x / max(w) overflows: the far upper tail from
@@ -334,6 +342,14 @@ class WeightedChiSquare:
         r""":math:`\Pr(Q > x)`, the report's clipping probability at :math:`C^2 = x`
         (Algorithm 3, Section 4); 1 for :math:`x \le 0`, 0 for :math:`x = \infty`."""
         return _out(np.exp(self._tails(x, True)), np.shape(x))
+
+    def sf_error(self, x: ArrayLike) -> float | NDArray[np.float64]:
+        r"""The engine's estimate of the relative error of :meth:`sf` at ``x``: the larger of
+        the two contours' relative difference and the a-priori, rounding and truncation
+        estimates (the number that :meth:`sf` compares with :data:`RTOL` before it warns), for
+        the clipping probability of the report's Algorithm 3 (Section 4). 0 where the value
+        is exact (``x <= 0``, ``x = inf``)."""
+        return _out(self._tails_and_errors(x, True)[1], np.shape(x))
 
     def logcdf(self, x: ArrayLike) -> float | NDArray[np.float64]:
         r""":math:`\log\Pr(Q \le x)`, the report's :math:`\log F` of Section 5, with full
@@ -486,6 +502,56 @@ def _chi2_1_quantile(logt: FloatArray, upper: bool) -> tuple[FloatArray, FloatAr
         floor = float(_extreme.chi2_1(np.array([5e-324])).log_t[0])
         xs = np.where(logt < floor, 0.0, xs)
     return xs, err
+
+
+# -- the engine's checks --------------------------------------------------------
+
+class engine_checks:  # a context manager, named like numpy.errstate and warnings.catch_warnings
+    """Switch the engine's certification checks off inside a ``with`` block, to measure what
+    they cost or to show what they catch.
+
+    Every value behind the report's radius :math:`C` (Algorithm 3, Section 4) and the
+    book's Figure 2 is computed with all three checks on, the default; switching one off
+    is a diagnostic (``benchmarks/gchisq.py`` prices the checks, the gchisq tests show
+    that the check contour catches a planner blind to clusters). Values computed with a
+    check off are not certified. The switch holds in the current thread (or task) only
+    and ends with the block, also when the block raises.
+
+    Parameters
+    ----------
+    hump_analysis : bool
+        The planner counts the humps that clusters of equal weights raise on the strip's
+        edges (off: the planner of before that analysis).
+    check_contour : bool
+        Every value is also computed on a second contour of different curvature and the
+        two must agree (off: the primary contour alone, with its own checks).
+    repairs : bool
+        Where the two contours disagree, they are refined and re-planned until they agree
+        (off: the first pair's value is returned, with its error estimate).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from egmlib import gchisq
+    >>> w = np.array([1.0, 0.5, 0.25])
+    >>> with gchisq.engine_checks(check_contour=False):
+    ...     x = gchisq.isf(1e-6, w=w)
+    >>> print(f"{float(gchisq.sf(x, w=w)):.10e}")
+    1.0000000000e-06
+    """
+
+    def __init__(self, *, hump_analysis: bool = True, check_contour: bool = True, repairs: bool = True) -> None:
+        self._checks = _checks.EngineChecks(
+            hump_analysis=_v.check_bool("hump_analysis", hump_analysis),
+            check_contour=_v.check_bool("check_contour", check_contour),
+            repairs=_v.check_bool("repairs", repairs))
+        self._tokens: list[Any] = []
+
+    def __enter__(self) -> None:
+        self._tokens.append(_checks.enter(self._checks))
+
+    def __exit__(self, *exc: object) -> None:
+        _checks.leave(self._tokens.pop())
 
 
 # -- module-level wrappers ----------------------------------------------------

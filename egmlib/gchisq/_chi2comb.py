@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from egmlib import _validation as _v
+from egmlib import validation as _v
 
 
 def chi2comb_available() -> tuple[bool, str]:

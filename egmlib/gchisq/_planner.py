@@ -31,9 +31,10 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from . import _checks
 from ._contour import DESIGN_TOL, Contour, ContourPlan, fill_nodes
 from ._cumulants import Cumulants
-from ._humps import hump_analysis
+from ._humps import Humps, hump_analysis
 from ._records import BoolArray, Crossings, FloatArray
 from ._saddlepoint import SaddlePoints, rstar, zeta_arg
 
@@ -336,7 +337,10 @@ def _analyse_humps(cum: Cumulants, cr: Crossings, gam: FloatArray, line: _RealLi
     order_dn = np.argsort(edges.eta_dn, axis=2)
     sub = np.take_along_axis(order_dn, np.array(_HUMP_ETAS)[None, None, :], axis=2)
     es = np.take_along_axis(edges.eta_dn[ti, tj], sub[ti, tj], axis=1)  # (H, k)
-    found = hump_analysis(cum, cr.take(ti), gam[ti, tj], es)
+    if _checks.current().hump_analysis:
+        found = hump_analysis(cum, cr.take(ti), gam[ti, tj], es)
+    else:  # switched off (egmlib.gchisq.engine_checks): the planner of before the hump analysis
+        found = Humps.none(ti.size, es.shape[1])
     floor = cr.lsize[ti][:, None] - 1000.0
     lm = np.maximum(found.lmass, floor)
     bad = found.lpeak > math.log(_MAX_GROWTH) + np.log(np.maximum(line.mag[ti, tj, 0], 1e-300))
@@ -403,4 +407,7 @@ def plan_contours(cum: Cumulants, x: Any, saddle: SaddlePoints, upper: Any,
         if jb is not None:
             plans.append(_plan(cr, i, jb, gam, check, edges))
     contours = iter(fill_nodes(cum, plans))
-    return [(next(contours), next(contours) if jb is not None else None) for _, jb in picks]
+    pairs = [(next(contours), next(contours) if jb is not None else None) for _, jb in picks]
+    if not _checks.current().check_contour:  # switched off (egmlib.gchisq.engine_checks)
+        return [(a, None) for a, _ in pairs]
+    return pairs

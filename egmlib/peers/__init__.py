@@ -14,6 +14,8 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
 - :mod:`egmlib.peers.algorithm3_robust` Algorithm 3 with private inputs that survives data
   off its model: a free floor on the scales and a private check of the radius (the book's
   recommended nothing-known pipeline), and PLAN's last step with the same inputs
+- :mod:`egmlib.peers.normalise`  the public map of the box onto the unit box (no intermediate
+  then depends on the box's magnitude)
 - :mod:`egmlib.peers.arms`       the registry ``ARMS``: name -> estimator and the inputs it is
   given, used by the sweeps, the timing benchmark and the chapters
 - :mod:`egmlib.peers.quantiles`  private quantiles: exponential mechanism, noisy binary search

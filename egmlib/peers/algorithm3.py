@@ -54,12 +54,12 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from egmlib import _validation as _v
 from egmlib import calibration, clipping, mechanisms
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers.coinpress import coinpress_known_scales
 from egmlib.peers.scales import coinpress_log_scales
+from egmlib.validation import FloatArray
 
 __all__ = [
     "PRIVATE_CENTRE_SHARES",

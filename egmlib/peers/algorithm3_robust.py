@@ -51,9 +51,8 @@ from typing import Any, get_args
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping, gchisq
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers import coinpress as _cp
 from egmlib.peers import path_errors as _pe
@@ -61,6 +60,7 @@ from egmlib.peers import plan as _plan
 from egmlib.peers.iome import IOME_SHARES, iome_mean
 from egmlib.peers.path_errors import PATHS, Path
 from egmlib.peers.scales import PAIRED_LEVEL, PAIRED_LOG_SHARE, PairedScales, _log_scale_noise, _paired_scales
+from egmlib.validation import FloatArray
 
 __all__ = [
     "IOME_ANCHOR_SHARE",

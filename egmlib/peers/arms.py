@@ -40,10 +40,32 @@ name                           given      estimator
 
 Every private arm is :math:`\rho`-zCDP (Bun and Steinke 2016) under substitution
 neighbours for any data; the oracle arms treat their given inputs as public.
+
+What the common call adds to every estimator:
+
+* **one rule for** :math:`n`: every arm needs at least two rows (a ValueError naming ``X``
+  otherwise).  The scale steps pair rows, so the nothing-known arms cannot run on one row;
+  the arms given their inputs could, but one public rule for all keeps a sweep's table
+  rectangular, and :math:`n` is public, so refusing one row leaks nothing;
+* **public normalisation** (:mod:`egmlib.peers.normalise`): the arms whose estimator is
+  equivariant under affine maps of the box (every constant relative to the box's width:
+  ``Alg3``, ``Alg3-private``, ``Alg3-private-centre``, ``Alg3-oracle`` and both CoinPress
+  arms; ``Arm.normalised``) run on the data mapped to the unit box, with their given
+  :math:`\sigma` and :math:`\mu` mapped alike, and their result is mapped back.  In exact
+  arithmetic this is the same release with the same random draws; in floating point no
+  intermediate depends on the box's magnitude, so no box makes an intermediate overflow or
+  underflow (the book's Proposition F.1).  PLAN's arms (whose :math:`T = \ln(u - \ell)`
+  and norm universe :math:`\sqrt{\|\hat\sigma\|_1}` are not equivariant) and IOME (whose
+  centre search is centred at 0, not at the box's centre) keep the caller's box, and boxes
+  whose intermediates leave the float64 range are refused up front
+  (:func:`egmlib.validation.check_unnormalised_box`);
+* **the release in the box**: every private arm's estimate is projected onto the public box
+  (post-processing: the mean of data in the box lies in it).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -51,10 +73,10 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping
-from egmlib._validation import FloatArray
-from egmlib.peers import algorithm3, algorithm3_robust, coinpress, iome, plan
+from egmlib import validation as _v
+from egmlib.peers import algorithm3, algorithm3_robust, coinpress, iome, normalise, plan
+from egmlib.validation import FloatArray
 
 __all__ = ["ARMS", "GIVEN", "Arm", "EmpiricalMean", "nothing_known"]
 
@@ -74,7 +96,8 @@ class Arm:
     """One arm: an estimator called as ``arm(X, rho=, lower=, upper=, rng=, **given)``.
 
     ``given`` names the inputs the arm must be given (a subset of :data:`GIVEN`);
-    ``accepts`` the optional keywords it passes on.
+    ``accepts`` the optional keywords it passes on; ``normalised`` says that the estimator
+    runs on the unit box (module docstring).
     """
 
     name: str
@@ -82,6 +105,7 @@ class Arm:
     given: tuple[str, ...] = ()
     accepts: tuple[str, ...] = ()
     private: bool = True
+    normalised: bool = False
 
     def __call__(self, X: Any, *, rho: float, lower: float, upper: float,
                  rng: np.random.Generator, **inputs: Any) -> Any:
@@ -95,8 +119,8 @@ class Arm:
             raise TypeError(f"arm {self.name!r} takes the inputs {list(self.given + self.accepts)}, "
                             f"got {extra}")
         # every arm checks the common arguments, also those its estimator does not use (issue 25)
-        X = _v.check_finite_data("X", X)
-        _v.check_positive_finite("rho", rho)
+        X = _v.check_finite_data("X", X, min_rows=2)
+        rho = _v.check_positive_finite("rho", rho)
         lower, upper = _v.check_bounds(lower, upper)
         _v.check_rng("rng", rng)
         d = X.shape[1]
@@ -104,7 +128,58 @@ class Arm:
             if g in inputs:
                 check = _v.check_nonnegative_vector if g == "sigma" else _v.check_finite_vector
                 inputs[g] = check(g, inputs[g], length=d, of="one entry per column of X")
-        return self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
+        if not self.private:
+            return self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
+        if not self.normalised:
+            _v.check_unnormalised_box(lower, upper, d=d, arm=self.name)
+            result = self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
+            return _in_box(result, lower, upper)
+        box = normalise.unit_box(lower=lower, upper=upper)
+        if "sigma" in inputs:
+            inputs["sigma"] = box.length_to_unit(inputs["sigma"], name="sigma")
+        if "mu" in inputs:
+            inputs["mu"] = box.to_unit(inputs["mu"])
+        result = self.estimator(box.to_unit(X), rho=rho, lower=0.0, upper=1.0, rng=rng, **inputs)
+        return _from_unit(result, box)
+
+
+#: Fields of the arms' results that are points of the data space, and lengths in its units
+#: (the result types of :mod:`egmlib.peers`); every other field is free of the data's units
+#: (radii in whitened or transformed coordinates, counts, budgets).
+_POINTS = ("estimate", "centre")
+_LENGTHS = ("sigma", "sigma_hat", "noise_std", "analytic_noise_std")
+
+
+def _from_unit(result: Any, box: normalise.UnitBox) -> Any:
+    """The result of an estimator run on the unit box, in the caller's units (post-processing).
+
+    Points are mapped back by ``box.from_unit`` (which projects them on the box), lengths by
+    ``box.length_from_unit``; the radius ``C`` is a length only on the few-rows path of
+    ``Alg3`` (IOME's radius of the rotated rows), and in transformed units elsewhere.
+    """
+    if not dataclasses.is_dataclass(result):
+        raise TypeError(f"the estimator must return a dataclass, got {type(result).__name__}")
+    untyped: Any = result  # a dataclass instance of the estimator's own record type
+    names = {f.name for f in dataclasses.fields(untyped)}
+    changes: dict[str, Any] = {}
+    for name in _POINTS:
+        if name in names and getattr(result, name) is not None:
+            changes[name] = box.from_unit(getattr(result, name))
+    for name in _LENGTHS:
+        if name in names and getattr(result, name) is not None:
+            value = box.length_from_unit(getattr(result, name))
+            changes[name] = float(value) if np.ndim(value) == 0 else value
+    if "C" in names and getattr(result, "path", None) == "iome":
+        changes["C"] = float(box.length_from_unit(untyped.C))
+    return dataclasses.replace(untyped, **changes)
+
+
+def _in_box(result: Any, lower: float, upper: float) -> Any:
+    """The result with its estimate projected on the public box (post-processing)."""
+    estimate = np.clip(result.estimate, lower, upper)
+    if np.array_equal(estimate, result.estimate):
+        return result
+    return dataclasses.replace(result, estimate=estimate)
 
 
 # ---------------------------------------------------------------------------------------
@@ -141,20 +216,26 @@ def _alg3_private_centre(X: Any, *, rho: float, lower: float, upper: float,
 def _empirical(X: Any, *, rho: float, lower: float, upper: float,
                rng: np.random.Generator) -> EmpiricalMean:
     X = _v.check_finite_data("X", X)
-    return EmpiricalMean(estimate=X.mean(axis=0))
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = X.mean(axis=0)
+    if not np.all(np.isfinite(mean)):  # the sum overflows (rows near 1e308): sum each column scaled
+        # by the exact power of two that brings its largest entry into [0.5, 1)
+        exponent = np.frexp(np.max(np.abs(X), axis=0))[1]
+        mean = np.ldexp(np.ldexp(X, -exponent).mean(axis=0), exponent)
+    return EmpiricalMean(estimate=mean)
 
 
 _ARMS = (
-    Arm("Alg3", algorithm3_robust.algorithm3_robust),
-    Arm("Alg3-private", algorithm3.algorithm3_private),
+    Arm("Alg3", algorithm3_robust.algorithm3_robust, normalised=True),
+    Arm("Alg3-private", algorithm3.algorithm3_private, normalised=True),
     Arm("PLAN-last-step", algorithm3_robust.plan_last_step_private_inputs),
     Arm("PLAN", plan.plan_mean, accepts=("presorted",)),
     Arm("PLAN-noscale", plan.plan_noscale_mean, accepts=("presorted",)),
     Arm("IOME", iome.iome_mean, accepts=("rotation", "rotated")),
-    Arm("CoinPress", _coinpress("paper"), given=("sigma",)),
-    Arm("CoinPress-authors", _coinpress("authors"), given=("sigma",)),
-    Arm("Alg3-private-centre", _alg3_private_centre, given=("sigma",)),
-    Arm("Alg3-oracle", _alg3_oracle, given=("sigma", "mu")),
+    Arm("CoinPress", _coinpress("paper"), given=("sigma",), normalised=True),
+    Arm("CoinPress-authors", _coinpress("authors"), given=("sigma",), normalised=True),
+    Arm("Alg3-private-centre", _alg3_private_centre, given=("sigma",), normalised=True),
+    Arm("Alg3-oracle", _alg3_oracle, given=("sigma", "mu"), normalised=True),
     Arm("PLAN-oracle", _plan_oracle, given=("sigma", "mu")),
     Arm("empirical", _empirical, private=False),
 )

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from egmlib import calibration
-from egmlib._validation import check_finite_result, check_positive_finite, check_probability
+from egmlib.validation import check_finite_result, check_positive_finite, check_probability
 
 __all__ = [
     "SHARE_SUM_TOL",

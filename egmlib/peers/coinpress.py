@@ -75,10 +75,10 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
+from egmlib.validation import FloatArray
 
 __all__ = [
     "CLIP_RULES",

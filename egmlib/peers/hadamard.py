@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 from scipy.linalg import hadamard as _sylvester
 
-from egmlib import _validation as _v
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
+from egmlib.validation import FloatArray
 
 __all__ = ["MAX_DIMENSION", "MAX_ROUNDS", "RandomizedHadamard", "hadamard_transform",
            "random_hadamard"]

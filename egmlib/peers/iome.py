@@ -34,9 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers.hadamard import MAX_ROUNDS, RandomizedHadamard, random_hadamard
 from egmlib.peers.quantiles import (
@@ -46,6 +45,7 @@ from egmlib.peers.quantiles import (
     binary_search_quantiles,
     sorted_columns,
 )
+from egmlib.validation import FloatArray
 
 __all__ = ["IOME_SHARES", "IOMEResult", "RotatedData", "iome_clip_count", "iome_mean", "rotate_data"]
 

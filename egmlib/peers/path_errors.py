@@ -49,9 +49,9 @@ from typing import Any, Literal, get_args
 import numpy as np
 from scipy import special
 
-from egmlib import _validation as _v
+from egmlib import validation as _v
 from egmlib import clipping, gchisq
-from egmlib._validation import FloatArray
+from egmlib.validation import FloatArray
 from egmlib.peers import coinpress as _cp
 from egmlib.peers import plan as _plan
 from egmlib.peers.iome import IOME_SHARES, iome_clip_count

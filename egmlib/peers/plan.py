@@ -73,12 +73,12 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
 from egmlib import clipping, gchisq
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers.quantiles import SortedColumns, coordinatewise_quantiles, private_quantile
 from egmlib.peers.scales import pairwise_scales
+from egmlib.validation import FloatArray
 
 __all__ = [
     "PLAN_NOSCALE_SHARES",

@@ -65,9 +65,9 @@ from typing import Any
 
 import numpy as np
 
-from egmlib import _validation as _v
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
+from egmlib.validation import FloatArray
 
 __all__ = [
     "MAX_BISECTION_STEPS",

@@ -71,12 +71,12 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from egmlib import _validation as _v
 from egmlib import clipping
-from egmlib._validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import budget as _budget
 from egmlib.peers.coinpress import CoinPressResult, coinpress_mean
 from egmlib.peers.quantiles import coordinatewise_quantiles, private_quantile
+from egmlib.validation import FloatArray
 
 __all__ = [
     "CHI2_1_MEDIAN",

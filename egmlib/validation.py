@@ -1,6 +1,20 @@
-"""Argument checks shared by every public function of egmlib.
+"""Argument checks: the validators behind every public function of egmlib, public.
 
-One rule for the whole library:
+The library's functions check their arguments through these validators, and code built on
+egmlib (the book's own package ``egmbook`` among it) may call them to give its functions
+the same rules and the same messages::
+
+    >>> from egmlib import validation
+    >>> validation.check_positive_finite("eps", 0.5)
+    0.5
+    >>> validation.check_positive_finite("eps", -1.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: eps must be finite and > 0, got eps=-1.0
+
+Each validator is named for the rule it checks (``check_probability``: a number in
+``(0, 1)``; ``check_positive_vector``: a vector of finite entries ``> 0``) and returns the
+checked value in a canonical form.  One rule for the whole library:
 
 * a wrong **type** raises :class:`TypeError`: a bool, a string, ``None``, a complex
   number or an arbitrary object where a real number belongs, an array of such entries
@@ -32,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "FloatArray",
     "check_real",
     "check_positive_finite",
     "check_nonnegative_finite",
@@ -57,8 +72,10 @@ __all__ = [
     "check_finite_result",
     "check_symbolic_scalar",
     "check_symbolic_vector",
+    "check_unnormalised_box",
 ]
 
+#: The type of the float64 arrays the array validators return.
 FloatArray = npt.NDArray[np.float64]
 
 #: The largest float64 as an exact integer.
@@ -482,3 +499,42 @@ def check_symbolic_vector(name: str, value: Any) -> list[Any]:
             raise ValueError(f"{name} must be one-dimensional, got a nested sequence at {name}[{i}]")
         out[i] = check_symbolic_scalar(f"{name}[{i}]", v)
     return out
+
+
+# ----------------------------------------------------------------------------------------
+# privacy in floating point (issues 35 and 36: validation that lived in the private modules)
+# ----------------------------------------------------------------------------------------
+#: The smallest positive normal float64, 2^-1022.
+SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+#: The public floor of the log scales relative to the box's width (the value of
+#: ``egmlib.peers.algorithm3_robust.LOG_SCALE_FLOOR``, which the test of this module checks).
+_LOG_SCALE_FLOOR = 1e-6
+
+
+def check_unnormalised_box(lower: Any, upper: Any, *, d: int, arm: str) -> tuple[float, float]:
+    r"""The box of an arm that computes on the caller's box (PLAN's arms, IOME), refused where it must be.
+
+    Those arms' intermediates are bounded by the box's width :math:`w = u - \ell` (the
+    book's floating-point page lists them): the squared differences of two rows lie in
+    :math:`[0, w^2]`, the norms of the second moments' rows in :math:`[0, \sqrt d\,w^2/2]`,
+    and the public floor of the log scales is :math:`(10^{-6} w)^2`.  All three stay normal
+    float64 numbers, so no row can make one of them overflow or underflow, exactly when
+
+    .. math:: (10^{-6} w)^2 \ge 2^{-1022} \quad\text{and}\quad \max(1, \sqrt d/2)\, w^2 < \infty ,
+
+    i.e. :math:`1.5\times10^{-148} \le w \lesssim 1.3\times10^{154}`; any other box is a
+    ValueError here, before the data are read (the box is public, so the refusal leaks
+    nothing).  The arms that normalise their box take any box.
+    """
+    lower, upper = check_bounds(lower, upper)
+    w = upper - lower
+    with np.errstate(over="ignore", under="ignore"):
+        floor_sq = (_LOG_SCALE_FLOOR * w) * (_LOG_SCALE_FLOOR * w)
+        top = max(1.0, 0.5 * math.sqrt(d)) * w * w
+    if not floor_sq >= SMALLEST_NORMAL or not math.isfinite(top):
+        raise ValueError(
+            f"upper - lower must lie in [1.5e-148, 1.3e154] for the arm {arm!r}, which computes on the "
+            f"caller's box (its squared differences of rows must stay normal float64 numbers; the "
+            f"normalised arms take any box), got lower={lower!r} and upper={upper!r}")
+    return lower, upper
