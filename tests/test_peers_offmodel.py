@@ -309,12 +309,14 @@ def test_scale_stage_runs_the_path_its_released_predictions_pick(n, d, rho):
     X = 5.0 + (d / np.arange(1, d + 1)) ** 0.75 * rng.standard_normal((n, d))
     assert ar.scales_resolvable(n, d=d, rho=rho)
     r = ar.algorithm3_robust(X, rho=rho, lower=-100.0, upper=100.0, rng=np.random.default_rng(3))
-    s = paired_scales(X, rho=ar.SHARES["scale"] * rho, lower=-100.0, upper=100.0, rng=np.random.default_rng(3))
-    again = ar.predict_paths(n, rho=rho, lower=-100.0, upper=100.0, scales=s)
-    assert np.array_equal(r.sigma, s.sigma_hat) if r.sigma is not None else True
-    assert dict(r.predicted.errors) == dict(again.errors) and r.path == again.best
+    T = np.clip((X + 100.0) / 200.0, 0.0, 1.0)  # ESM computes on the unit box (egmlib.peers.normalise)
+    s = paired_scales(T, rho=ar.SHARES["scale"] * rho, lower=0.0, upper=1.0, rng=np.random.default_rng(3))
+    again = ar.predict_paths(n, rho=rho, lower=0.0, upper=1.0, scales=s)
+    if r.sigma is not None:
+        assert np.array_equal(r.sigma, 200.0 * s.sigma_hat)
+    assert dict(r.predicted.errors) == {k: 200.0 * v for k, v in again.errors.items()} and r.path == again.best
     assert set(again.errors) == {"algorithm3", "plan", "anchored-iome" if ar.anchor_pays(
-        n, d=d, rho=(1 - ar.SHARES["scale"]) * rho, lower=-100.0, upper=100.0) else "iome"}
+        n, d=d, rho=(1 - ar.SHARES["scale"]) * rho, lower=0.0, upper=1.0) else "iome"}
 
 
 def test_predictions_grow_where_the_model_says_they_should():
@@ -353,15 +355,18 @@ def test_iome_paths_are_iome_on_the_anchored_rows(path):
     X = _data(n=2000)
     r = ar.algorithm3_robust(X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(8), path=path)
     g = np.random.default_rng(8)
-    if path == "iome":
-        ref = iome_mean(X, rho=0.5, lower=-50.0, upper=50.0, rng=g)
-        assert np.array_equal(r.estimate, np.clip(ref.estimate, -50.0, 50.0)) and set(r.budget.parts) == {"iome"}
+    T = np.clip((X + 50.0) / 100.0, 0.0, 1.0)  # ESM computes on the unit box (egmlib.peers.normalise)
+    back = lambda t: np.clip(-50.0 + 100.0 * t, -50.0, 50.0)  # noqa: E731
+    if path == "iome":  # centred at the box's centre
+        ref = iome_mean(T - 0.5, rho=0.5, lower=-0.5, upper=0.5, rng=g)
+        assert np.array_equal(r.estimate, back(np.clip(0.5 + ref.estimate, 0.0, 1.0)))
+        assert set(r.budget.parts) == {"iome"}
         return
-    a = ar._anchor(X, ar.IOME_ANCHOR_SHARE * 0.5, -50.0, 50.0, g)
-    h = max(50.0 - a, a + 50.0)
-    assert -h <= float((X - a).min()) and float((X - a).max()) <= h  # IOME's box holds the shifted rows
-    ref = iome_mean(X - a, rho=(1 - ar.IOME_ANCHOR_SHARE) * 0.5, lower=-h, upper=h, rng=g)
-    assert r.path == path and np.array_equal(r.estimate, np.clip(a + ref.estimate, -50.0, 50.0))
+    a = ar._anchor(T, ar.IOME_ANCHOR_SHARE * 0.5, 0.0, 1.0, g)
+    h = max(1.0 - a, a)
+    assert -h <= float((T - a).min()) and float((T - a).max()) <= h  # IOME's box holds the shifted rows
+    ref = iome_mean(T - a, rho=(1 - ar.IOME_ANCHOR_SHARE) * 0.5, lower=-h, upper=h, rng=g)
+    assert r.path == path and np.array_equal(r.estimate, back(np.clip(a + ref.estimate, 0.0, 1.0)))
     assert set(r.budget.parts) == {"anchor", "iome"}
 
 
@@ -376,17 +381,22 @@ def test_anchor_sum_moves_at_most_its_sensitivity():
 
 
 def test_centre_first_step_from_the_entry_pass_moves_at_most_its_sensitivity():
-    """CoinPress's first step reads sum_i (x_i - c) from ESM's entry pass, whitened: the whitened
-    box's ball holds every row, and a substituted row moves it by at most twice that ball's radius."""
+    """CoinPress's first step reads sum_i (t_i - 1/2) of the unit rows from ESM's entry pass, whitened:
+    the whitened box's ball holds every row, and a substituted row moves it by at most twice that
+    ball's radius."""
     X = _data(n=500)
-    sigma = np.array([5.0, 2.0, 1.0, 0.5, 0.2, 0.1])
-    R0 = pe._whitened_radius(sigma, -50.0, 50.0)
-    first = ar._check(X, -50.0, 50.0, np.random.default_rng(0))[4] / sigma
-    direct = ((X - 0.0) / sigma).sum(axis=0)
-    assert np.allclose(first, direct, rtol=1e-12, atol=1e-9)
-    worst = max(np.linalg.norm(ar._check(Y, -50.0, 50.0, np.random.default_rng(0))[4] / sigma - first)
+    sigma = np.array([5.0, 2.0, 1.0, 0.5, 0.2, 0.1]) / 100.0  # on the unit box
+    R0 = pe._whitened_radius(sigma, 0.0, 1.0)
+    T, box, _, colsum = ar._check(X, -50.0, 50.0, np.random.default_rng(0))
+    assert (box.lower, box.upper) == (-50.0, 50.0) and np.array_equal(T, np.clip((X + 50.0) / 100.0, 0.0, 1.0))
+    first = colsum / sigma
+    assert np.allclose(first, ((T - 0.5) / sigma).sum(axis=0), rtol=1e-12, atol=1e-9)
+    worst = max(np.linalg.norm(ar._check(Y, -50.0, 50.0, np.random.default_rng(0))[3] / sigma - first)
                 for Y in _neighbours(X, -50.0, 50.0))
     assert R0 < worst <= 2 * R0 * (1 + 1e-12)
+    # on the unit box itself the entry pass keeps X (no copy) and gives the same sum
+    T2, _, _, colsum2 = ar._check(T, 0.0, 1.0, np.random.default_rng(0))
+    assert T2 is T and np.array_equal(colsum2, colsum)
 
 
 def test_iome_paths_reach_a_mean_far_from_the_box_centre():

@@ -43,6 +43,7 @@ step (Aumuller et al. 2024) on exactly ESM's private scales and centre.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -54,16 +55,25 @@ import numpy as np
 from egmlib import clipping, gchisq
 from egmlib import validation as _v
 from egmlib.peers import budget as _budget
+from egmlib.peers import normalise
 from egmlib.peers import coinpress as _cp
 from egmlib.peers import path_errors as _pe
 from egmlib.peers import plan as _plan
 from egmlib.peers.iome import IOME_SHARES, iome_mean
 from egmlib.peers.path_errors import PATHS, Path
-from egmlib.peers.scales import PAIRED_LEVEL, PAIRED_LOG_SHARE, PairedScales, _log_scale_noise, _paired_scales
+from egmlib.peers.scales import (
+    PAIRED_LEVEL,
+    PAIRED_LOG_FLOOR,
+    PAIRED_LOG_SHARE,
+    PairedScales,
+    _log_scale_noise,
+    _paired_scales,
+)
 from egmlib.validation import FloatArray
 
 __all__ = [
     "IOME_ANCHOR_SHARE",
+    "LOG_SCALE_FLOOR",
     "PATHS",
     "anchor_pays",
     "PLAN_LAST_STEP_SHARES",
@@ -95,6 +105,9 @@ PLAN_LAST_STEP_SHARES = MappingProxyType({
     "scale": SHARES["scale"], "centre": SHARES["centre"],
     "threshold": 0.25 * (1.0 - SHARES["scale"] - SHARES["centre"]),
     "noise": 0.75 * (1.0 - SHARES["scale"] - SHARES["centre"])})
+#: The public floor of ESM's log scales, sigma_j >= LOG_SCALE_FLOOR * (upper - lower)
+#: (:data:`egmlib.peers.scales.PAIRED_LOG_FLOOR`).
+LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 #: The share of an IOME path's budget spent on its anchor (the rest on IOME).
 IOME_ANCHOR_SHARE = 1 / 32
 #: The public stage releases IOME when a log scale's noise sd exceeds this many nats (the scales
@@ -198,8 +211,6 @@ def _resolvable(n: int, d: int, rho: float) -> bool:
 
 
 def _scales_floor() -> float:
-    from egmlib.peers.scales import PAIRED_LOG_FLOOR
-
     return PAIRED_LOG_FLOOR
 
 
@@ -468,20 +479,23 @@ def _model_radius(sigma: FloatArray, p: float) -> float:
 # ---------------------------------------------------------------------------------------
 # the paths
 # ---------------------------------------------------------------------------------------
-def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float, float,
-                                                                np.random.Generator, FloatArray]:
-    """X finite (n >= 2), the box and rng checked; X moved into the box (a copy only where an entry
-    lies outside it), and sum_i (x_i - c) about the box's centre c (CoinPress's first step reads it).
-    One chunked pass over X gives its finiteness, its range and that sum."""
+def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, normalise.UnitBox, np.random.Generator,
+                                                                FloatArray]:
+    """X finite (n >= 2), the box and rng checked; X on the unit box (:mod:`egmlib.peers.normalise`:
+    a new array unless the box is [0, 1] and every entry lies in it), and sum_i (t_i - 1/2) of the
+    unit rows t_i (CoinPress's first step reads it).  One chunked pass over X gives its finiteness,
+    the unit rows and that sum."""
     X = _v.check_data_matrix("X", X)
     if X.shape[0] < 2:
         raise ValueError(f"X must have at least 2 rows, got X with n={X.shape[0]}")
     lower, upper = _v.check_bounds(lower, upper)
     rng = _v.check_rng("rng", rng)
+    box = normalise.unit_box(lower=lower, upper=upper)
     if X.dtype != np.float64:
         X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
-    c = 0.5 * (lower + upper)
+    unit = (box.lower, box.upper) == (0.0, 1.0)
+    T = None if unit else np.empty((n, d))
     low, high, finite = math.inf, -math.inf, True
     step = clipping.chunk_rows(d)
     buf = np.empty((min(step, n), d))
@@ -492,18 +506,40 @@ def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float,
             lo_b, hi_b = float(block.min()), float(block.max())
             finite = finite and math.isfinite(lo_b) and math.isfinite(hi_b)
             low, high = min(low, lo_b), max(high, hi_b)
+            if T is not None:  # the public map of the box onto [0, 1], one chunk at a time
+                block = T[a:a + step]
+                block[...] = normalise._to_unit(X[a:a + step], box.lower, box.width)
             B = buf[:block.shape[0]]
-            np.subtract(block, c, out=B)
+            np.subtract(block, 0.5, out=B)
             total += B.sum(axis=0)
     if not finite:
         _v.check_finite_data("X", X)  # raises, naming the first entry that is not finite
-    if low >= lower and high <= upper:
-        return X, lower, upper, rng, total
-    X = np.clip(X, lower, upper)
+    if T is not None:
+        return T, box, rng, total
+    if low >= 0.0 and high <= 1.0:
+        return X, box, rng, total
+    X = np.clip(X, 0.0, 1.0)
     total = np.zeros(d)
     for a in range(0, n, step):
-        total += (X[a:a + step] - c).sum(axis=0)
-    return X, lower, upper, rng, total
+        total += (X[a:a + step] - 0.5).sum(axis=0)
+    return X, box, rng, total
+
+
+def _to_caller(r: RobustResult, box: normalise.UnitBox) -> RobustResult:
+    """A result computed on the unit box in the caller's units (post-processing): points by
+    ``box.from_unit``, lengths (scales, noise, IOME's radius, predicted errors) times the width; the
+    radii of the other paths are in their transformed spaces on the unit box, as
+    :func:`egmlib.peers.arms` reports them."""
+    if (box.lower, box.upper) == (0.0, 1.0):
+        return r
+    w = box.width
+    C = r.C * w if r.path in _IOME else r.C
+    predicted = None if r.predicted is None else PathPrediction(
+        errors=MappingProxyType({k: v * w for k, v in r.predicted.errors.items()}), mismatch=r.predicted.mismatch)
+    return dataclasses.replace(
+        r, estimate=box.from_unit(r.estimate), centre=box.from_unit(r.centre), C=float(C),
+        sigma=None if r.sigma is None else box.length_from_unit(r.sigma),
+        noise_std=box.length_from_unit(r.noise_std), predicted=predicted)
 
 
 def _check_path(path: Any) -> Path | None:
@@ -559,14 +595,14 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
     >>> algorithm3_robust(X[:40], rho=0.25, lower=-100.0, upper=100.0, rng=rng).path
     'iome'
     """
-    X, lower, upper, rng, colsum = _check(X, lower, upper, rng)
+    X, box, rng, colsum = _check(X, lower, upper, rng)
     n, d = X.shape
     p = 1.0 / n if p_clip is None else _v.check_probability("p_clip", p_clip)
     forced = _check_path(path)
     scales_first = _v.check_bool("scales_first", scales_first)
     rho = _v.check_positive_finite("rho", rho)
     _budget.split_budget(rho, shares=SHARES)  # a rho whose shares underflow names rho
-    return _esm(X, rho, lower, upper, rng, p, forced, scales_first, colsum)
+    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, p, forced, scales_first, colsum), box)
 
 
 def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, p: float,
@@ -631,7 +667,9 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     r"""IOME alone (``iome``), or around the anchor (``anchored-iome``), with budget ``rho``.
 
     IOME alone is :func:`egmlib.peers.iome.iome_mean` (Huang, Liang and Yi 2021, as PLAN's
-    experiments run it) on the rows in the box.  Anchored: the anchor :math:`\hat a` (:func:`_anchor`,
+    experiments run it) on the rows less the box's centre :math:`c`, in the box
+    :math:`[l - c, u - c]` (IOME's search interval is centred at 0, so it searches around the
+    box's centre, as PLAN's experiments do in their symmetric boxes).  Anchored: the anchor :math:`\hat a` (:func:`_anchor`,
     ``IOME_ANCHOR_SHARE`` of ``rho``), then IOME with the rest on the rows :math:`x_i - \hat a` in
     the box :math:`[-h, h]`, :math:`h = \max(u - \hat a, \hat a - l)`, which holds them: IOME's
     search interval is then centred at the anchor.  Adding :math:`\hat a` back and projecting on the box are
@@ -645,9 +683,10 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
         a = _anchor(X, budget["anchor"], lower, upper, rng)
         h = max(upper - a, a - lower)
         r = iome_mean(X - a, rho=budget["iome"], lower=-h, upper=h, rng=rng)
-    else:
-        a = 0.0
-        r = iome_mean(X, rho=budget["iome"], lower=lower, upper=upper, rng=rng)
+    else:  # centred at the box's centre, where IOME's search interval is centred
+        a = 0.5 * (lower + upper)
+        h = 0.5 * (upper - lower)
+        r = iome_mean(X - a, rho=budget["iome"], lower=-h, upper=h, rng=rng)
     estimate = np.clip(a + r.estimate, lower, upper)
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=np.full(d, a), sigma=None,
@@ -714,7 +753,7 @@ def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: fl
     RobustResult
         ``path`` is "plan"; ``predicted`` holds ESM's predictions for the same scales.
     """
-    X, lower, upper, rng, colsum = _check(X, lower, upper, rng)
+    X, box, rng, colsum = _check(X, lower, upper, rng)
     rho = _v.check_positive_finite("rho", rho)
     _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
-    return _esm(X, rho, lower, upper, rng, 1.0 / X.shape[0], "plan", colsum=colsum)
+    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, 1.0 / X.shape[0], "plan", colsum=colsum), box)

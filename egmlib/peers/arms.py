@@ -169,7 +169,7 @@ def _from_unit(result: Any, box: normalise.UnitBox) -> Any:
         if name in names and getattr(result, name) is not None:
             value = box.length_from_unit(getattr(result, name))
             changes[name] = float(value) if np.ndim(value) == 0 else value
-    if "C" in names and getattr(result, "path", None) == "iome":
+    if "C" in names and getattr(result, "path", None) in ("iome", "anchored-iome"):
         changes["C"] = float(box.length_from_unit(untyped.C))
     return dataclasses.replace(untyped, **changes)
 
