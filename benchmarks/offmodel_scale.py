@@ -16,7 +16,8 @@ For each estimator, in a fresh process (one BLAS thread):
 and the path ESM took.  PLAN (Aumuller et al. 2024, egmlib.peers.plan.plan_mean) runs the same way.
 
 Run:  python benchmarks/offmodel_scale.py [--reps 3]   (a few minutes; writes
-benchmarks/results/offmodel_scale.txt on the full size only: --n or --d print a slice)
+benchmarks/results/offmodel_scale.txt and offmodel_scale.csv, which chapter 9 reads, on the full
+size only: --n or --d print a slice)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from egmbook.cli import argument_parser  # noqa: E402
+from egmbook.offmodel_results import SCALE_FILE, ScaleRow, write_scale_rows  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "offmodel_scale.txt"
 N, D, RHO, SEED = 100_000, 1024, 0.25, 20261202
@@ -85,8 +87,11 @@ def main(argv=None) -> int:
              f"rho = {RHO}; one BLAS thread; CPU the median of {args.reps} calls",
              f"{'estimator':10s} {'path':14s} {'CPU s':>7s} {'x mean':>7s} {'peak added':>11s} {'x data':>7s}"]
     ok = True
+    rows = []
     for arm, label in (("Alg3", "ESM"), ("PLAN", "PLAN")):
         r = measure(arm, args.n, args.d, args.reps)
+        rows.append(ScaleRow(arm=arm, path=r["path"] or "", n=args.n, d=args.d, cpu_s=r["cpu"], mean_cpu_s=r["mean_cpu"],
+                             peak_added_bytes=int(r["peak_added"]), data_bytes=int(r["data"]), reps=args.reps))
         ratio, share = r["cpu"] / r["mean_cpu"], r["peak_added"] / r["data"]
         lines.append(f"{label:10s} {r['path'] or '-':14s} {r['cpu']:7.2f} {ratio:7.1f} "
                      f"{r['peak_added'] / 2**20:8.0f} MB {share:7.2f}")
@@ -101,7 +106,8 @@ def main(argv=None) -> int:
     print(text)
     if (args.n, args.d) == (N, D):
         OUT.write_text(text)
-        print(f"saved {OUT}")
+        write_scale_rows(rows, SCALE_FILE)
+        print(f"saved {OUT} and {SCALE_FILE}")
     else:
         print("a slice: nothing saved")
     return 0

@@ -9,7 +9,8 @@ this module is the only one that touches the files:
 * ``benchmarks/results/offmodel_diagnosis.json`` -- the step-by-step diagnosis of the
   pipelines with private inputs on the real datasets (``benchmarks/offmodel_diagnosis.py``;
   :func:`load_diagnoses`, :func:`save_diagnoses`);
-* ``benchmarks/results/offmodel_scale.txt`` -- ESM's cost at scale (``benchmarks/offmodel_scale.py``).
+* ``benchmarks/results/offmodel_scale.csv`` -- ESM's and PLAN's cost at scale
+  (``benchmarks/offmodel_scale.py``; :func:`load_scale_rows`, :func:`write_scale_rows`).
 
 The sweeps' summaries (``offmodel.csv``, ``peers.csv``) are read by :mod:`egmbook.peer_results`.
 """
@@ -20,12 +21,14 @@ import csv
 import dataclasses
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
 from egmbook.findings.offmodel import Diagnosis, PathRun, StepDiagnostics
 
-__all__ = ["DIAGNOSIS_FILE", "PATHS_FILE", "load_diagnoses", "load_path_runs", "save_diagnoses", "write_path_runs"]
+__all__ = ["DIAGNOSIS_FILE", "PATHS_FILE", "SCALE_FILE", "ScaleRow", "load_diagnoses", "load_path_runs",
+           "load_scale_rows", "save_diagnoses", "write_path_runs", "write_scale_rows"]
 
 _RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 #: Where ``benchmarks/offmodel_paths.py`` writes its runs (the repository's
@@ -38,7 +41,61 @@ PATHS_FILE = _RESULTS / "offmodel_paths.csv"
 #:
 #: :meta hide-value:
 DIAGNOSIS_FILE = _RESULTS / "offmodel_diagnosis.json"
+#: Where ``benchmarks/offmodel_scale.py`` writes its measurements.
+#:
+#: :meta hide-value:
+SCALE_FILE = _RESULTS / "offmodel_scale.csv"
 _PATH_COLUMNS = tuple(f.name for f in dataclasses.fields(PathRun))
+
+
+@dataclass(frozen=True)
+class ScaleRow:
+    """One estimator's cost on one large dataset (``benchmarks/offmodel_scale.py``)."""
+
+    arm: str  #: the name in egmlib.peers.arms.ARMS
+    path: str  #: ESM's path ("" for PLAN)
+    n: int
+    d: int
+    cpu_s: float  #: CPU seconds of one call (median over ``reps``)
+    mean_cpu_s: float  #: CPU seconds of X.mean(axis=0) on the same data
+    peak_added_bytes: int  #: the peak memory the call adds (tracemalloc)
+    data_bytes: int  #: the data's size
+    reps: int
+
+    @property
+    def cpu_ratio(self) -> float:
+        return self.cpu_s / self.mean_cpu_s
+
+    @property
+    def memory_share(self) -> float:
+        return self.peak_added_bytes / self.data_bytes
+
+
+def write_scale_rows(rows: Sequence[ScaleRow], path: str | Path) -> Path:
+    """Write the scale benchmark's rows as CSV."""
+    if not rows or not all(isinstance(r, ScaleRow) for r in rows):
+        raise TypeError("rows must be a non-empty sequence of egmbook.offmodel_results.ScaleRow")
+    p = _check_path(path, ".csv")
+    names = [f.name for f in dataclasses.fields(ScaleRow)]
+    with p.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(names)
+        for r in rows:
+            w.writerow([repr(getattr(r, c)) if isinstance(getattr(r, c), float) else getattr(r, c) for c in names])
+    return p
+
+
+def load_scale_rows(path: str | Path | None = None) -> tuple[ScaleRow, ...]:
+    """The scale benchmark's rows (by default :data:`SCALE_FILE`)."""
+    p = SCALE_FILE if path is None else _check_path(path, ".csv")
+    names = [f.name for f in dataclasses.fields(ScaleRow)]
+    with p.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or list(rows[0]) != names:
+        raise ValueError(f"{p} must have the columns {', '.join(names)} and at least one row")
+    ints = {"n", "d", "peak_added_bytes", "data_bytes", "reps"}
+    return tuple(ScaleRow(**{k: int(v) if k in ints else float(v) if k.endswith("_s") else v for k, v in r.items()})
+                 for r in rows)
 
 
 def _check_path(path: object, suffix: str) -> Path:

@@ -47,7 +47,7 @@ from egmlib.peers.scales import pairwise_squared_differences
 __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE", "GOAL_PARTS",
            "FEW_ROWS", "PEERS", "NEW", "OLD", "few_rows_or_wide",
            "StepDiagnostics", "Diagnosis", "diagnose", "DIAGNOSIS_DATASETS", "DIAGNOSIS_RUNS", "DIAGNOSIS_RHO",
-           "DIAGNOSIS_SEED", "Comparison", "Goal", "Goals", "goals", "PeerRatio", "best_peer_ratios",
+           "DIAGNOSIS_SEED", "Comparison", "Goal", "Goals", "goals", "KindGoals", "goals_by_kind", "PeerRatio", "best_peer_ratios",
            "OffModelComparison", "comparison", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
            "RELEASES", "RELEASE_KIND", "RESOLUTION_TOLERANCE", "PathRun", "PathCell", "PathCalibration",
            "path_runs", "resolution_threshold", "calibrate_paths"]
@@ -333,6 +333,58 @@ def goals(peers: PeersResults, offmodel: OffModelResults) -> Goals:
     return Goals(off_model=Goal(GOAL_OFF_MODEL, tuple(g1), median_at_most=GOAL_OFF_MODEL_MEDIAN),
                  near_best=Goal(GOAL_NEAR_BEST, tuple(g2), share=GOAL_NEAR_BEST_SHARE),
                  parts=Goal(GOAL_PARTS, tuple(g3)))
+
+
+@dataclass(frozen=True)
+class KindGoals(Finding):
+    """ESM's goals on one kind of data (:data:`VERDICT_GROUPS`), budget by budget: the largest
+    ratio to the better of PLAN and IOME over the kind's datasets (G1 and, where the kind has
+    few-rows or d > n cells, G3 over those) and the share of its cells within 1.5 times the best
+    method given nothing (G2)."""
+
+    kind: str
+    g1: Mapping[float, float]  #: rho -> the largest ratio to the better peer
+    g2: Mapping[float, float]  #: rho -> the share of cells within GOAL_NEAR_BEST of the best
+    g3: Mapping[float, float] | None  #: rho -> the largest ratio in the few-rows cells (None: none)
+
+    @property
+    def g1_ok(self) -> bool:
+        return max(self.g1.values()) <= GOAL_OFF_MODEL
+
+    @property
+    def g3_ok(self) -> bool | None:
+        return None if self.g3 is None else max(self.g3.values()) <= GOAL_PARTS
+
+
+def _kind_of(c: Comparison) -> str:
+    for kind, members in VERDICT_GROUPS.items():
+        if c.d is None and c.dataset in members:
+            return kind
+        if c.d is not None and members[0].startswith("Gaussian"):
+            equal = c.alpha == 0.0
+            if ("GaussianA" in members and equal) or ("GaussianC" in members and not equal):
+                return kind
+    raise KeyError(c.dataset)
+
+
+def goals_by_kind(g: Goals) -> tuple[KindGoals, ...]:
+    """:func:`goals` per kind of data (:data:`VERDICT_GROUPS`) and budget, in the groups' order;
+    a kind the results do not hold is left out."""
+    if not isinstance(g, Goals):
+        raise TypeError(f"g must be egmbook.findings.offmodel.Goals (goals()), got g of type {type(g).__name__}")
+    out = []
+    for kind in VERDICT_GROUPS:
+        g1 = [c for c in g.off_model.cells if _kind_of(c) == kind]
+        if not g1:
+            continue
+        g2 = [c for c in g.near_best.cells if _kind_of(c) == kind]
+        g3 = [c for c in g.parts.cells if _kind_of(c) == kind]
+        worst = lambda cells, r: max(c.ratio for c in cells if c.rho == r)  # noqa: E731
+        share = lambda cells, r: float(np.mean([c.ratio <= GOAL_NEAR_BEST for c in cells if c.rho == r]))  # noqa: E731
+        out.append(KindGoals(kind, MappingProxyType({r: worst(g1, r) for r in gb.RHOS}),
+                             MappingProxyType({r: share(g2, r) for r in gb.RHOS}),
+                             MappingProxyType({r: worst(g3, r) for r in gb.RHOS}) if g3 else None))
+    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------

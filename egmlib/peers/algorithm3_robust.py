@@ -315,7 +315,7 @@ def _private_centre(X: np.ndarray, sigma: FloatArray, rho: float, lower: float, 
     radius = _pe._whitened_radius(sigma, lower, upper)
     ref = None if colsum is None else _cp._Reference(point=centre, spread=radius, deviation=colsum * b)
     r = _cp._coinpress(X, rho=rho, centre=centre, radius=radius, rng=rng, beta=0.01, steps=None,
-                       clip_rule="paper", b=b, ref=ref)
+                       clip_rule="paper", b=b, ref=ref, lean=_pe.CENTRE_LEAN)
     return np.clip(sigma * r.estimate, lower, upper)
 
 
@@ -700,12 +700,12 @@ def _algorithm3_path(X: np.ndarray, rho: float, lower: float, upper: float, rng:
     budget = _budget.split_budget(rho, shares=SHARES)
     centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng, colsum)
     b = 1.0 / np.sqrt(sigma * float(np.sum(sigma)))
-    norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
+    norms = clipping.transformed_norms(X, mu_hat=centre, b=b, finite=True)  # X checked at the entry
     C0 = _model_radius(sigma, p)
     C_max = (upper - lower) * float(np.linalg.norm(b))
     choice = _select_radius(norms, C0, C_max, budget["radius"], d, budget["noise"], rng, RADIUS_GRID)
     C = choice.C
-    clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms)
+    clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms, finite=True)
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=clipping.sum_sensitivity(C, n=n, d=d))
     noisy = (clipped.total + s * rng.standard_normal(d)) / n
     estimate = np.clip(centre + noisy / b, lower, upper)  # the mean lies in the box: post-processing

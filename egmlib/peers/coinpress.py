@@ -260,6 +260,24 @@ def _best_schedule(n: int, d: int, radius: float, rho: float, beta: float,
     return choice
 
 
+@functools.lru_cache(maxsize=256)
+def _lean_schedule(n: int, d: int, radius: float, rho: float, beta: float, tolerance: float,
+                   rule: str = "paper") -> tuple[int, float]:
+    """The fewest steps whose last noise is within ``1 + tolerance`` of the least (the schedule of
+    :func:`coinpress_schedule`, which takes the least): each step is a pass over the data, and a step
+    that lowers the last noise by under ``tolerance`` is not worth its pass.  Public, like the
+    schedule it trims."""
+    t_best, pre_best = _best_schedule(n, d, radius, rho, beta, None, rule)
+    best = _recursion(n, d, radius, rho, beta, t_best, pre_best, rule)[2][-1]
+    for t in range(1, t_best + 1):
+        for pre in PRELIMINARY_SHARES:
+            if _recursion(n, d, radius, rho, beta, t, pre, rule)[2][-1] <= (1.0 + tolerance) * best:
+                return t, pre
+            if t == 1:
+                break
+    return t_best, pre_best
+
+
 #: Relative margin of the test that a step clips no row (float rounding of the distances).
 _SAFETY = 1e-6
 
@@ -318,13 +336,13 @@ def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference,
     if ref.spread + float(np.linalg.norm(ref.point - c)) <= R * (1.0 - _SAFETY):
         return ref.deviation + X.shape[0] * (ref.point - c), 0
     if b is None:
-        r = clipping.clipped_sum(X, C=R, mu_hat=c)
+        r = clipping.clipped_sum(X, C=R, mu_hat=c, finite=True)
     else:
         with np.errstate(over="ignore"):
             centre = c / b  # the centre in the data's units; a public function of released values
         if not np.all(np.isfinite(centre)):
             raise ValueError("the whitened centre overflows in the data's units: scale too small for the data")
-        r = clipping.clipped_sum(X, C=R, mu_hat=centre, b=b)
+        r = clipping.clipped_sum(X, C=R, mu_hat=centre, b=b, finite=True)
     return r.total, r.n_clipped
 
 
@@ -378,15 +396,19 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
 
 def _coinpress(X: np.ndarray, *, rho: float, centre: FloatArray, radius: float, rng: np.random.Generator,
                beta: float, steps: int | None, clip_rule: str, b: FloatArray | None = None,
-               ref: _Reference | None = None) -> CoinPressResult:
+               ref: _Reference | None = None, lean: float | None = None) -> CoinPressResult:
     """CoinPress on the rows y_i = x_i * b (b = 1 when None), from the prior ball B(centre, radius) in
-    those units; X is read chunk by chunk, never copied (checked arguments).  ``ref`` is the rows'
+    those units; X is read chunk by chunk, never copied (checked arguments; X checked finite).  ``ref`` is the rows'
     :func:`_reference` when the caller has it from a pass of its own (its spread may be any public
-    upper bound of the rows' distance from its point)."""
+    upper bound of the rows' distance from its point).  ``lean`` (a tolerance) takes the fewest steps
+    whose last noise is within ``1 + lean`` of the least (:func:`_lean_schedule`)."""
     n, d = X.shape
-    schedule = coinpress_schedule(n, d=d, prior_radius=radius, rho=rho, beta=beta, steps=steps,
-                                  clip_rule=clip_rule)
-    t, pre = schedule.steps, schedule.preliminary_share
+    if lean is None:
+        schedule = coinpress_schedule(n, d=d, prior_radius=radius, rho=rho, beta=beta, steps=steps,
+                                      clip_rule=clip_rule)
+        t, pre = schedule.steps, schedule.preliminary_share
+    else:
+        t, pre = _lean_schedule(n, d, float(radius), float(rho), float(beta), float(lean), clip_rule)
     rho, beta = float(rho), float(beta)
     shares = _shares(t, pre)
     budget = _budget.split_budget(rho, shares={f"step {s + 1}": sh for s, sh in enumerate(shares)})

@@ -57,6 +57,7 @@ from egmlib.peers import plan as _plan
 from egmlib.peers.iome import IOME_SHARES, iome_clip_count
 
 __all__ = [
+    "CENTRE_LEAN",
     "ERROR_FACTORS",
     "IOME_STEPS",
     "PATHS",
@@ -74,6 +75,9 @@ PATHS: tuple[Path, ...] = get_args(Path)
 #: Measured median error over the model's predicted noise, per kind of release, on synthetic
 #: Gaussian rows (``benchmarks/offmodel_paths.py``; chapter 9's figure of predictions).
 ERROR_FACTORS: Mapping[str, float] = MappingProxyType({"iome": 1.0, "algorithm3": 1.0, "plan": 1.0})
+#: ESM's CoinPress centre takes the fewest steps whose last noise is within 1 + CENTRE_LEAN of the
+#: least (each step is a pass over the data; egmlib.peers.coinpress._lean_schedule).
+CENTRE_LEAN = 0.01
 #: IOME's bisection steps over the interval of PLAN's experiments (Huang, Liang and Yi 2021).
 IOME_STEPS = 20
 
@@ -112,9 +116,9 @@ def _count_noise(coordinates: int, rho: float, steps: int) -> float:
 def coinpress_accuracy(n: int, *, d: int, prior_radius: float, rho: float, beta: float = 0.01) -> float:
     r"""CoinPress's miss per whitened coordinate: the noise sd :math:`s_t` of its last step.
 
-    From the public radius recursion of Biswas et al. (2020) with the schedule that
-    :func:`egmlib.peers.coinpress.coinpress_schedule` chooses at this :math:`n`, :math:`d`,
-    prior radius and budget: :math:`s_t = 2(r_{t-1}+\gamma_1)(1+\nu)/(n\sqrt{2\rho_t})`.  When
+    From the public radius recursion of Biswas et al. (2020) with the schedule ESM's centre runs at
+    this :math:`n`, :math:`d`, prior radius and budget (the fewest steps whose last noise is within
+    ``1 + CENTRE_LEAN`` of the least of :func:`egmlib.peers.coinpress.coinpress_schedule`): :math:`s_t = 2(r_{t-1}+\gamma_1)(1+\nu)/(n\sqrt{2\rho_t})`.  When
     the rows cannot shrink the prior ball to the data's size in the steps the budget buys,
     :math:`r_{t-1}` and hence :math:`s_t` stay large.
 
@@ -134,7 +138,7 @@ def coinpress_accuracy(n: int, *, d: int, prior_radius: float, rho: float, beta:
 
 
 def _coinpress_accuracy(n: int, d: int, radius: float, rho: float, beta: float = 0.01) -> float:
-    t, pre = _cp._best_schedule(n, d, radius, rho, beta, None, "paper")
+    t, pre = _cp._lean_schedule(n, d, radius, rho, beta, CENTRE_LEAN, "paper")
     return float(_cp._recursion(n, d, radius, rho, beta, t, pre, "paper")[2][-1])
 
 

@@ -431,6 +431,9 @@ PAIRED_LOG_SHARE = 0.5
 #: A second moment counts only where it stands sqrt(2 ln(d / PAIRED_LEVEL)) noise sds above 0, and
 #: their total only where it stands sqrt(2 ln(1 / PAIRED_LEVEL)) sds above 0 (Gaussian tails).
 PAIRED_LEVEL = 0.05
+#: The log scales' CoinPress takes the fewest steps whose last noise is within 1 + PAIRED_LEAN of the
+#: least (each step is a pass over the pairs).
+PAIRED_LEAN = 0.01
 #: The floor of the released scales: this share of the larger of their mean and the root mean
 #: square scale the second moments' total vouches for.
 PAIRED_FLOOR_SHARE = 0.2
@@ -510,7 +513,7 @@ def _log_scale_noise(n: int, d: int, rho: float, floor: float, beta: float = 0.0
     m = n // 2
     span = -2.0 * math.log(2.0 * floor)  # hi - lo, whatever the width
     radius = math.sqrt(d) * 0.5 * span / LOG_CHI2_1_SD
-    t, pre = _cp._best_schedule(m, d, radius, rho, beta, None, "paper")
+    t, pre = _cp._lean_schedule(m, d, radius, rho, beta, PAIRED_LEAN, "paper")
     s_T = _cp._recursion(m, d, radius, rho, beta, t, pre, "paper")[2][-1]
     return 0.5 * LOG_CHI2_1_SD * math.sqrt(s_T * s_T + 1.0 / m)
 
@@ -583,7 +586,7 @@ def _moments_and_logs(V: np.ndarray, norms: FloatArray, tau: float, lo: float, h
     buf = np.empty((min(step, m), d))
     for a in range(0, m, step):
         b = min(a + step, m)
-        total += clipping.clipped_sum(V[a:b], C=tau, norms=norms[a:b], rows=step).total
+        total += clipping.clipped_sum(V[a:b], C=tau, norms=norms[a:b], rows=step, finite=True).total
         block = V[a:b]
         np.clip(block, math.exp(lo), half_w2, out=block)
         np.log(block, out=block)
@@ -680,7 +683,7 @@ def _paired_scales(X: np.ndarray, rho: float, lower: float, upper: float, rng: n
     radius = math.sqrt(d) * 0.5 * (hi - lo) / LOG_CHI2_1_SD
     ref = _cp._Reference(point=centre, spread=spread, deviation=deviation)
     r = _cp._coinpress(V, rho=PAIRED_LOG_SHARE * rho, centre=centre, radius=radius, rng=rng, beta=0.01,
-                       steps=None, clip_rule="paper", ref=ref)
+                       steps=None, clip_rule="paper", ref=ref, lean=PAIRED_LEAN)
     del V
     raw = np.exp(np.clip(0.5 * LOG_CHI2_1_SD * r.estimate, 0.5 * lo, 0.5 * hi))
     shrunk, factor = _shrink(LogScalesResult(sigma_hat=raw, coinpress=r, pairs=m))
