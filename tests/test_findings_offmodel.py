@@ -191,8 +191,8 @@ def _run(release, measured, predicted, tau=0.5, n=1000, rho=0.25, run=0):
 
 def test_calibration_takes_medians_per_kind_and_the_stage_threshold():
     runs = [_run("after algorithm3", 2.0, 1.0, run=k) for k in range(3)]
-    runs += [_run("after plan", 3.0, 1.0), _run("after anchored-iome", 1.0, 2.0), _run("whole iome", 5.0, 10.0),
-             _run("whole anchored-iome", 5.0, 10.0)]
+    runs += [_run("after plan", 3.0, 1.0), _run("after centred-iome", 1.0, 2.0), _run("whole iome", 5.0, 10.0),
+             _run("whole centred-iome", 5.0, 10.0)]
     cal = om.calibrate_paths(runs)
     assert dict(cal.factors) == {"iome": 0.5, "algorithm3": 2.0, "plan": 3.0}
     assert cal.n_cells == 1 and cal.runs == 1 and cal.within_two == 1.0

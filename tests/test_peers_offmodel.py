@@ -297,7 +297,7 @@ def test_public_stage_reads_n_d_rho_only():
     for X in (rng.normal(size=(512, 1024)), np.zeros((512, 1024)), 40.0 + rng.normal(size=(512, 1024))):
         r = ar.algorithm3_robust(X, rho=1.0, lower=-50.0, upper=50.0, rng=np.random.default_rng(1))
         assert not ar.scales_resolvable(512, d=1024, rho=1.0)
-        assert r.path in ("iome", "anchored-iome") and r.sigma is None and r.predicted is None
+        assert r.path in ("iome", "centred-iome") and r.sigma is None and r.predicted is None
         assert "scale" not in r.budget.parts
     noise = scales.log_scale_noise(512, d=1024, rho=ar.PAIRED_LOG_SHARE * ar.SHARES["scale"] * 1.0)
     assert noise > ar.SCALE_RESOLUTION
@@ -315,7 +315,7 @@ def test_scale_stage_runs_the_path_its_released_predictions_pick(n, d, rho):
     if r.sigma is not None:
         assert np.array_equal(r.sigma, 200.0 * s.sigma_hat)
     assert dict(r.predicted.errors) == {k: 200.0 * v for k, v in again.errors.items()} and r.path == again.best
-    assert set(again.errors) == {"algorithm3", "plan", "anchored-iome" if ar.anchor_pays(
+    assert set(again.errors) == {"algorithm3", "plan", "centred-iome" if ar.coarse_centre(
         n, d=d, rho=(1 - ar.SHARES["scale"]) * rho, lower=0.0, upper=1.0) else "iome"}
 
 
@@ -338,36 +338,44 @@ def test_predictions_grow_where_the_model_says_they_should():
     assert pe.algorithm3_error(10000, sigma=sigma, rho_centre=1 / 32, rho_noise=0.18, mismatch=0.5, **kw) == a[1]
 
 
-def test_anchor_is_used_where_its_public_noise_fits_iome_s_search():
-    assert ar.anchor_pays(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0)
-    assert not ar.anchor_pays(20, d=16, rho=1.0, lower=-500.0, upper=500.0)
-    # the rule is the anchor's noise sd against a quarter of the search interval's width w / sqrt(N)
+def test_coarse_centre_is_chosen_by_public_rules():
+    assert ar.coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0) == "medians"
+    assert ar.coarse_centre(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0) == "anchor"
+    assert ar.coarse_centre(20, d=16, rho=1.0, lower=-500.0, upper=500.0) is None
+    # the anchor's rule: its noise sd against a quarter of the search interval's width w / sqrt(N)
     for n, d, rho in ((50, 8, 0.25), (500, 64, 1.0), (128, 256, 0.0625)):
         sd = 100.0 / (n * math.sqrt(2 * ar.IOME_ANCHOR_SHARE * rho))
         N = 1 << (d - 1).bit_length()
-        assert ar.anchor_pays(n, d=d, rho=rho, lower=-50.0, upper=50.0) == (sd <= 0.25 * 100.0 / math.sqrt(N))
+        assert ar._anchor_pays(n, d, rho, -50.0, 50.0) == (sd <= 0.25 * 100.0 / math.sqrt(N))
 
 
-@pytest.mark.parametrize("path", ["iome", "anchored-iome"])
-def test_iome_paths_are_iome_on_the_anchored_rows(path):
-    """IOME alone is PLAN's IOME on the rows; anchored, IOME on the rows less the anchor (the rows'
-    private grand mean) in a box that holds them; the same as those calls by hand, bit for bit."""
-    X = _data(n=2000)
+@pytest.mark.parametrize("path,n", [("iome", 2000), ("centred-iome", 2000), ("centred-iome", 100)])
+def test_iome_paths_are_iome_on_the_centred_rows(path, n):
+    """IOME alone is PLAN's IOME in the caller's box; around a coarse centre (the bisection medians, or
+    the rows' private grand mean), IOME on the rows less that centre in a box that holds them; the same
+    as those calls by hand, bit for bit."""
+    X = _data(n=n)
     r = ar.algorithm3_robust(X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(8), path=path)
     g = np.random.default_rng(8)
     T = np.clip((X + 50.0) / 100.0, 0.0, 1.0)  # ESM computes on the unit box (egmlib.peers.normalise)
     back = lambda t: np.clip(-50.0 + 100.0 * t, -50.0, 50.0)  # noqa: E731
-    if path == "iome":  # centred at the box's centre
+    if path == "iome":  # IOME in the caller's box, scaled to the unit width
         ref = iome_mean(T - 0.5, rho=0.5, lower=-0.5, upper=0.5, rng=g)
-        assert np.array_equal(r.estimate, back(np.clip(0.5 + ref.estimate, 0.0, 1.0)))
+        assert np.allclose(r.estimate, back(np.clip(ref.estimate + 0.5, 0.0, 1.0)), rtol=0, atol=1e-12)
         assert set(r.budget.parts) == {"iome"}
         return
-    a = ar._anchor(T, ar.IOME_ANCHOR_SHARE * 0.5, 0.0, 1.0, g)
-    h = max(1.0 - a, a)
-    assert -h <= float((T - a).min()) and float((T - a).max()) <= h  # IOME's box holds the shifted rows
-    ref = iome_mean(T - a, rho=(1 - ar.IOME_ANCHOR_SHARE) * 0.5, lower=-h, upper=h, rng=g)
-    assert r.path == path and np.array_equal(r.estimate, back(np.clip(a + ref.estimate, 0.0, 1.0)))
-    assert set(r.budget.parts) == {"anchor", "iome"}
+    kind = ar.coarse_centre(n, d=6, rho=0.5, lower=0.0, upper=1.0)
+    share = ar.MEDIANS_SHARE if kind == "medians" else ar.IOME_ANCHOR_SHARE
+    if kind == "medians":
+        from egmlib.peers.quantiles import binary_search_quantiles
+        centre = binary_search_quantiles(T, rank=0.5 * n, rho=share * 0.5, lower=0.0, upper=1.0, rng=g, steps=20)
+    else:
+        centre = np.full(6, ar._anchor(T, share * 0.5, 0.0, 1.0, g))
+    h = float(max(np.max(1.0 - centre), np.max(centre)))
+    assert -h <= float((T - centre).min()) and float((T - centre).max()) <= h  # IOME's box holds the rows
+    ref = iome_mean(T - centre, rho=(1 - share) * 0.5, lower=-h, upper=h, rng=g)
+    assert r.path == path and np.array_equal(r.estimate, back(np.clip(centre + ref.estimate, 0.0, 1.0)))
+    assert set(r.budget.parts) == {"coarse centre", "iome"} and {kind} == ({"medians"} if n == 2000 else {"anchor"})
 
 
 def test_anchor_sum_moves_at_most_its_sensitivity():
@@ -401,7 +409,7 @@ def test_centre_first_step_from_the_entry_pass_moves_at_most_its_sensitivity():
 
 def test_iome_paths_reach_a_mean_far_from_the_box_centre():
     """N(40, 1) in [-50, 50]^16 with 300 rows: IOME alone searches its centre within 50 / 4 of the
-    box's centre in every rotated coordinate and misses; anchored at the rows' grand mean it finds it."""
+    box's centre in every rotated coordinate and misses; around a coarse centre it finds it."""
     rng = np.random.default_rng(9)
     X = 40.0 + rng.standard_normal((300, 16))
     kw = dict(rho=1.0, lower=-50.0, upper=50.0)

@@ -575,15 +575,15 @@ def verdicts(peers: PeersResults, offmodel: OffModelResults) -> tuple[Verdict, .
 # ---------------------------------------------------------------------------------------
 #: The releases ``benchmarks/offmodel_paths.py`` measures: IOME with the whole budget (the
 #: public stage, each search), and after the scale step each path ESM can take.
-RELEASES = ("whole iome", "whole anchored-iome", "after algorithm3", "after plan", "after iome",
-            "after anchored-iome")
+RELEASES = ("whole iome", "whole centred-iome", "after algorithm3", "after plan", "after iome",
+            "after centred-iome")
 #: The kind of prediction each release is compared with (its factor in
 #: :data:`egmlib.peers.path_errors.ERROR_FACTORS`).
-RELEASE_KIND = MappingProxyType({"whole iome": "iome", "whole anchored-iome": "iome", "after iome": "iome",
-                                 "after anchored-iome": "iome", "after algorithm3": "algorithm3",
+RELEASE_KIND = MappingProxyType({"whole iome": "iome", "whole centred-iome": "iome", "after iome": "iome",
+                                 "after centred-iome": "iome", "after algorithm3": "algorithm3",
                                  "after plan": "plan"})
-#: The largest ratio of the public stage's IOME to the scale stage's pick that the resolution
-#: threshold tolerates (the same 1.25 as G3).
+#: The largest ratio of the scale stage's pick to IOME with the whole budget that the resolution
+#: threshold tolerates below it (the same 1.25 as G3).
 RESOLUTION_TOLERANCE = 1.25
 
 
@@ -630,12 +630,15 @@ def path_runs(rows: Sequence[Mapping[str, Any]]) -> tuple[PathRun, ...]:
 
     out = []
     for row in rows:
+        # the cache of the first calibration names the IOME around a coarse centre "anchored-iome"
+        row = {key.replace("anchored-iome", "centred-iome"): value for key, value in row.items()}
         d, n, rho, half = int(row["d"]), int(row["n"]), float(row["rho"]), float(row["half"])
         sigma = (d / np.arange(1, d + 1)) ** float(row["alpha"])
         coords = dict(alpha=float(row["alpha"]), d=d, width=float(row["width"]), n=n, rho=rho, run=int(row["run"]))
         tau = log_scale_noise(n, d=d, rho=esm.PAIRED_LOG_SHARE * esm.SHARES["scale"] * rho) if n >= 4 else math.inf
-        for path in ("iome", "anchored-iome"):
-            share = 1.0 - esm.IOME_ANCHOR_SHARE if path == "anchored-iome" else 1.0
+        for path in ("iome", "centred-iome"):
+            share = 1.0 - esm._coarse_share(esm._coarse_centre(n, d, rho, -half, half) or "anchor") \
+                if path == "centred-iome" else 1.0
             pred = pe.iome_error(n, rho=share * rho, variances=sigma**2, lower=-half, upper=half)
             out.append(PathRun(**coords, release=f"whole {path}", measured=float(row[f"whole {path}"]),
                                predicted=_model(pred, "iome"), log_noise=tau))
@@ -692,7 +695,7 @@ class PathCalibration(Finding):
     @property
     def scored(self) -> tuple[PathCell, ...]:
         """The cells where ESM uses the prediction: after the scale step, with resolvable scales."""
-        return tuple(c for c in self.cells if c.release.startswith("after") and c.log_noise <= self.resolution)
+        return tuple(c for c in self.cells if c.release.startswith("after") and c.log_noise < self.resolution)
 
     @property
     def n_scored(self) -> int:
@@ -719,7 +722,7 @@ class PathCalibration(Finding):
         """The calibration as text, for the benchmark's log."""
         lines = [f"{self.n_cells} cells, {self.runs} runs each; factors (measured / model, median): "
                  + ", ".join(f"{k} {v:.3f}" for k, v in self.factors.items()),
-                 f"public stage: IOME alone where the log scales' noise exceeds {self.resolution:.3g} nats "
+                 f"public stage: IOME alone where the log scales' noise is at least {self.resolution:.3g} nats "
                  f"(tolerance {self.tolerance})",
                  f"predictions within a factor 2 of the measured error in {self.within_two:.0%} of the "
                  f"{self.n_scored} cells where ESM uses them"]
@@ -735,18 +738,17 @@ def _medians(runs: Sequence[PathRun]) -> dict[tuple[Any, ...], tuple[float, floa
 
 
 def resolution_threshold(pairs: Sequence[tuple[float, float]], tolerance: float = RESOLUTION_TOLERANCE) -> float:
-    """The smallest noise from which on every (noise, ratio) pair has a ratio of at most ``tolerance``.
+    """The smallest noise at which a pair's ratio exceeds ``tolerance`` (inf when none does).
 
-    ``pairs`` are (log scales' noise, error of IOME alone over the scale stage's pick); inf when
-    the pair of the largest noise fails."""
+    ``pairs`` are (log scales' noise, error of the release the scale stage picks over the error of
+    IOME with the whole budget): below the returned noise, buying scales never cost more than
+    ``tolerance`` times IOME alone."""
     arr = _v.check_finite_data("pairs", pairs)
     if arr.shape[1] != 2:
         raise ValueError(f"pairs must be (noise, ratio) pairs, got rows of {arr.shape[1]} entries")
     tolerance = _v.check_positive_finite("tolerance", tolerance)
-    ordered = sorted(map(tuple, arr.tolist()))
-    above = [k for k, (_, r) in enumerate(ordered) if r > tolerance]
-    first = above[-1] + 1 if above else 0
-    return float(ordered[first][0]) if first < len(ordered) else math.inf
+    failing = [noise for noise, ratio in arr.tolist() if ratio > tolerance]
+    return float(min(failing)) if failing else math.inf
 
 
 def calibrate_paths(runs: Sequence[PathRun], tolerance: float = RESOLUTION_TOLERANCE) -> PathCalibration:
@@ -784,7 +786,7 @@ def calibrate_paths(runs: Sequence[PathRun], tolerance: float = RESOLUTION_TOLER
             continue
         pick = min(after, key=lambda c: c.predicted)
         box = w * (d ** a)  # the box's half-width, w sigma_1 with sigma_1 = d^alpha
-        alone = rel["whole anchored-iome" if esm.anchor_pays(n, d=d, rho=r, lower=-box, upper=box) else "whole iome"]
-        pairs.append((pick.log_noise, alone.measured / pick.measured))
+        alone = rel["whole centred-iome" if esm.coarse_centre(n, d=d, rho=r, lower=-box, upper=box) else "whole iome"]
+        pairs.append((pick.log_noise, pick.measured / alone.measured))
     return PathCalibration(factors=MappingProxyType(factors), resolution=resolution_threshold(pairs, tolerance),
                            cells=cells, tolerance=tolerance)

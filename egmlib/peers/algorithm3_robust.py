@@ -8,7 +8,7 @@ every release that feeds it is paid before it is made:
 
 1. *Public stage.*  From :math:`n, d, \rho` alone: when the scale step could not resolve the
    scales (:func:`scales_resolvable`: the public noise :math:`\tau_\ell` of a log scale,
-   :func:`egmlib.peers.scales.log_scale_noise`, above ``SCALE_RESOLUTION`` nats), the paths
+   :func:`egmlib.peers.scales.log_scale_noise`, at least ``SCALE_RESOLUTION`` nats), the paths
    that buy scales cannot gain over IOME, which needs none: ESM releases IOME with the whole
    budget and spends nothing on scales.
 2. *Scale stage.*  Otherwise it buys the scales (:func:`egmlib.peers.scales.paired_scales`,
@@ -19,18 +19,18 @@ every release that feeds it is paid before it is made:
    path               release                                                            budget
    =================  =================================================================  ==========
    ``iome``           IOME alone (PLAN's version, its box)                               the rest
-   ``anchored-iome``  a coarse centre, then IOME around it                               the rest
+   ``centred-iome``   a coarse centre, then IOME around it                               the rest
    ``algorithm3``     CoinPress's centre whitened by the scales (:math:`\rho/8`), a       ``SHARES``
                       radius (:math:`\rho/64`), Algorithm 3's noise (:math:`47\rho/64`)
    ``plan``           the same centre, then PLAN's last step (threshold, noise)          ``PLAN_LAST_STEP_SHARES``
    =================  =================================================================  ==========
 
-The coarse centre of ``anchored-iome`` is one number, the rows' private grand mean (the
-*anchor*, ``IOME_ANCHOR_SHARE`` of the IOME budget): its cost does not grow with :math:`d`.
-IOME searches its centre within :math:`\pm(u-l)/(2\sqrt N)` of the box's centre in every
-rotated coordinate and cannot reach a mean far from it; around the anchor it can.  Whichever
-stage releases IOME takes the anchored one where the anchor pays (:func:`anchor_pays`: its
-public noise is well inside IOME's search interval) and IOME alone otherwise.
+``centred-iome``'s coarse centre is the coordinate-wise medians by noisy bisection where they
+track the medians, else the rows' private grand mean in every coordinate (the *anchor*, one
+number whatever :math:`d`) where its noise is well inside IOME's search (:func:`coarse_centre`,
+public); IOME searches its centre near the middle of its box and cannot reach a mean far from it,
+around the coarse centre it can.  Whichever stage releases IOME takes ``centred-iome`` where a
+coarse centre pays and ``iome`` otherwise.
 
 Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
 is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
@@ -60,6 +60,7 @@ from egmlib.peers import coinpress as _cp
 from egmlib.peers import path_errors as _pe
 from egmlib.peers import plan as _plan
 from egmlib.peers.iome import IOME_SHARES, iome_mean
+from egmlib.peers.quantiles import binary_search_quantiles
 from egmlib.peers.path_errors import PATHS, Path
 from egmlib.peers.scales import (
     PAIRED_LEVEL,
@@ -75,7 +76,8 @@ __all__ = [
     "IOME_ANCHOR_SHARE",
     "LOG_SCALE_FLOOR",
     "PATHS",
-    "anchor_pays",
+    "MEDIANS_SHARE",
+    "coarse_centre",
     "PLAN_LAST_STEP_SHARES",
     "RADIUS_DOWN",
     "RADIUS_GRID",
@@ -110,10 +112,10 @@ PLAN_LAST_STEP_SHARES = MappingProxyType({
 LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 #: The share of an IOME path's budget spent on its anchor (the rest on IOME).
 IOME_ANCHOR_SHARE = 1 / 32
-#: The public stage releases IOME when a log scale's noise sd exceeds this many nats (the scales
-#: then cannot be told apart from a common one).  Calibrated on synthetic Gaussian rows by
-#: ``benchmarks/offmodel_paths.py``.
-SCALE_RESOLUTION = 1.0
+#: The public stage releases IOME when a log scale's noise sd is at least this many nats: the
+#: smallest noise at which, on synthetic Gaussian rows, buying scales cost more than 1.25 times
+#: IOME alone (``benchmarks/offmodel_paths.py``).
+SCALE_RESOLUTION = 1.487
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
 #: The radius step's public preference for small radii; the base measure exp(-RADIUS_PRIOR k)
@@ -149,7 +151,7 @@ class RadiusChoice:
 class PathPrediction:
     """Output of :func:`predict_paths`: the predicted error of each path ESM can still take."""
 
-    errors: Mapping[str, float]  #: path -> predicted error (one IOME path, by :func:`anchor_pays`)
+    errors: Mapping[str, float]  #: path -> predicted error (one IOME path, by :func:`coarse_centre`)
     mismatch: float  #: the rows' mean squared transformed norm over the model's (at least 1)
 
     @property
@@ -186,7 +188,7 @@ def scales_resolvable(n: int, *, d: int, rho: float) -> bool:
     r"""The public stage of ESM: can the scale step tell the scales apart at all?
 
     True when :math:`\tau_\ell` = :func:`egmlib.peers.scales.log_scale_noise` at the log scales'
-    budget (``PAIRED_LOG_SHARE`` of ``SHARES["scale"]`` of :math:`\rho`) is at most
+    budget (``PAIRED_LOG_SHARE`` of ``SHARES["scale"]`` of :math:`\rho`) is below
     ``SCALE_RESOLUTION``.  Otherwise a log scale is off by more than a factor
     :math:`e^{\tau_\ell}` in a typical coordinate, the James-Stein step shrinks the scales to a
     common one, and the paths that buy scales become isotropic releases that pay for inputs
@@ -207,40 +209,51 @@ def scales_resolvable(n: int, *, d: int, rho: float) -> bool:
 def _resolvable(n: int, d: int, rho: float) -> bool:
     if n < 4:
         return False
-    return _log_scale_noise(n, d, PAIRED_LOG_SHARE * SHARES["scale"] * rho, _scales_floor()) <= SCALE_RESOLUTION
+    return _log_scale_noise(n, d, PAIRED_LOG_SHARE * SHARES["scale"] * rho, _scales_floor()) < SCALE_RESOLUTION
 
 
 def _scales_floor() -> float:
     return PAIRED_LOG_FLOOR
 
 
-def anchor_pays(n: int, *, d: int, rho: float, lower: float, upper: float) -> bool:
-    r"""Whether an IOME path at budget ``rho`` spends ``IOME_ANCHOR_SHARE`` of it on the anchor.
+def coarse_centre(n: int, *, d: int, rho: float, lower: float, upper: float) -> str | None:
+    r"""The coarse centre an IOME path of ESM uses at budget ``rho``: ``"medians"``, ``"anchor"`` or None.
 
-    The anchor, the rows' private grand mean, has noise of sd :math:`w/(n\sqrt{2\rho_a})`,
-    :math:`w = u - l` and :math:`\rho_a` its share (its statistic moves by at most :math:`w` over
-    :math:`n` rows).  It pays when that sd is at most a quarter of the width
-    :math:`w/\sqrt N` of IOME's search interval per rotated coordinate: then IOME's search, centred
-    at the anchor, holds the data's rotated mean wherever the mean lies in the box along the
-    diagonal.  Public: :math:`n, d, \rho` and the box.
+    IOME (as PLAN's experiments run it) searches its centre within :math:`\pm w/(2\sqrt N)` of its
+    box's centre in every rotated coordinate, :math:`N` the padded dimension, and cannot reach a
+    mean far from it.  A coarse centre moves IOME's box to the data, where it pays:
+
+    * ``"medians"``: the coordinate-wise medians by noisy bisection, at ``MEDIANS_SHARE`` of the
+      budget, reach any point of the box; they pay where the bisection tracks the medians, that is
+      where a step whose rows all lie on one side of its midpoint turns the wrong way
+      (probability :math:`q = \Phi(-n/(2\sigma_c))`, :math:`\sigma_c = \sqrt{dT/(2\rho_m)}`) less than
+      :math:`\ln 2` times in the :math:`dT` steps (the median run has none);
+    * ``"anchor"``: otherwise the rows' private grand mean in every coordinate (one number, whatever
+      :math:`d`, at ``IOME_ANCHOR_SHARE``), where its noise sd :math:`w/(n\sqrt{2\rho_a})` is at most a
+      quarter of the search interval's width :math:`w/\sqrt N`;
+    * None: IOME alone.
+
+    A function of :math:`n, d, \rho` and the box only.
 
     Examples
     --------
-    >>> anchor_pays(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0), anchor_pays(20, d=16, rho=1.0, lower=-500.0, upper=500.0)
-    (True, False)
+    >>> coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0), coarse_centre(20, d=16, rho=1.0, lower=0.0, upper=1.0)
+    ('medians', None)
+    >>> coarse_centre(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0)
+    'anchor'
     """
     n = _v.check_count("n", n)
     d = _v.check_count("d", d)
     rho = _v.check_positive_finite("rho", rho)
     lower, upper = _v.check_bounds(lower, upper)
-    return _anchor_pays(n, d, rho, lower, upper)
+    return _coarse_centre(n, d, rho, lower, upper)
 
 
 def predict_paths(n: int, *, rho: float, lower: float, upper: float, scales: PairedScales) -> PathPrediction:
     r"""The predicted error of each path after the scale step: ESM's choice, from released values only.
 
     ``rho`` is ESM's whole budget; each path is predicted with what the scale step left
-    (:mod:`egmlib.peers.path_errors`): the IOME path that :func:`anchor_pays` picks
+    (:mod:`egmlib.peers.path_errors`): the IOME path that :func:`coarse_centre` allows
     (:func:`~egmlib.peers.path_errors.iome_error` with the variances :math:`\hat\sigma^2`, raised
     to the second moments' lower confidence bound on their total), the ``algorithm3`` path
     (:func:`~egmlib.peers.path_errors.algorithm3_error`) and the ``plan`` path
@@ -279,10 +292,10 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
     total = max(float(np.sum(v)) * math.exp(-2.0 * min(noise2, 50.0)),
                 _lower_bound(scales.variance, np.ones(d), scales.noise_sd))
     v = v * (total / float(np.sum(v)))
-    anchored = _anchor_pays(n, d, rest, lower, upper)
+    coarse = _coarse_centre(n, d, rest, lower, upper)
     errors: dict[str, float] = {}
-    errors["anchored-iome" if anchored else "iome"] = _pe._iome_error(
-        n, (1.0 - IOME_ANCHOR_SHARE) * rest if anchored else rest, v, lower, upper)
+    errors["centred-iome" if coarse else "iome"] = _pe._iome_error(n, (1.0 - _coarse_share(coarse)) * rest, v,
+                                                                   lower, upper)
     errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
                                                  lower, upper, mismatch)
     Delta = _plan.plan_scaling(s)
@@ -572,7 +585,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
     p_clip : float in (0, 1), optional
         Tail probability of the ``algorithm3`` path's model radius; default 1/n (the report's
         Section 4).
-    path : {None, "iome", "anchored-iome", "algorithm3", "plan"}, default None
+    path : {None, "iome", "centred-iome", "algorithm3", "plan"}, default None
         None lets ESM choose; a name forces that path, for the calibration and the privacy
         tests of each path.
     scales_first : bool, default False
@@ -589,7 +602,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
     >>> X = 5.0 + np.array([4.0, 2.0, 1.0, 0.5]) * rng.standard_normal((20000, 4))
     >>> r = algorithm3_robust(X, rho=1.0, lower=-100.0, upper=100.0, rng=rng)
     >>> r.path, bool(np.linalg.norm(r.estimate - 5.0) < 0.15)
-    ('algorithm3', True)
+    ('plan', True)
     >>> round(sum(r.budget.parts.values()), 12)
     1.0
     >>> algorithm3_robust(X[:40], rho=0.25, lower=-100.0, upper=100.0, rng=rng).path
@@ -602,21 +615,28 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
     scales_first = _v.check_bool("scales_first", scales_first)
     rho = _v.check_positive_finite("rho", rho)
     _budget.split_budget(rho, shares=SHARES)  # a rho whose shares underflow names rho
-    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, p, forced, scales_first, colsum), box)
+    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, p, forced, scales_first, colsum, box.lower / box.width), box)
 
 
 def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, p: float,
-         forced: Path | None, scales_first: bool = False, colsum: FloatArray | None = None) -> RobustResult:
+         forced: Path | None, scales_first: bool = False, colsum: FloatArray | None = None,
+         offset: float = 0.0) -> RobustResult:
     n, d = X.shape
     if (forced in _IOME and not scales_first) or (forced is None and not _resolvable(n, d, rho)):
-        anchored = forced == "anchored-iome" if forced is not None else _anchor_pays(n, d, rho, lower, upper)
-        return _iome_path(X, rho, lower, upper, rng, anchored=anchored, spent={})
+        coarse = _coarse_centre(n, d, rho, lower, upper)
+        if forced == "centred-iome":
+            coarse = coarse or "anchor"
+        elif forced == "iome":
+            coarse = None
+        return _iome_path(X, rho, lower, upper, rng, coarse=coarse, offset=offset, spent={})
     scale_rho = SHARES["scale"] * rho
     scales = _paired_scales(X, scale_rho, lower, upper, rng, _scales_floor())
     predicted = _predict(n, rho, lower, upper, scales)
     chosen = forced if forced is not None else predicted.best
     if chosen in _IOME:
-        r = _iome_path(X, rho - scale_rho, lower, upper, rng, anchored=chosen == "anchored-iome",
+        coarse = _coarse_centre(n, d, rho - scale_rho, lower, upper)
+        coarse = (coarse or "anchor") if chosen == "centred-iome" else None
+        r = _iome_path(X, rho - scale_rho, lower, upper, rng, coarse=coarse, offset=offset,
                        spent={"scale": scale_rho})
     elif chosen == "plan":
         r = _plan_path(X, rho, lower, upper, rng, scales.sigma_hat, colsum)
@@ -625,13 +645,36 @@ def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.G
     return RobustResult(**{**r.__dict__, "predicted": predicted})
 
 
-_IOME = ("iome", "anchored-iome")
+_IOME = ("iome", "centred-iome")
+#: The share of an IOME path's budget spent on coordinate-wise medians as its coarse centre.
+MEDIANS_SHARE = 1 / 8
 
 
 def _anchor_pays(n: int, d: int, rho: float, lower: float, upper: float) -> bool:
     N = 1 << (d - 1).bit_length()
     sd = (upper - lower) / (n * math.sqrt(2.0 * IOME_ANCHOR_SHARE * rho))
     return sd <= 0.25 * (upper - lower) / math.sqrt(N)
+
+
+def _medians_pay(n: int, d: int, rho: float) -> bool:
+    """Whether the noisy bisection medians of every coordinate, at ``MEDIANS_SHARE`` of an IOME path's
+    budget ``rho``, track the medians: no wrong turn expected in the median run (public)."""
+    steps = _pe.IOME_STEPS
+    q = _pe._wrong_turn(n, _pe._count_noise(d, MEDIANS_SHARE * rho, steps))
+    return d * steps * q < math.log(2.0)
+
+
+def _coarse_centre(n: int, d: int, rho: float, lower: float, upper: float) -> str | None:
+    """The coarse centre an IOME path at budget ``rho`` uses: "medians", "anchor" or None (public)."""
+    if _medians_pay(n, d, rho):
+        return "medians"
+    if _anchor_pays(n, d, rho, lower, upper):
+        return "anchor"
+    return None
+
+
+def _coarse_share(kind: str | None) -> float:
+    return {"medians": MEDIANS_SHARE, "anchor": IOME_ANCHOR_SHARE, None: 0.0}[kind]
 
 
 def _anchor(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator) -> float:
@@ -663,35 +706,43 @@ def _anchor_sum(X: np.ndarray, lower: float, upper: float) -> float:
 
 
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
-               anchored: bool, spent: dict[str, float]) -> RobustResult:
-    r"""IOME alone (``iome``), or around the anchor (``anchored-iome``), with budget ``rho``.
+               coarse: str | None, offset: float, spent: dict[str, float]) -> RobustResult:
+    r"""IOME alone (``iome``), or around a coarse centre (``centred-iome``), with budget ``rho``.
 
     IOME alone is :func:`egmlib.peers.iome.iome_mean` (Huang, Liang and Yi 2021, as PLAN's
-    experiments run it) on the rows less the box's centre :math:`c`, in the box
-    :math:`[l - c, u - c]` (IOME's search interval is centred at 0, so it searches around the
-    box's centre, as PLAN's experiments do in their symmetric boxes).  Anchored: the anchor :math:`\hat a` (:func:`_anchor`,
-    ``IOME_ANCHOR_SHARE`` of ``rho``), then IOME with the rest on the rows :math:`x_i - \hat a` in
-    the box :math:`[-h, h]`, :math:`h = \max(u - \hat a, \hat a - l)`, which holds them: IOME's
-    search interval is then centred at the anchor.  Adding :math:`\hat a` back and projecting on the box are
-    post-processing.  ``spent`` names the budget already spent (the scales), for the record.
+    experiments run it) in the caller's box: on the unit rows shifted by ``offset`` (the caller's
+    :math:`l/w`), in the box :math:`[l/w, u/w]`, which is IOME on the caller's rows scaled by
+    :math:`1/w`, the same release in the caller's units.  Around a coarse centre :math:`c`: the
+    coordinate-wise medians by noisy bisection (``coarse == "medians"``, ``MEDIANS_SHARE`` of
+    ``rho``, :func:`egmlib.peers.quantiles.binary_search_quantiles`) or the rows' private grand
+    mean in every coordinate (``"anchor"``, ``IOME_ANCHOR_SHARE`` of ``rho``, :func:`_anchor`); then
+    IOME with the rest on the rows :math:`x_i - c` in the box :math:`[-h, h]`,
+    :math:`h = \max_j\max(u - c_j, c_j - l)`, which holds them, so that IOME searches around
+    :math:`c`.  Adding :math:`c` back and projecting on the box are post-processing.  ``spent``
+    names the budget already spent (the scales), for the record.
     """
     n, d = X.shape
     total = rho + sum(spent.values())
-    own = {"anchor": IOME_ANCHOR_SHARE * rho, "iome": (1.0 - IOME_ANCHOR_SHARE) * rho} if anchored else {"iome": rho}
+    share = _coarse_share(coarse)
+    own = {"coarse centre": share * rho, "iome": (1.0 - share) * rho} if coarse else {"iome": rho}
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
-    if anchored:
-        a = _anchor(X, budget["anchor"], lower, upper, rng)
-        h = max(upper - a, a - lower)
-        r = iome_mean(X - a, rho=budget["iome"], lower=-h, upper=h, rng=rng)
-    else:  # centred at the box's centre, where IOME's search interval is centred
-        a = 0.5 * (lower + upper)
-        h = 0.5 * (upper - lower)
-        r = iome_mean(X - a, rho=budget["iome"], lower=-h, upper=h, rng=rng)
-    estimate = np.clip(a + r.estimate, lower, upper)
+    if coarse is None:
+        r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng)
+        centre, estimate = np.full(d, offset), r.estimate - offset
+    else:
+        if coarse == "medians":
+            centre = binary_search_quantiles(X, rank=0.5 * n, rho=budget["coarse centre"], lower=lower, upper=upper,
+                                             rng=rng, steps=_pe.IOME_STEPS)
+        else:
+            centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
+        h = float(max(np.max(upper - centre), np.max(centre - lower)))
+        r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng)
+        estimate = centre + r.estimate
+    estimate = np.clip(estimate, lower, upper)
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
-    return RobustResult(estimate=estimate, centre=np.full(d, a), sigma=None,
+    return RobustResult(estimate=estimate, centre=centre, sigma=None,
                         C=r.C, radius=None, noise_std=np.full(d, r.noise_std), n_clipped=r.n_clipped,
-                        budget=budget, path="anchored-iome" if anchored else "iome")
+                        budget=budget, path="centred-iome" if coarse else "iome")
 
 
 def _algorithm3_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,
@@ -756,4 +807,5 @@ def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: fl
     X, box, rng, colsum = _check(X, lower, upper, rng)
     rho = _v.check_positive_finite("rho", rho)
     _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
-    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, 1.0 / X.shape[0], "plan", colsum=colsum), box)
+    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, 1.0 / X.shape[0], "plan", colsum=colsum,
+                           offset=box.lower / box.width), box)

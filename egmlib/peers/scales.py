@@ -497,7 +497,7 @@ def log_scale_noise(n: int, *, d: int, rho: float, floor: float = PAIRED_LOG_FLO
     Examples
     --------
     >>> round(log_scale_noise(20000, d=64, rho=1 / 16), 3), round(log_scale_noise(512, d=1024, rho=1 / 16), 2)
-    (0.051, 2.39)
+    (0.014, 5.51)
     """
     n = _v.check_count("n", n, minimum=2)
     d = _v.check_count("d", d)
