@@ -54,6 +54,7 @@ NS = (20, 60, 200, 600, 2000, 6000, 20000)
 RHOS = (1 / 16, 1 / 4, 1.0)
 MAX_CELLS = 2_000_000  # n d
 SEED = 20261201
+VERSION = 2  # the cache's cells from an older ESM are run again
 QUICK = dict(alphas=(0.75,), ds=(8,), widths=(50.0,), ns=(60, 2000), rhos=(0.25,))
 
 
@@ -100,7 +101,8 @@ def main(runs: int, quick: bool) -> int:
     if cache.exists():
         for line in cache.read_text().splitlines():
             rec = json.loads(line)
-            done.add((rec["alpha"], rec["d"], rec["width"], rec["n"], rec["rho"], rec["runs"]))
+            if rec.get("version") == VERSION:
+                done.add((rec["alpha"], rec["d"], rec["width"], rec["n"], rec["rho"], rec["runs"]))
     todo = [c for c in cells(**(QUICK if quick else {})) if (*c, runs) not in done]
     print(f"{len(todo)} cells to run, {len(done)} cached in {cache}", flush=True)
     t0 = time.perf_counter()
@@ -109,12 +111,12 @@ def main(runs: int, quick: bool) -> int:
             t = time.perf_counter()
             rows = run_cell(*c, runs)
             f.write(json.dumps({"alpha": c[0], "d": c[1], "width": c[2], "n": c[3], "rho": c[4], "runs": runs,
-                                "rows": rows}) + "\n")
+                                "version": VERSION, "rows": rows}) + "\n")
             f.flush()
             print(f"[{i + 1}/{len(todo)}] alpha={c[0]} d={c[1]} H={c[2]:g} sigma_1 n={c[3]} rho={c[4]:g}: "
                   f"{time.perf_counter() - t:.1f} s", flush=True)
     print(f"{len(todo)} cells in {(time.perf_counter() - t0) / 60:.1f} min", flush=True)
-    records = [json.loads(line) for line in cache.read_text().splitlines()]
+    records = [rec for line in cache.read_text().splitlines() if (rec := json.loads(line)).get("version") == VERSION]
     runs_rows = om.path_runs([row for rec in records if rec["runs"] == runs for row in rec["rows"]])
     cal = om.calibrate_paths(runs_rows)
     print(cal.report())

@@ -338,8 +338,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
                                 "scheduler": None, "redo": None},
     "egmbook.findings.offmodel.diagnose": {"runs": 2},
     "egmbook.findings.offmodel.resolution_threshold": {"tolerance": 1.25},
-    "egmbook.findings.offmodel.calibrate_paths": {"runs": lambda: importlib.import_module(
-        "egmbook.offmodel_results").load_path_runs()[:60], "tolerance": 1.25},
+    "egmbook.findings.offmodel.calibrate_paths": {"runs": lambda: list(importlib.import_module(
+        "egmbook.offmodel_results").load_path_runs()[:60]), "tolerance": 1.25},
     "egmbook.findings.offmodel.path_runs": {"rows": lambda: [{"alpha": 0.75, "d": 3, "width": 50.0, "n": 40, "rho": 1.0,
                                                               "run": 0, "half": 50.0, "whole iome": 1.0,
                                                               "whole centred-iome": 1.0}]},
@@ -347,11 +347,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         importlib.import_module("egmbook.peer_results").load_peers_results(),
         importlib.import_module("egmbook.peer_results").load_offmodel_results())},
     "egmbook.offmodel_results.write_path_runs": {
-        "runs": lambda: importlib.import_module("egmbook.offmodel_results").load_path_runs()[:3],
+        "runs": lambda: list(importlib.import_module("egmbook.offmodel_results").load_path_runs()[:3]),
         "path": lambda: str(Path(_FUZZ_DIR.name) / "runs.csv")},
     "egmbook.offmodel_results.load_path_runs": {"path": None},
     "egmbook.offmodel_results.write_scale_rows": {
-        "rows": lambda: importlib.import_module("egmbook.offmodel_results").load_scale_rows(),
+        "rows": lambda: list(importlib.import_module("egmbook.offmodel_results").load_scale_rows()),
         "path": lambda: str(Path(_FUZZ_DIR.name) / "scale.csv")},
     "egmbook.offmodel_results.load_scale_rows": {"path": None},
     "egmbook.offmodel_results.load_diagnoses": {"path": None},
