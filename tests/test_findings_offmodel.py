@@ -176,12 +176,12 @@ def test_bad_results_are_refused():
 # ---------------------------------------------------------------------------------------
 # the calibration of ESM's predictions
 # ---------------------------------------------------------------------------------------
-def test_resolution_threshold_is_the_first_noise_from_which_every_ratio_passes():
+def test_resolution_threshold_is_the_smallest_noise_at_which_a_ratio_fails():
     pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 1.2), (3.0, 0.9)]
-    assert om.resolution_threshold(pairs, 1.25) == 2.0
-    assert om.resolution_threshold(pairs, 1.5) == 0.5
-    assert om.resolution_threshold(pairs, 5.0) == 0.1
-    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == math.inf
+    assert om.resolution_threshold(pairs, 1.25) == 0.1
+    assert om.resolution_threshold(pairs[1:], 1.25) == 1.0
+    assert om.resolution_threshold(pairs[1:], 1.5) == math.inf
+    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == 2.0
 
 
 def _run(release, measured, predicted, tau=0.5, n=1000, rho=0.25, run=0):
@@ -196,7 +196,7 @@ def test_calibration_takes_medians_per_kind_and_the_stage_threshold():
     cal = om.calibrate_paths(runs)
     assert dict(cal.factors) == {"iome": 0.5, "algorithm3": 2.0, "plan": 3.0}
     assert cal.n_cells == 1 and cal.runs == 1 and cal.within_two == 1.0
-    # IOME alone (5.0) against the pick after the scales: algorithm3, 2.0 measured; 2.5 > 1.25
+    # the pick after the scales (algorithm3, 2.0 measured) against IOME alone (5.0): 0.4, no failure
     assert cal.resolution == math.inf
     with pytest.raises(TypeError, match="PathRun"):
         om.calibrate_paths([1.0])  # type: ignore[list-item]

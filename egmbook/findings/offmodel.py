@@ -630,8 +630,6 @@ def path_runs(rows: Sequence[Mapping[str, Any]]) -> tuple[PathRun, ...]:
 
     out = []
     for row in rows:
-        # the cache of the first calibration names the IOME around a coarse centre "anchored-iome"
-        row = {key.replace("anchored-iome", "centred-iome"): value for key, value in row.items()}
         d, n, rho, half = int(row["d"]), int(row["n"]), float(row["rho"]), float(row["half"])
         sigma = (d / np.arange(1, d + 1)) ** float(row["alpha"])
         coords = dict(alpha=float(row["alpha"]), d=d, width=float(row["width"]), n=n, rho=rho, run=int(row["run"]))
