@@ -35,8 +35,8 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from egmbook import offmodel_data as od  # noqa: E402
-from egmbook.cli import argument_parser  # noqa: E402
 from egmbook import offmodel_results as omr  # noqa: E402
+from egmbook.cli import argument_parser  # noqa: E402
 from egmbook.findings import offmodel as om  # noqa: E402
 
 DEFAULT = (*om.DIAGNOSIS_DATASETS, "alcohol", "k401ksubs", "labsup", "likert", "poisson", "lognormal", "t4",

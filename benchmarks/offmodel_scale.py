@@ -43,7 +43,8 @@ _CHILD = r'''
 import json, statistics, sys, time, tracemalloc
 import numpy as np
 from egmlib.peers.arms import ARMS
-arm, n, d, rho, seed, reps, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), sys.argv[7]
+arm, mode = sys.argv[1], sys.argv[7]
+n, d, rho, seed, reps = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
 rng = np.random.default_rng(seed)
 X = np.zeros((n, d))
 p = 0.5 / np.arange(1, d + 1)
@@ -90,8 +91,9 @@ def main(argv=None) -> int:
     rows = []
     for arm, label in (("Alg3", "ESM"), ("PLAN", "PLAN")):
         r = measure(arm, args.n, args.d, args.reps)
-        rows.append(ScaleRow(arm=arm, path=r["path"] or "", n=args.n, d=args.d, cpu_s=r["cpu"], mean_cpu_s=r["mean_cpu"],
-                             peak_added_bytes=int(r["peak_added"]), data_bytes=int(r["data"]), reps=args.reps))
+        rows.append(ScaleRow(arm=arm, path=r["path"] or "", n=args.n, d=args.d, cpu_s=r["cpu"],
+                             mean_cpu_s=r["mean_cpu"], peak_added_bytes=int(r["peak_added"]),
+                             data_bytes=int(r["data"]), reps=args.reps))
         ratio, share = r["cpu"] / r["mean_cpu"], r["peak_added"] / r["data"]
         lines.append(f"{label:10s} {r['path'] or '-':14s} {r['cpu']:7.2f} {ratio:7.1f} "
                      f"{r['peak_added'] / 2**20:8.0f} MB {share:7.2f}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,9 +20,10 @@ from egmlib.clipping import clipped_sum
 from egmlib.peers import algorithm3_robust as ar
 from egmlib.peers import budget as _budget
 from egmlib.peers import coinpress as cp
-from egmlib.peers.arms import ARMS, GIVEN, Arm, nothing_known
 from egmlib.peers import path_errors as pe
 from egmlib.peers import scales
+from egmlib.peers.arms import ARMS, GIVEN, Arm, nothing_known
+from egmlib.peers.hadamard import random_hadamard
 from egmlib.peers.iome import iome_mean
 from egmlib.peers.scales import paired_scales
 
@@ -314,7 +314,9 @@ def test_scale_stage_runs_the_path_its_released_predictions_pick(n, d, rho):
     again = ar.predict_paths(n, rho=rho, lower=0.0, upper=1.0, scales=s)
     if r.sigma is not None:
         assert np.array_equal(r.sigma, 200.0 * s.sigma_hat)
-    assert dict(r.predicted.errors) == {k: 200.0 * v for k, v in again.errors.items()} and r.path == again.best
+    assert dict(r.predicted.errors) == {k: 200.0 * v for k, v in again.errors.items()}
+    # an IOME path around a coarse centre runs IOME alone where that centre is within IOME's reach
+    assert r.path == again.best or (again.best, r.path) == ("centred-iome", "iome")
     assert set(again.errors) == {"algorithm3", "plan", "centred-iome" if ar.coarse_centre(
         n, d=d, rho=(1 - ar.SHARES["scale"]) * rho, lower=0.0, upper=1.0) else "iome"}
 
@@ -349,12 +351,15 @@ def test_coarse_centre_is_chosen_by_public_rules():
         assert ar._anchor_pays(n, d, rho, -50.0, 50.0) == (sd <= 0.25 * 100.0 / math.sqrt(N))
 
 
-@pytest.mark.parametrize("path,n", [("iome", 2000), ("centred-iome", 2000), ("centred-iome", 100)])
-def test_iome_paths_are_iome_on_the_centred_rows(path, n):
+@pytest.mark.parametrize("path,n,shift", [("iome", 2000, 0.0), ("centred-iome", 2000, 0.0),
+                                          ("centred-iome", 100, 0.0), ("centred-iome", 2000, 42.0),
+                                          ("centred-iome", 100, 42.0)])
+def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
     """IOME alone is PLAN's IOME in the caller's box; around a coarse centre (the bisection medians, or
-    the rows' private grand mean), IOME on the rows less that centre in a box that holds them; the same
-    as those calls by hand, bit for bit."""
-    X = _data(n=n)
+    the rows' private grand mean), IOME's rotation is drawn first, then the centre, and IOME runs on
+    the rows less that centre in a box as wide as the caller's where the centre is out of reach of
+    IOME alone (rows near a corner), else IOME alone; the same as those calls by hand, bit for bit."""
+    X = np.clip(_data(n=n) + shift, -50.0, 50.0)
     r = ar.algorithm3_robust(X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(8), path=path)
     g = np.random.default_rng(8)
     T = np.clip((X + 50.0) / 100.0, 0.0, 1.0)  # ESM computes on the unit box (egmlib.peers.normalise)
@@ -366,15 +371,26 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n):
         return
     kind = ar.coarse_centre(n, d=6, rho=0.5, lower=0.0, upper=1.0)
     share = ar.MEDIANS_SHARE if kind == "medians" else ar.IOME_ANCHOR_SHARE
+    R = random_hadamard(6, rng=g)
     if kind == "medians":
         from egmlib.peers.quantiles import binary_search_quantiles
         centre = binary_search_quantiles(T, rank=0.5 * n, rho=share * 0.5, lower=0.0, upper=1.0, rng=g, steps=20)
+        noise = 0.0
     else:
         centre = np.full(6, ar._anchor(T, share * 0.5, 0.0, 1.0, g))
-    h = float(max(np.max(1.0 - centre), np.max(centre)))
-    assert -h <= float((T - centre).min()) and float((T - centre).max()) <= h  # IOME's box holds the rows
-    ref = iome_mean(T - centre, rho=(1 - share) * 0.5, lower=-h, upper=h, rng=g)
-    assert r.path == path and np.array_equal(r.estimate, back(np.clip(centre + ref.estimate, 0.0, 1.0)))
+        noise = ar._anchor_noise(n, 6, share * 0.5, 0.0, 1.0)
+    rotated = R.rotate(centre[None, :] - 0.5)[0]  # IOME alone searches [-1/2, 1/2] / sqrt(N) on the unit rows
+    margin = 2.0 * noise * np.abs(R.rotate(np.ones((1, 6)))[0])
+    centred = bool(np.any(np.abs(rotated) - 0.5 / math.sqrt(R.padded_dim) > margin))
+    assert centred == (shift > 0)  # rows near a corner are out of reach, rows near the middle are not
+    if centred:
+        ref = iome_mean(T - centre, rho=(1 - share) * 0.5, lower=-0.5, upper=0.5, rng=g, rotation=R)
+        expected = centre + ref.estimate
+    else:
+        ref = iome_mean(T - 0.5, rho=(1 - share) * 0.5, lower=-0.5, upper=0.5, rng=g, rotation=R)
+        expected = ref.estimate + 0.5
+    assert r.path == ("centred-iome" if centred else "iome")
+    assert np.allclose(r.estimate, back(np.clip(expected, 0.0, 1.0)), rtol=0, atol=1e-12)
     assert set(r.budget.parts) == {"coarse centre", "iome"} and {kind} == ({"medians"} if n == 2000 else {"anchor"})
 
 

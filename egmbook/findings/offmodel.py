@@ -47,7 +47,8 @@ from egmlib.peers.scales import pairwise_squared_differences
 __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE", "GOAL_PARTS",
            "FEW_ROWS", "PEERS", "NEW", "OLD", "few_rows_or_wide",
            "StepDiagnostics", "Diagnosis", "diagnose", "DIAGNOSIS_DATASETS", "DIAGNOSIS_RUNS", "DIAGNOSIS_RHO",
-           "DIAGNOSIS_SEED", "Comparison", "Goal", "Goals", "goals", "KindGoals", "goals_by_kind", "PeerRatio", "best_peer_ratios",
+           "DIAGNOSIS_SEED", "Comparison", "Goal", "Goals", "goals", "KindGoals", "goals_by_kind", "PeerRatio",
+           "best_peer_ratios",
            "OffModelComparison", "comparison", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
            "RELEASES", "RELEASE_KIND", "RESOLUTION_TOLERANCE", "PathRun", "PathCell", "PathCalibration",
            "path_runs", "resolution_threshold", "calibrate_paths"]

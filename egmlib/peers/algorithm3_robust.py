@@ -48,20 +48,21 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 
 from egmlib import clipping, gchisq
 from egmlib import validation as _v
 from egmlib.peers import budget as _budget
-from egmlib.peers import normalise
 from egmlib.peers import coinpress as _cp
+from egmlib.peers import normalise
 from egmlib.peers import path_errors as _pe
 from egmlib.peers import plan as _plan
-from egmlib.peers.iome import IOME_SHARES, iome_mean
-from egmlib.peers.quantiles import binary_search_quantiles
+from egmlib.peers.hadamard import RandomizedHadamard, random_hadamard
+from egmlib.peers.iome import iome_mean
 from egmlib.peers.path_errors import PATHS, Path
+from egmlib.peers.quantiles import binary_search_quantiles
 from egmlib.peers.scales import (
     PAIRED_LEVEL,
     PAIRED_LOG_FLOOR,
@@ -237,8 +238,10 @@ def coarse_centre(n: int, *, d: int, rho: float, lower: float, upper: float) -> 
 
     Examples
     --------
-    >>> coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0), coarse_centre(20, d=16, rho=1.0, lower=0.0, upper=1.0)
-    ('medians', None)
+    >>> coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0)
+    'medians'
+    >>> coarse_centre(20, d=16, rho=1.0, lower=0.0, upper=1.0) is None
+    True
     >>> coarse_centre(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0)
     'anchor'
     """
@@ -587,7 +590,10 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
         Section 4).
     path : {None, "iome", "centred-iome", "algorithm3", "plan"}, default None
         None lets ESM choose; a name forces that path, for the calibration and the privacy
-        tests of each path.
+        tests of each path.  ``"centred-iome"`` forces the IOME path with a coarse centre as ESM
+        runs it: IOME around the released centre where that centre lies out of reach of IOME
+        around the box's centre, else IOME around the box's centre (the result's ``path`` then
+        reads ``"iome"``).
     scales_first : bool, default False
         With a forced IOME path: run the scale step first and IOME with the rest, as when the
         scale stage chooses IOME (default: IOME with the whole budget, as the public stage).
@@ -705,6 +711,28 @@ def _anchor_sum(X: np.ndarray, lower: float, upper: float) -> float:
     return float(clipping.clipped_sum(sums, C=0.5 * d * (upper - lower)).total[0])
 
 
+def _anchor_noise(n: int, d: int, rho: float, lower: float, upper: float) -> float:
+    r"""The sd of the anchor's noise, :math:`\sigma_a` (public): :func:`_anchor`'s Gaussian sd over :math:`nd`."""
+    C = 0.5 * d * (upper - lower)
+    return _budget.gaussian_noise_std(rho, sensitivity=clipping.sum_sensitivity(C, n=n, d=1)) / (n * d)
+
+
+def _out_of_reach(centre: FloatArray, R: RandomizedHadamard, lower: float, upper: float, noise: float) -> bool:
+    r"""Whether IOME around the box's centre, with the rotation ``R``, cannot reach ``centre``.
+
+    IOME searches each rotated coordinate of the mean in :math:`[l/\sqrt N, u/\sqrt N]`
+    (:mod:`egmlib.peers.iome`).  The released centre :math:`c` is out of its reach when some rotated
+    coordinate :math:`(Rc)_k` lies outside that interval by more than twice its noise's sd,
+    :math:`2\sigma_a|(R\mathbf 1)_k|` for the anchor (:math:`\sigma_a` = ``noise``, the same noise in
+    every coordinate), 0 for the medians.  A function of the released centre, the public rotation and
+    the box: post-processing."""
+    root = math.sqrt(R.padded_dim)
+    rotated = R._rotate(centre[None, :])[0]
+    margin = 2.0 * noise * np.abs(R._rotate(np.ones((1, centre.shape[0])))[0])
+    outside = np.maximum(lower / root - rotated, rotated - upper / root)
+    return bool(np.any(outside > margin))
+
+
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
                coarse: str | None, offset: float, spent: dict[str, float]) -> RobustResult:
     r"""IOME alone (``iome``), or around a coarse centre (``centred-iome``), with budget ``rho``.
@@ -716,9 +744,10 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     coordinate-wise medians by noisy bisection (``coarse == "medians"``, ``MEDIANS_SHARE`` of
     ``rho``, :func:`egmlib.peers.quantiles.binary_search_quantiles`) or the rows' private grand
     mean in every coordinate (``"anchor"``, ``IOME_ANCHOR_SHARE`` of ``rho``, :func:`_anchor`); then
-    IOME with the rest on the rows :math:`x_i - c` in the box :math:`[-h, h]`,
-    :math:`h = \max_j\max(u - c_j, c_j - l)`, which holds them, so that IOME searches around
-    :math:`c`.  Adding :math:`c` back and projecting on the box are post-processing.  ``spent``
+    IOME with the rest on the rows :math:`x_i - c` clamped to the box :math:`[-w/2, w/2]`,
+    :math:`w = u - l` (IOME clamps its rows to its box), so that IOME searches around :math:`c` in
+    an interval as wide as around the box's centre; only coordinates more than half the box from
+    :math:`c` are clamped.  Adding :math:`c` back and projecting on the box are post-processing.  ``spent``
     names the budget already spent (the scales), for the record.
     """
     n, d = X.shape
@@ -726,23 +755,32 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     share = _coarse_share(coarse)
     own = {"coarse centre": share * rho, "iome": (1.0 - share) * rho} if coarse else {"iome": rho}
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
+    centred = False
     if coarse is None:
         r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng)
         centre, estimate = np.full(d, offset), r.estimate - offset
     else:
+        R = random_hadamard(d, rng=rng)  # IOME's rotation, drawn before any look at the data
         if coarse == "medians":
-            centre = binary_search_quantiles(X, rank=0.5 * n, rho=budget["coarse centre"], lower=lower, upper=upper,
-                                             rng=rng, steps=_pe.IOME_STEPS)
+            centre, noise = binary_search_quantiles(X, rank=0.5 * n, rho=budget["coarse centre"], lower=lower,
+                                                    upper=upper, rng=rng, steps=_pe.IOME_STEPS), 0.0
         else:
             centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
-        h = float(max(np.max(upper - centre), np.max(centre - lower)))
-        r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng)
-        estimate = centre + r.estimate
+            noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
+        centred = _out_of_reach(centre + offset, R, lower + offset, upper + offset, noise)
+        if centred:
+            h = 0.5 * (upper - lower)
+            r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng, rotation=R)  # IOME clamps
+            estimate = centre + r.estimate
+        else:
+            r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng,
+                          rotation=R)
+            estimate = r.estimate - offset
     estimate = np.clip(estimate, lower, upper)
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=centre, sigma=None,
                         C=r.C, radius=None, noise_std=np.full(d, r.noise_std), n_clipped=r.n_clipped,
-                        budget=budget, path="centred-iome" if coarse else "iome")
+                        budget=budget, path="centred-iome" if centred else "iome")
 
 
 def _algorithm3_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,

@@ -42,19 +42,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Literal, get_args
 
 import numpy as np
 from scipy import special
 
-from egmlib import validation as _v
 from egmlib import clipping, gchisq
-from egmlib.validation import FloatArray
+from egmlib import validation as _v
 from egmlib.peers import coinpress as _cp
 from egmlib.peers import plan as _plan
 from egmlib.peers.iome import IOME_SHARES, iome_clip_count
+from egmlib.validation import FloatArray
 
 __all__ = [
     "CENTRE_LEAN",
@@ -118,7 +117,8 @@ def coinpress_accuracy(n: int, *, d: int, prior_radius: float, rho: float, beta:
 
     From the public radius recursion of Biswas et al. (2020) with the schedule ESM's centre runs at
     this :math:`n`, :math:`d`, prior radius and budget (the fewest steps whose last noise is within
-    ``1 + CENTRE_LEAN`` of the least of :func:`egmlib.peers.coinpress.coinpress_schedule`): :math:`s_t = 2(r_{t-1}+\gamma_1)(1+\nu)/(n\sqrt{2\rho_t})`.  When
+    ``1 + CENTRE_LEAN`` of the least of :func:`egmlib.peers.coinpress.coinpress_schedule`):
+    :math:`s_t = 2(r_{t-1}+\gamma_1)(1+\nu)/(n\sqrt{2\rho_t})`.  When
     the rows cannot shrink the prior ball to the data's size in the steps the budget buys,
     :math:`r_{t-1}` and hence :math:`s_t` stay large.
 
@@ -192,7 +192,8 @@ def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float) -
     if k >= n:
         return ERROR_FACTORS["iome"] * math.sqrt(d / N * delta2)
     C2 = (_quantile(k / n, v) if V > 0 else 0.0) + delta2
-    s = 2.0 * math.sqrt(C2) * (1.0 + clipping.rounding_slack(n, d=N)) / (n * math.sqrt(2.0 * IOME_SHARES["noise"] * rho))
+    slack = 1.0 + clipping.rounding_slack(n, d=N)
+    s = 2.0 * math.sqrt(C2) * slack / (n * math.sqrt(2.0 * IOME_SHARES["noise"] * rho))
     return ERROR_FACTORS["iome"] * math.sqrt(d) * s
 
 

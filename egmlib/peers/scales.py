@@ -629,8 +629,9 @@ def paired_scales(X: Any, *, rho: float, lower: float, upper: float, rng: np.ran
 
     The pairing is drawn from ``rng`` independently of the data and every row lies in at most one
     pair, so a substituted row changes at most one :math:`v_i`; each release is private for that
-    (the book's statements on the scale step) and they compose to :math:`\rho`.  The rows :math:`v_i` are stored once, in
-    float32 where the box allows (a quarter of the data's memory), and turned into the
+    (the book's statements on the scale step) and they compose to :math:`\rho`.  The rows
+    :math:`v_i` are stored once, in float32 where the box allows (a quarter of the data's memory),
+    and turned into the
     logarithms in place after the second moments.
 
     Examples
