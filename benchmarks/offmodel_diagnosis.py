@@ -17,15 +17,14 @@ prints, as medians over ``--runs`` runs at rho = ``--rho`` (egmbook.findings.off
 
 and, for reference, the errors of Algorithm 3 with sigma given (sigma floored as
 egmbook.offmodel_data does) and a private centre, with sigma and mu given, of PLAN and
-IOME, of the released pipeline ARMS["Alg3"] (with its rule: the few-rows path when
-n sqrt(rho) < c ln(1 + R_w)), and the ratio of each pipeline's error to the better of PLAN and
-IOME.
+IOME, of ESM as released (ARMS["Alg3"], the path it chooses), and the ratio of each pipeline's
+error to the better of PLAN and IOME.
 
 Run:  python benchmarks/offmodel_diagnosis.py [--runs 10] [--rho 0.25] [--datasets digits ...]
 
 With chapter 9's runs and budget and at least its datasets (the defaults), it also saves the
 chapter's diagnoses to benchmarks/results/offmodel_diagnosis.json, which chapter 9 reads
-(egmbook.findings.offmodel.load_diagnoses); a slice with other settings only prints.
+(egmbook.offmodel_results.load_diagnoses); a slice with other settings only prints.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from egmbook import offmodel_data as od  # noqa: E402
+from egmbook import offmodel_results as omr  # noqa: E402
 from egmbook.cli import argument_parser  # noqa: E402
 from egmbook.findings import offmodel as om  # noqa: E402
 
@@ -58,7 +58,7 @@ def main(argv=None):
     print("-" * len(head))
     found = []
     for name in args.datasets:
-        g = om.diagnose(name, runs=args.runs, rho=args.rho)
+        g = om.diagnose(od.load(name), runs=args.runs, rho=args.rho)
         for label, r in g.steps.items():
             print(f"{name:14s} {label:13s} {r.sig_med:10.3g} {r.sig_min:8.2g} {r.sig_max:8.3g} {r.centre:9.3g} "
                   f"{r.centre_t:9.3g} {r.C:7.3g} {r.norm_med:9.3g} {r.clipped:8.1%} {r.error:9.3g}", flush=True)
@@ -75,7 +75,7 @@ def main(argv=None):
     if (args.runs, args.rho) == (om.DIAGNOSIS_RUNS, om.DIAGNOSIS_RHO) and set(om.DIAGNOSIS_DATASETS) <= set(
             args.datasets):
         chapter = [g for g in found if g.dataset in om.DIAGNOSIS_DATASETS]
-        print(f"\nsaved chapter 9's diagnoses to {om.save_diagnoses(chapter, om.DIAGNOSIS_FILE)}")
+        print(f"\nsaved chapter 9's diagnoses to {omr.save_diagnoses(chapter, omr.DIAGNOSIS_FILE)}")
     return 0
 
 

@@ -42,9 +42,9 @@ import numpy as np
 
 from egmlib.validation import check_bool, check_count, check_positive_finite
 
-__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap", "legend_beside_on_phone", "math_html",
-           "phone_rendition",
-           "save_figure", "table", "use_book_style"]  # Table: what table() returns
+__all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap",
+           "legend_beside_on_phone", "math_html", "phone_rendition", "ratio_panel", "save_figure", "table",
+           "use_book_style"]  # Table: what table() returns
 
 #: The book's matplotlib style file.
 STYLE = Path(__file__).with_name("book.mplstyle")
@@ -812,3 +812,52 @@ def clipping_tradeoff_figure(res: Any, panels: Sequence[tuple[int, float, int]],
                                                                                     ("--", "clipping"))]
     fig.legend(handles=handles, loc="outside lower center", ncol=5)
     return fig
+
+
+def ratio_panel(ax: Any, ratios: Mapping[str, Any], *, band: Any, ticks: Sequence[str],
+                reference: str, ylim: tuple[float, float] = (0.01, 30.0)) -> None:
+    """One panel of chapter 9's figure of errors relative to a reference method, drawn on ``ax``.
+
+    ``ratios`` maps an arm (a name of :data:`egmbook.arm_styles.ARM_STYLES`) to its error over the
+    ``reference`` arm's, one value per dataset (the x axis, labelled ``ticks``); ``band`` is, per
+    dataset, the lower edge of a grey bar from 1 to 2 times it (the better peer's ratio).  The arms
+    sit side by side within a dataset with their markers (open for oracle and private-input
+    variants); a value above the axis is drawn at its top with a black edge.  Log scale, 1 marked
+    by a line in the reference's colour.
+    """
+    from egmbook.arm_styles import ARM_STYLES
+
+    if not isinstance(ratios, Mapping) or not ratios:
+        raise TypeError("ratios must be a non-empty mapping from arm names to ratios")
+    unknown = [a for a in [*ratios, reference] if a not in ARM_STYLES]
+    if unknown:
+        raise ValueError(f"ratios and reference must name arms of ARM_STYLES, got {unknown}")
+    band = np.asarray(band, dtype=float)
+    x = np.arange(len(ticks))
+    if band.shape != x.shape or any(np.shape(v) != x.shape for v in ratios.values()):
+        raise ValueError(f"band and every ratio must have one value per tick ({len(ticks)}), got other lengths")
+    for xi, b in zip(x, band, strict=True):
+        ax.fill_between([xi - 0.42, xi + 0.42], b, 2 * b, color="0.85", lw=0)
+    ax.axhline(1.0, color=ARM_STYLES[reference].color, lw=1.2)
+    arms = list(ratios)
+    for k, a in enumerate(arms):
+        st = ARM_STYLES[a]
+        y = np.asarray(ratios[a], dtype=float)
+        xs = x + 0.6 * (k / max(len(arms) - 1, 1) - 0.5)  # side by side within a dataset
+        top = y > ylim[1]
+        face = st.color if st.filled else "white"
+        ax.plot(xs[~top], y[~top], ls="none", marker=st.marker, color=st.color, ms=5, mfc=face)
+        ax.plot(xs[top], np.full(int(top.sum()), 0.75 * ylim[1]), ls="none", marker=st.marker, color=st.color,
+                ms=6, mec="k", mew=0.8)
+    ax.set(yscale="log", ylim=ylim, xlim=(-0.6, len(ticks) - 0.4))
+    marks = [v for v in (0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100) if ylim[0] <= v <= ylim[1]]
+    ax.set_yticks(marks, [f"{v:g}" for v in marks])
+    ax.yaxis.set_minor_locator(_null_locator())
+    ax.set_xticks(x, list(ticks), rotation=45, ha="right")
+    ax.xaxis.grid(False)
+
+
+def _null_locator() -> Any:
+    from matplotlib.ticker import NullLocator
+
+    return NullLocator()

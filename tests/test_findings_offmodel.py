@@ -1,5 +1,6 @@
-"""Chapter 9's findings (egmbook.findings.offmodel): the goals and verdicts on the sweeps'
-results, and the step-by-step diagnosis.
+"""Chapter 9's findings (egmbook.findings.offmodel): ESM's goals, the comparison with chapter 8's
+pipeline and the verdicts on the sweeps' results, the step-by-step diagnosis, and the calibration
+of ESM's predictions.
 
 The goals are tested on the committed results and on copies of them with one summary
 changed, so that each threshold is seen to bite at its edge.
@@ -8,22 +9,25 @@ changed, so that each threshold is seen to bite at its edge.
 from __future__ import annotations
 
 import dataclasses
+import math
 from types import MappingProxyType
 
 import numpy as np
 import pytest
 
 from egmbook import gaussian_benchmarks as gb
+from egmbook import offmodel_data as od
+from egmbook import offmodel_results as omr
 from egmbook.findings import offmodel as om
 from egmbook.peer_results import OffModelResults, PeersResults, load_offmodel_results, load_peers_results
 
 PEERS_RES, OFF_RES = load_peers_results(), load_offmodel_results()
 
 
-def _off_with(ds, arm, rho, median):
-    excess = dict(OFF_RES.excess)
+def _off_with(ds, arm, rho, median, off=OFF_RES):
+    excess = dict(off.excess)
     excess[(ds, arm, rho)] = dataclasses.replace(excess[(ds, arm, rho)], median=median)
-    return OffModelResults(error=OFF_RES.error, excess=MappingProxyType(excess))
+    return OffModelResults(error=off.error, excess=MappingProxyType(excess))
 
 
 def _med(ds, arm, rho, off=OFF_RES):
@@ -32,10 +36,11 @@ def _med(ds, arm, rho, off=OFF_RES):
 
 def test_goals_count_every_cell_once():
     g = om.goals(PEERS_RES, OFF_RES)
-    cells = len(OFF_RES.datasets) * len(gb.RHOS)
+    gauss = sum(len(gb.settings(b)) for b in ("GaussianA", "GaussianB", "GaussianC"))
+    cells = (len(OFF_RES.datasets) + gauss) * len(gb.RHOS)
     assert g.off_model.n == g.near_best.n == cells
-    skewed = [s for s in gb.settings("GaussianB") if s.alpha >= 1] + gb.settings("GaussianC")
-    assert g.recommended.n == (len(om.RECOMMENDED) + len(skewed)) * len(gb.RHOS)
+    few = [ds for ds in OFF_RES.datasets if om.few_rows_or_wide(od.DATASETS[ds].n, od.DATASETS[ds].d)]
+    assert g.parts.n == len(few) * len(gb.RHOS) and {c.dataset for c in g.parts.cells} == set(few)
     for goal in g:
         assert 0 <= goal.met <= goal.n
         assert goal.worst.ratio == max(c.ratio for c in goal.cells)
@@ -44,23 +49,24 @@ def test_goals_count_every_cell_once():
     assert c.ratio == _med(c.dataset, "Alg3", c.rho) / min(_med(c.dataset, a, c.rho) for a in om.PEERS)
     c = g.near_best.cells[0]
     assert c.ratio == _med(c.dataset, "Alg3", c.rho) / min(_med(c.dataset, a, c.rho) for a in om.VERDICT_ARMS)
+    s = gb.settings("GaussianC")[2]
+    ratio = PEERS_RES.excess_of("GaussianC", "Alg3", d=s.d, alpha=s.alpha, rho=1.0).median / min(
+        PEERS_RES.excess_of("GaussianC", a, d=s.d, alpha=s.alpha, rho=1.0).median for a in om.PEERS)
+    assert g.off_model.of("GaussianC", 1.0, s.d, s.alpha) == ratio
     assert set(g.glue()) == {f"goal{i}-{k}" for i in (1, 2, 3) for k in ("met", "n", "worst", "median")}
 
 
 def test_goal_one_threshold_is_inclusive_and_needs_its_median():
     ds, rho = "t4", 0.25
     best = min(_med(ds, a, rho) for a in om.PEERS)
-    base = om.goals(PEERS_RES, OFF_RES).off_model
     at = om.goals(PEERS_RES, _off_with(ds, "Alg3", rho, om.GOAL_OFF_MODEL * best)).off_model
-    cell = next(c for c in at.cells if (c.dataset, c.rho) == (ds, rho))
-    assert cell.ratio == om.GOAL_OFF_MODEL
+    assert at.of(ds, rho) == om.GOAL_OFF_MODEL
     above = om.goals(PEERS_RES, _off_with(ds, "Alg3", rho, np.nextafter(om.GOAL_OFF_MODEL * best, np.inf))).off_model
     assert (ds, rho) in {(c.dataset, c.rho) for c in above.misses} and not above.ok
     assert above.met == at.met - 1
     # the median part: a goal whose every cell passes still fails when the median ratio is above 1
     high = om.Goal(2.0, tuple(om.Comparison(1.5, "x", r) for r in gb.RHOS), median_at_most=1.0)
     assert high.met == high.n and not high.ok
-    assert base.ok == (base.met == base.n and base.median <= om.GOAL_OFF_MODEL_MEDIAN)
 
 
 def test_goal_two_is_a_share_of_the_cells():
@@ -70,21 +76,50 @@ def test_goal_two_is_a_share_of_the_cells():
     assert not om.Goal(om.GOAL_NEAR_BEST, worse, share=om.GOAL_NEAR_BEST_SHARE).ok  # 8 of 10
 
 
-def test_goal_three_compares_with_the_best_method_given_nothing():
+def test_goal_three_compares_with_the_parts_where_rows_are_few():
+    ds, rho = "wine", 0.25
+    best = min(_med(ds, a, rho) for a in om.PEERS)
+    at = om.goals(PEERS_RES, _off_with(ds, "Alg3", rho, om.GOAL_PARTS * best)).parts
+    assert at.of(ds, rho) == pytest.approx(om.GOAL_PARTS, rel=1e-12)
+    over = om.goals(PEERS_RES, _off_with(ds, "Alg3", rho, 1.01 * om.GOAL_PARTS * best)).parts
+    assert not over.ok and (ds, rho) in {(c.dataset, c.rho) for c in over.misses}
+    assert om.few_rows_or_wide(178, 13) and om.few_rows_or_wide(2048, 4096) and not om.few_rows_or_wide(6366, 9)
+
+
+def test_comparison_flips_with_a_cell():
+    """Observation 9.M: ESM's worst ratio, median and share within twice the better peer against
+    chapter 8's pipeline's; one cell moved past each edge flips the verdict."""
+    c = om.comparison(OFF_RES)
+    assert c.n == len(OFF_RES.datasets) * len(gb.RHOS)
+    assert c.new_worst == max(r.esm for r in c.ratios) and c.old_worst == max(r.old for r in c.ratios)
+    assert set(c.glue()) >= {"new-worst", "old-worst", "within2", "cells", "new-median"}
     ds, rho = "t4", 0.25
-    best = min(_med(ds, a, rho) for a in om.VERDICT_ARMS if a != "Alg3")
-    at = om.goals(PEERS_RES, _off_with(ds, "Alg3", rho, om.GOAL_RECOMMENDED * best)).recommended
-    cell = next(c for c in at.cells if (c.dataset, c.rho) == (ds, rho))
-    assert cell.ratio == pytest.approx(om.GOAL_RECOMMENDED, rel=1e-12)
-    assert {c.dataset for c in at.cells} == set(om.RECOMMENDED) | {"GaussianB", "GaussianC"}
+    best = min(_med(ds, a, rho) for a in om.PEERS)
+    # ESM at a tenth of chapter 8's worst ratio or more: the verdict fails whatever the rest
+    bad = om.comparison(_off_with(ds, "Alg3", rho, best * c.old_worst / 5))
+    assert not bad.ok and bad.new_worst == pytest.approx(c.old_worst / 5)
+    flipped = om.OffModelComparison(ratios=tuple(dataclasses.replace(r, esm=3.0) for r in c.ratios), real=c.real)
+    assert not flipped.ok and flipped.within_two == 0
+    good = om.OffModelComparison(ratios=tuple(dataclasses.replace(r, esm=0.9, old=50.0) for r in c.ratios),
+                                 real=c.real)
+    assert good.ok and "ESM" in good.evidence
+
+
+def test_best_peer_ratios_are_named_records():
+    rs = om.best_peer_ratios(OFF_RES, rho=0.25)
+    r = next(x for x in rs if x.dataset == "wine")
+    assert r.best_peer in om.PEERS and r.best == min(_med("wine", a, 0.25) for a in om.PEERS)
+    assert r.esm == _med("wine", "Alg3", 0.25) / r.best and r.old == _med("wine", "Alg3-private", 0.25) / r.best
 
 
 def test_verdicts_cover_every_group_and_break_ties_in_order():
     vs = om.verdicts(PEERS_RES, OFF_RES)
-    assert [v.group for v in vs] == list(om.VERDICT_GROUPS)
-    real = vs[0]
-    assert real.cells == len(om.VERDICT_GROUPS[real.group]) * len(gb.RHOS)
-    assert real.gap_max >= real.gap_median >= 1.0
+    held = [g for g, ms in om.VERDICT_GROUPS.items() if ms[0].startswith("Gaussian") or set(ms) & set(OFF_RES.datasets)]
+    assert [v.group for v in vs] == held
+    named = [m for ms in om.VERDICT_GROUPS.values() for m in ms if not m.startswith("Gaussian")]
+    assert sorted(named) == sorted(od.DATASETS)  # every dataset in exactly one kind
+    for v in vs:
+        assert v.gap_max >= v.gap_median >= 1.0 and v.cells > 0
     tie = om.Verdict("g", MappingProxyType({"Alg3": 2, "PLAN-last-step": 2, "PLAN": 0, "IOME": 1}), 1.0, 1.0)
     assert tie.top == "Alg3"
 
@@ -97,35 +132,37 @@ def _flat(g):
 @pytest.mark.parametrize("dataset", ["wine", "diabetes"])
 def test_saved_diagnosis_is_what_diagnose_gives(dataset):
     """Chapter 9 reads the diagnosis benchmarks/offmodel_diagnosis.py saved: re-run, it gives the same numbers."""
-    saved = om.load_diagnoses()
+    saved = omr.load_diagnoses()
     assert tuple(saved) == om.DIAGNOSIS_DATASETS
-    g = om.diagnose(dataset, runs=om.DIAGNOSIS_RUNS, rho=om.DIAGNOSIS_RHO)
+    g = om.diagnose(od.load(dataset), runs=om.DIAGNOSIS_RUNS, rho=om.DIAGNOSIS_RHO)
     assert _flat(g) == pytest.approx(_flat(saved[dataset]), rel=1e-9, abs=0)
 
 
 def test_diagnoses_round_trip_and_bad_files_are_refused(tmp_path):
-    saved = om.load_diagnoses()
-    path = om.save_diagnoses(list(saved.values()), tmp_path / "d.json")
-    assert om.load_diagnoses(path) == saved
+    saved = omr.load_diagnoses()
+    path = omr.save_diagnoses(list(saved.values()), tmp_path / "d.json")
+    assert omr.load_diagnoses(path) == saved
     (tmp_path / "bad.json").write_text('[{"dataset": "wine"}]')
     with pytest.raises(ValueError, match="does not hold diagnoses"):
-        om.load_diagnoses(tmp_path / "bad.json")
+        omr.load_diagnoses(tmp_path / "bad.json")
     with pytest.raises(FileNotFoundError, match="benchmarks/offmodel_diagnosis.py"):
-        om.load_diagnoses(tmp_path / "missing.json")
+        omr.load_diagnoses(tmp_path / "missing.json")
     with pytest.raises(TypeError, match="diagnoses must be a non-empty sequence"):
-        om.save_diagnoses(saved["wine"], tmp_path / "x.json")  # type: ignore[arg-type]
+        omr.save_diagnoses(saved["wine"], tmp_path / "x.json")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="path must name a .json file"):
-        om.save_diagnoses(list(saved.values()), tmp_path / "x.csv")
+        omr.save_diagnoses(list(saved.values()), tmp_path / "x.csv")
 
 
 def test_diagnosis_is_a_typed_record():
-    g = om.diagnose("wine", runs=2, rho=0.25)
+    g = om.diagnose(od.load("wine"), runs=2, rho=0.25)
     assert (g.n, g.d, g.runs) == (178, 13, 2) and set(g.steps) == {"Alg3-private", "Alg3"}
     for step in g.steps.values():
         assert 0.0 <= step.clipped <= 1.0 and step.sig_min <= step.sig_med <= step.sig_max
     assert set(g.reference) == {"Alg3-private-centre", "Alg3-oracle", "PLAN", "IOME", "Alg3"}
     with pytest.raises(dataclasses.FrozenInstanceError):
         g.ties = 0.0  # type: ignore[misc]
+    with pytest.raises(TypeError, match="sample must be"):
+        om.diagnose("wine", runs=2, rho=0.25)  # type: ignore[arg-type]
 
 
 def test_bad_results_are_refused():
@@ -137,40 +174,41 @@ def test_bad_results_are_refused():
 
 
 # ---------------------------------------------------------------------------------------
-# the calibration of the few-rows rule
+# the calibration of ESM's predictions
 # ---------------------------------------------------------------------------------------
-def test_crossover_switch_is_the_first_statistic_from_which_every_ratio_passes():
-    cells = [(10.0, 3.0), (20.0, 1.1), (30.0, 1.4), (40.0, 1.2), (50.0, 0.9)]
-    assert om.crossover_switch(cells, 1.25) == 40.0
-    assert om.crossover_switch(cells, 1.5) == 20.0
-    assert om.crossover_switch(cells, 5.0) == 10.0
-    assert om.crossover_switch([(1.0, 0.5), (2.0, 2.0)], 1.25) is None   # the largest statistic fails
+def test_resolution_threshold_is_the_smallest_noise_at_which_a_ratio_fails():
+    pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 1.2), (3.0, 0.9)]
+    assert om.resolution_threshold(pairs, 1.25) == 0.1
+    assert om.resolution_threshold(pairs[1:], 1.25) == 1.0
+    assert om.resolution_threshold(pairs[1:], 1.5) == math.inf
+    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == 2.0
 
 
-def test_committed_crossover_gives_the_pipelines_constant():
-    from egmlib.peers import algorithm3_robust
-
-    cross = om.load_crossover()
-    assert cross.constant == algorithm3_robust.FEW_ROWS_CONSTANT
-    assert len(cross.above) + len(cross.below) == len(cross.cells) == 3 * 3 * 5 * 11
-    assert max(c.ratio for c in cross.above) <= cross.tolerance < max(c.ratio for c in cross.below)
-    assert set(cross.glue()) == {"cross-runs", "cross-at", "cross-c", "cross-after", "cross-after-n", "cross-peak"}
+def _run(release, measured, predicted, tau=0.5, n=1000, rho=0.25, run=0):
+    return om.PathRun(alpha=0.75, d=8, width=50.0, n=n, rho=rho, run=run, release=release, measured=measured,
+                      predicted=predicted, log_noise=tau)
 
 
-def test_crossover_file_must_have_its_columns(tmp_path):
-    bad = tmp_path / "cross.csv"
-    bad.write_text("half_width,d,rho\n50,10,1\n")
-    with pytest.raises(ValueError, match="must have the columns"):
-        om.load_crossover(bad)
-    with pytest.raises(TypeError, match="path must be"):
-        om.load_crossover(3)  # type: ignore[arg-type]
+def test_calibration_takes_medians_per_kind_and_the_stage_threshold():
+    runs = [_run("after algorithm3", 2.0, 1.0, run=k) for k in range(3)]
+    runs += [_run("after plan", 3.0, 1.0), _run("after centred-iome", 1.0, 2.0), _run("whole iome", 5.0, 10.0),
+             _run("whole centred-iome", 5.0, 10.0)]
+    cal = om.calibrate_paths(runs)
+    assert dict(cal.factors) == {"iome": 0.5, "algorithm3": 2.0, "plan": 3.0}
+    assert cal.n_cells == 1 and cal.runs == 1 and cal.within_two == 1.0
+    # the pick after the scales (algorithm3, 2.0 measured) against IOME alone (5.0): 0.4, no failure
+    assert cal.resolution == math.inf
+    with pytest.raises(TypeError, match="PathRun"):
+        om.calibrate_paths([1.0])  # type: ignore[list-item]
 
 
-def test_few_rows_share_follows_the_rows():
-    # 178 rows at the smallest budget take the few-rows path; 31857 rows at rho = 1 never do
-    assert om.few_rows_share("wine", rho=1 / 16, runs=3) == 1.0
-    assert om.few_rows_share("labsup", rho=1.0, runs=2) == 0.0
-    with pytest.raises(ValueError, match="dataset must be one of"):
-        om.few_rows_share("nope", rho=1.0, runs=2)
-    with pytest.raises(ValueError, match="rho"):
-        om.few_rows_share("wine", rho=-1.0, runs=2)
+def test_committed_calibration_gives_the_library_s_constants():
+    from egmlib.peers import algorithm3_robust as esm
+    from egmlib.peers import path_errors as pe
+
+    cal = om.calibrate_paths(omr.load_path_runs())
+    for kind, factor in cal.factors.items():
+        assert pe.ERROR_FACTORS[kind] == pytest.approx(factor, abs=0.005)
+    assert esm.SCALE_RESOLUTION == pytest.approx(cal.resolution, abs=0.005)
+    assert cal.n_cells >= 300 and cal.within_two >= 0.6
+    assert set(cal.glue()) >= {"paths-cells", "paths-resolution", "paths-within2"}

@@ -235,6 +235,14 @@ VALID: dict[str, Any] = {
     "sweep": "gaussian", "arm": "Alg3", "reference": False, "doc": "A script.\n\nRun:  python benchmarks/x.py",
     "task": lambda: importlib.import_module("egmbook.sweep").Task("gaussian", "GaussianA", 0, 0, ("empirical",),
                                                                    (1.0,)),
+    # ESM's predictions and scale step (egmlib.peers.path_errors, algorithm3_robust, scales)
+    "coordinates": 4, "variances": [1.0, 0.5, 0.25], "rho_centre": 0.1, "mismatch": 1.0, "scales_first": False,
+    "scales": lambda: importlib.import_module("egmlib.peers.scales").paired_scales(
+        np.random.default_rng(6).normal(size=(40, 3)), rho=1.0, lower=-10.0, upper=10.0, rng=np.random.default_rng(7)),
+    "finite": False, "band": [0.5, 1.0], "ticks": ["a", "b"], "ylim": (0.01, 30.0),
+    "ratios": {"Alg3": [0.5, 2.0]}, "ax": lambda: _small_figure().axes[0],
+    "sample": lambda: importlib.import_module("egmbook.offmodel_data").load("wine"),
+    "pairs": [(0.5, 1.0), (2.0, 0.9)],
 }
 
 
@@ -322,8 +330,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.cli.result_path": {"path": lambda: str(Path(_FUZZ_DIR.name) / "result.txt")},
     "egmbook.beyond_report.centre_improvements": {"c": 0.1},
     # written to the fuzz run's own folder, never over the committed results
-    "egmbook.findings.offmodel.save_diagnoses": {
-        "diagnoses": lambda: list(importlib.import_module("egmbook.findings.offmodel").load_diagnoses().values())[:1],
+    "egmbook.offmodel_results.save_diagnoses": {
+        "diagnoses": lambda: list(importlib.import_module("egmbook.offmodel_results").load_diagnoses().values())[:1],
         "path": lambda: str(Path(_FUZZ_DIR.name) / "diagnoses.json")},
     # only the synthetic families have a law
     "egmbook.offmodel_data.outside_probability": {"name": "t3"},
@@ -346,9 +354,26 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.sweep.run_sweep": {"arms": ["empirical"], "runs": 2, "jobs": 1, "results": lambda: _scratch(),
                                 "datasets": ["GaussianA"], "max_d": 16, "rhos": [1.0], "progress": False,
                                 "scheduler": None, "redo": None},
-    "egmbook.findings.offmodel.diagnose": {"dataset": "wine", "runs": 2},
-    "egmbook.findings.offmodel.few_rows_share": {"dataset": "wine", "runs": 2, "rho": 0.25},
-    "egmbook.findings.offmodel.crossover_switch": {"cells": [(10.0, 3.0), (50.0, 1.0)], "tolerance": 1.25},
+    "egmbook.findings.offmodel.diagnose": {"runs": 2},
+    "egmbook.findings.offmodel.resolution_threshold": {"tolerance": 1.25},
+    "egmbook.findings.offmodel.calibrate_paths": {"runs": lambda: list(importlib.import_module(
+        "egmbook.offmodel_results").load_path_runs()[:60]), "tolerance": 1.25},
+    "egmbook.findings.offmodel.path_runs": {"rows": lambda: [{"alpha": 0.75, "d": 3, "width": 50.0, "n": 40, "rho": 1.0,
+                                                              "run": 0, "half": 50.0, "whole iome": 1.0,
+                                                              "whole centred-iome": 1.0}]},
+    "egmbook.findings.offmodel.goals_by_kind": {"g": lambda: importlib.import_module("egmbook.findings.offmodel").goals(
+        importlib.import_module("egmbook.peer_results").load_peers_results(),
+        importlib.import_module("egmbook.peer_results").load_offmodel_results())},
+    "egmbook.offmodel_results.write_path_runs": {
+        "runs": lambda: list(importlib.import_module("egmbook.offmodel_results").load_path_runs()[:3]),
+        "path": lambda: str(Path(_FUZZ_DIR.name) / "runs.csv")},
+    "egmbook.offmodel_results.load_path_runs": {"path": None},
+    "egmbook.offmodel_results.write_scale_rows": {
+        "rows": lambda: list(importlib.import_module("egmbook.offmodel_results").load_scale_rows()),
+        "path": lambda: str(Path(_FUZZ_DIR.name) / "scale.csv")},
+    "egmbook.offmodel_results.load_scale_rows": {"path": None},
+    "egmbook.offmodel_results.load_diagnoses": {"path": None},
+    "egmbook.display.ratio_panel": {"reference": "IOME"},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},

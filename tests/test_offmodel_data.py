@@ -60,7 +60,8 @@ def test_every_dataset_loads_with_its_shape_inside_its_box(name):
 def test_real_datasets_name_their_source_and_columns():
     shapes = {"digits": (1797, 64), "breast_cancer": (569, 30), "wine": (178, 13), "diabetes": (442, 10),
               "fair": (6366, 9), "randhie": (20190, 10), "alcohol": (9822, 28), "k401ksubs": (9275, 9),
-              "labsup": (31857, 19)}
+              "labsup": (31857, 19), "stackloss": (21, 4), "hprice1": (88, 6), "gpa1": (141, 29),
+              "crime1": (2725, 13)}
     assert set(shapes) == set(od.REAL)
     for name, shape in shapes.items():
         spec = od.DATASETS[name]
@@ -69,6 +70,22 @@ def test_real_datasets_name_their_source_and_columns():
         for dropped in spec.dropped.split("(")[0].replace(",", " ").split():
             assert dropped not in spec.columns
     assert "agesq" in od.DATASETS["alcohol"].dropped and "incsq" in od.DATASETS["k401ksubs"].dropped
+    assert "inc86sq" in od.DATASETS["crime1"].dropped and "lprice" in od.DATASETS["hprice1"].dropped
+
+
+def test_the_wider_sweep_has_its_kinds():
+    """Few rows, more coordinates than rows, mostly zeros, wide boxes and a mean at the corners."""
+    assert [od.DATASETS[f"dgtn_d{d}"].n for d in od.WIDE_DS] == [d // 2 for d in od.WIDE_DS] and od.WIDE_DS[-1] == 4096
+    assert {od.DATASETS[f"gaussian_n{n}"].n for n in od.SMALL_NS} == {20, 50, 200}
+    X = od.load("zeros_n1e4", seed=2).X
+    zeros = np.mean(X == 0.0, axis=0)
+    assert 0.75 < zeros.min() and zeros.max() < 0.995 and zeros[0] < zeros[-1]
+    for k in od.WIDE_BOX_FACTORS:
+        s = od.load(f"wide_box_{k}", seed=1)
+        assert s.upper == k * s.sd.max() and s.X.shape[0] == 300
+    c = od.load("corner", seed=1)
+    assert np.all(c.mean[:8] < 5) and np.all(c.mean[8:] > 95) and (c.lower, c.upper) == (0.0, 100.0)
+    assert min(od.DATASETS[n].n for n in od.REAL) == 21  # stack loss: 21 rows
 
 
 def test_real_data_load_from_the_packages_without_the_network(monkeypatch):

@@ -5,8 +5,8 @@
 * the normalised arms release what their estimator releases on the caller's box with the same
   draws, up to rounding (normalisation changes only the range of the intermediates);
 * issue 35's leaks 1 and 2 (an exception decided by one row at the edges of the double range):
-  through the arms both neighbours release every time; called directly, ESM's estimator still
-  raises on one neighbour only (strict xfail: its entry is the estimator's to normalise).
+  through the arms both neighbours release every time, and so does ESM's estimator called
+  directly, which normalises its box at its entry.
 """
 
 from __future__ import annotations
@@ -73,8 +73,10 @@ NORMALISED = [name for name, arm in ARMS.items() if arm.normalised]
 
 
 def test_normalised_arms_are_the_affine_equivariant_ones():
-    assert set(NORMALISED) == {"Alg3", "Alg3-private", "Alg3-private-centre", "Alg3-oracle", "CoinPress",
+    assert set(NORMALISED) == {"Alg3-private", "Alg3-private-centre", "Alg3-oracle", "CoinPress",
                                "CoinPress-authors"}
+    # ESM and PLAN's last step on its inputs map the box to the unit box themselves, at their entry
+    assert {name for name, arm in ARMS.items() if arm.self_normalised} == {"Alg3", "PLAN-last-step"}
 
 
 @pytest.mark.parametrize("name", NORMALISED)
@@ -126,8 +128,6 @@ def test_leaks_1_and_2_closed_through_the_arm(leak):
     assert _outcomes(ARMS["Alg3"], X, lo, hi, 20) == _outcomes(ARMS["Alg3"], Xp, lo, hi, 20) == (20, 0)
 
 
-@pytest.mark.xfail(strict=True, reason="algorithm3_robust called directly does not normalise its box yet "
-                   "(issue 35: the estimator helper calls egmlib.peers.normalise at ESM's entry)")
 @pytest.mark.parametrize("leak", [_leak1, _leak2], ids=["overflow", "underflow"])
 def test_leaks_1_and_2_inside_esm_called_directly(leak):
     X, Xp, lo, hi = leak()

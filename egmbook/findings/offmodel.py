@@ -1,38 +1,35 @@
-r"""Findings of chapter 9: where Algorithm 3 with private inputs fails off its model; its robust pipeline's goals.
+r"""Findings of chapter 9: ESM off Algorithm 3's model -- diagnosis, goals, verdicts, calibration.
 
-- :func:`diagnose` runs chapter 8's and chapter 9's pipelines of Algorithm 3 with private
-  inputs on one dataset of :mod:`egmbook.offmodel_data` and records each step (scales,
-  centre, radius, clipped rows, error) next to the errors of the arms given more inputs;
-  ``benchmarks/offmodel_diagnosis.py`` saves chapter 9's diagnoses (:func:`save_diagnoses`)
-  and the chapter reads them (:func:`load_diagnoses`), which its test re-runs.
-- :func:`goals` measures the three goals of chapter 9's pipeline (``"Alg3"``) on the sweeps'
-  results, cell by cell (dataset and budget, medians over the runs): off the model it adds at
-  most :data:`GOAL_OFF_MODEL` times the error of the better of PLAN (Aumuller, Lebeda, Nelson
-  and Pagh 2024) and IOME (Huang, Liang and Yi 2021), with a median ratio of at most 1; it is
-  within :data:`GOAL_NEAR_BEST` times the best method given nothing (PLAN, IOME, PLAN's last
-  step on the same private inputs) in at least :data:`GOAL_NEAR_BEST_SHARE` of the cells; and
-  where chapter 9 recommended it before the wider sweep (:data:`RECOMMENDED`) it is the best
-  method given nothing or within :data:`GOAL_RECOMMENDED` times it.
-- :func:`verdicts` says, for each kind of data, which method given nothing adds the least
-  error most often.
-- :func:`load_crossover` reads the calibration of the few-rows rule
-  (``benchmarks/offmodel_crossover.py``) as a :class:`Crossover`: the switch point of the rule's
-  statistic and the constant it gives; :func:`few_rows_share` says how often the rule takes
-  the few-rows path on a dataset.
+ESM is the book's recommended private mean (the arm ``ARMS["Alg3"]``,
+:func:`egmlib.peers.algorithm3_robust.algorithm3_robust`).  Every function here is pure: it
+takes loaded results or data (:mod:`egmbook.peer_results`, :mod:`egmbook.offmodel_results`,
+:mod:`egmbook.offmodel_data`) and returns frozen records with their glue values.
 
-``benchmarks/offmodel_ratios.py`` and ``benchmarks/offmodel_diagnosis.py`` print these.
+- :func:`diagnose` runs chapter 8's pipeline with private inputs and ESM's Algorithm 3 path on one
+  dataset and records each step (scales, centre, radius, clipped rows, error) next to the errors
+  of the arms given more inputs.
+- :func:`goals` measures ESM's three goals on the sweeps' results, cell by cell (dataset or
+  benchmark setting, and budget; medians over the runs): G1, at most :data:`GOAL_OFF_MODEL` times
+  the error of the better of PLAN (Aumuller, Lebeda, Nelson and Pagh 2024) and IOME (Huang, Liang
+  and Yi 2021) in every cell, with a median ratio of at most 1; G2, within
+  :data:`GOAL_NEAR_BEST` times the best method given nothing (ESM, PLAN's last step on ESM's
+  inputs, PLAN, IOME) in at least :data:`GOAL_NEAR_BEST_SHARE` of the cells; G3, at most
+  :data:`GOAL_PARTS` times the better of IOME and PLAN in the few-rows and d > n cells
+  (:func:`few_rows_or_wide`).
+- :func:`comparison` sets ESM against chapter 8's pipeline over the better peer (Observation 9.M).
+- :func:`verdicts` says, for each kind of data, which method given nothing adds the least error
+  most often.
+- :func:`path_runs` and :func:`calibrate_paths` turn ``benchmarks/offmodel_paths.py``'s runs on
+  synthetic Gaussian rows into ESM's constants and chapter 9's figure of predicted against
+  measured errors.
 """
 
 from __future__ import annotations
 
-import csv
-import dataclasses
 import functools
-import json
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -47,50 +44,57 @@ from egmlib.peers import algorithm3, algorithm3_robust
 from egmlib.peers.arms import ARMS
 from egmlib.peers.scales import pairwise_squared_differences
 
-__all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE",
-           "GOAL_RECOMMENDED", "RECOMMENDED", "PEERS", "NEW", "OLD",
+__all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE", "GOAL_PARTS",
+           "FEW_ROWS", "PEERS", "NEW", "OLD", "few_rows_or_wide",
            "StepDiagnostics", "Diagnosis", "diagnose", "DIAGNOSIS_DATASETS", "DIAGNOSIS_RUNS", "DIAGNOSIS_RHO",
-           "DIAGNOSIS_FILE",
-           "save_diagnoses", "load_diagnoses", "Comparison", "Goal", "Goals", "goals",
-           "best_peer_ratios", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
-           "CROSSOVER_TOLERANCE", "CrossoverCell", "Crossover", "crossover_switch",
-           "load_crossover", "few_rows_share"]
+           "DIAGNOSIS_SEED", "Comparison", "Goal", "Goals", "goals", "KindGoals", "goals_by_kind", "PeerRatio",
+           "best_peer_ratios",
+           "OffModelComparison", "comparison", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
+           "RELEASES", "RELEASE_KIND", "RESOLUTION_TOLERANCE", "PathRun", "PathCell", "PathCalibration",
+           "path_runs", "resolution_threshold", "calibrate_paths"]
 
-#: Goal 1 -- off the model, chapter 9's pipeline adds at most this times the better peer's error ...
+#: G1 -- ESM adds at most this times the better of PLAN's and IOME's error, in every cell ...
 GOAL_OFF_MODEL = 2.0
 #: ... with a median ratio of at most this.
 GOAL_OFF_MODEL_MEDIAN = 1.0
-#: Goal 2 -- within this factor of the best method given nothing ...
+#: G2 -- within this factor of the best method given nothing ...
 GOAL_NEAR_BEST = 1.5
 #: ... in at least this share of the cells.
 GOAL_NEAR_BEST_SHARE = 0.9
-#: Goal 3 -- at most this times the best method given nothing where chapter 9 recommended it.
-GOAL_RECOMMENDED = 1.05
-#: The peers goal 1 compares with (the better of the two, cell by cell).
+#: G3 -- in the few-rows and d > n cells, at most this times the better of IOME and PLAN, each run
+#: alone with the whole budget: a composite never far behind its own parts.
+GOAL_PARTS = 1.25
+#: A dataset has few rows when n is at most this (or at most d).
+FEW_ROWS = 600
+#: The peers G1 and G3 compare with (the better of the two, cell by cell).
 PEERS = ("PLAN", "IOME")
-#: The methods given nothing that goals 2 and 3 and the verdicts compare (chapter 8's pipeline left out).
+#: The methods given nothing that G2 and the verdicts compare (chapter 8's pipeline left out).
 VERDICT_ARMS = ("Alg3", "PLAN-last-step", "PLAN", "IOME")
-#: Where chapter 9 recommended its pipeline before the wider sweep; Gaussian-like data with
-#: unequal scales, symmetric heavy tails, correlated coordinates or a mixture, with 10^4 rows
-#: (off-model families), and PLAN's skewed Gaussian benchmarks (GaussianB at alpha >= 1, GaussianC).
-RECOMMENDED = ("t3", "t4", "t10", "ar1", "equicorrelated", "mixture", "sigma_x0.5", "sigma_x2")
-#: Chapter 9's pipeline and chapter 8's, by their names in the sweeps.
+#: ESM and chapter 8's pipeline with private inputs, by their names in the sweeps.
 NEW, OLD = "Alg3", "Alg3-private"
 #: The seed of the diagnosis (benchmarks/offmodel_diagnosis.py).
 DIAGNOSIS_SEED = 20261126
-#: The datasets, runs and budget of chapter 9's diagnosis (Observation 9.A), which
-#: ``benchmarks/offmodel_diagnosis.py`` saves and :func:`load_diagnoses` reads.
+#: The datasets, runs and budget of chapter 9's diagnosis, which ``benchmarks/offmodel_diagnosis.py``
+#: saves and chapter 9 reads (:func:`egmbook.offmodel_results.load_diagnoses`).
 DIAGNOSIS_DATASETS = ("digits", "breast_cancer", "wine", "diabetes", "fair", "randhie", "baskets_n1e4")
 DIAGNOSIS_RUNS, DIAGNOSIS_RHO = 10, 0.25
-#: Where ``benchmarks/offmodel_diagnosis.py`` saves chapter 9's diagnoses, the repository's
-#: ``benchmarks/results/offmodel_diagnosis.json``.
-#:
-#: :meta hide-value:
-DIAGNOSIS_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_diagnosis.json"
+
+
+def few_rows_or_wide(n: int, d: int) -> bool:
+    """G3's regimes: few rows (n at most :data:`FEW_ROWS`) or more coordinates than rows.
+
+    Examples
+    --------
+    >>> few_rows_or_wide(178, 13), few_rows_or_wide(2048, 4096), few_rows_or_wide(10_000, 64)
+    (True, True, False)
+    """
+    n = _v.check_count("n", n)
+    d = _v.check_count("d", d)
+    return n <= FEW_ROWS or d >= n
 
 
 # ---------------------------------------------------------------------------------------
-# the step-by-step diagnosis (Observation 9.A)
+# the step-by-step diagnosis
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class StepDiagnostics(Finding):
@@ -109,8 +113,8 @@ class StepDiagnostics(Finding):
 
 @dataclass(frozen=True)
 class Diagnosis(Finding):
-    """Chapter 8's (``"Alg3-private"``) and chapter 9's (``"Alg3"``, its Algorithm 3 path) pipelines
-    step by step on one dataset, and the errors of the arms given more (``reference``)."""
+    """Chapter 8's pipeline (``"Alg3-private"``) and ESM's Algorithm 3 path (``"Alg3"``) step by step
+    on one dataset, and the errors of the arms given more (``reference``)."""
 
     dataset: str
     n: int
@@ -139,19 +143,20 @@ def _steps(r: Any, X: np.ndarray, sd: np.ndarray, xbar: np.ndarray) -> dict[str,
     }
 
 
-def diagnose(dataset: str, *, runs: int, rho: float) -> Diagnosis:
-    """Chapter 9's diagnosis of Algorithm 3 with private inputs on ``dataset`` at budget ``rho``
-    (medians over ``runs`` runs; the robust pipeline with its path rule off, ``path="algorithm3"``).
+def diagnose(sample: od.OffModelSample, *, runs: int, rho: float) -> Diagnosis:
+    """Chapter 9's diagnosis of the pipelines with private inputs on one loaded dataset at budget
+    ``rho`` (medians over ``runs`` runs): chapter 8's pipeline and ESM's Algorithm 3 path (forced).
 
-    The reference errors are those of Algorithm 3 given sigma with a private centre, given
-    sigma and mu, of PLAN, IOME (Huang, Liang and Yi 2021) and of the released pipeline
-    ``ARMS["Alg3"]`` (with its rule; it draws from the generators of the path's runs, so the
-    two coincide where the rule keeps Algorithm 3's path).
+    The reference errors are those of Algorithm 3 given sigma with a private centre, given sigma and
+    mu, of PLAN, IOME (Huang, Liang and Yi 2021) and of ESM as released (``ARMS["Alg3"]``, drawing
+    from the generators of the path's runs, so the two coincide where ESM takes that path).
     """
-    dataset = _v.check_choice("dataset", dataset, od.DATASETS)
+    if not isinstance(sample, od.OffModelSample):
+        raise TypeError(f"sample must be an egmbook.offmodel_data.OffModelSample (offmodel_data.load()), got "
+                        f"sample of type {type(sample).__name__}")
     runs = _v.check_count("runs", runs, maximum=10**4)
     rho = _v.check_positive_finite("rho", rho)
-    s = od.load(dataset, seed=0)
+    s = sample
     X, xbar = s.X, s.X.mean(axis=0)
     V = pairwise_squared_differences(X, rng=np.random.default_rng(DIAGNOSIS_SEED))
     ties = float(np.mean(V == 0.0))
@@ -174,45 +179,8 @@ def diagnose(dataset: str, *, runs: int, rho: float) -> Diagnosis:
                                    **{g: given[g] for g in arm.given}).estimate - xbar)
                 for run in range(runs)]
         ref[a] = float(np.median(errs))
-    return Diagnosis(dataset=dataset, n=X.shape[0], d=X.shape[1], runs=runs, rho=rho, ties=ties,
+    return Diagnosis(dataset=s.name, n=X.shape[0], d=X.shape[1], runs=runs, rho=rho, ties=ties,
                      zero_columns=zero_cols, steps=MappingProxyType(steps), reference=MappingProxyType(ref))
-
-
-def save_diagnoses(diagnoses: Sequence[Diagnosis], path: str | Path) -> Path:
-    """Write ``diagnoses`` (Observation 9.A's records) as JSON to ``path``, a ``.json`` file
-    (chapter 9 reads :data:`DIAGNOSIS_FILE`); floats are written exactly (their repr)."""
-    if isinstance(diagnoses, Diagnosis) or not isinstance(diagnoses, Sequence) or not diagnoses or not all(
-            isinstance(g, Diagnosis) for g in diagnoses):
-        raise TypeError("diagnoses must be a non-empty sequence of egmbook.findings.offmodel.Diagnosis (diagnose())")
-    if isinstance(path, bool) or not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
-    p = Path(path)
-    if p.suffix != ".json":
-        raise ValueError(f"path must name a .json file, got path={str(p)!r}")
-    rows = [{**{f.name: getattr(g, f.name) for f in dataclasses.fields(g) if f.name not in ("steps", "reference")},
-             "steps": {k: dataclasses.asdict(v) for k, v in g.steps.items()}, "reference": dict(g.reference)}
-            for g in diagnoses]
-    p.write_text(json.dumps(rows, indent=1) + "\n")
-    return p
-
-
-def load_diagnoses(path: str | Path | None = None) -> Mapping[str, Diagnosis]:
-    """Observation 9.A's diagnoses saved by ``benchmarks/offmodel_diagnosis.py`` (by default the
-    repository's ``benchmarks/results/offmodel_diagnosis.json``), by dataset, in the saved order."""
-    if path is not None and not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
-    p = DIAGNOSIS_FILE if path is None else Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"diagnoses not found at {p}; run python benchmarks/offmodel_diagnosis.py")
-    try:
-        out = {}
-        for row in json.loads(p.read_text()):
-            steps = MappingProxyType({k: StepDiagnostics(**v) for k, v in row.pop("steps").items()})
-            reference = MappingProxyType({str(k): float(v) for k, v in row.pop("reference").items()})
-            out[row["dataset"]] = Diagnosis(**row, steps=steps, reference=reference)
-    except (TypeError, KeyError, AttributeError, ValueError) as err:
-        raise ValueError(f"{p} does not hold diagnoses as save_diagnoses writes them ({err})") from None
-    return MappingProxyType(out)
 
 
 # ---------------------------------------------------------------------------------------
@@ -272,21 +240,28 @@ class Goal(Finding):
         share_ok = self.met >= self.share * self.n
         return share_ok and (self.median_at_most is None or self.median <= self.median_at_most)
 
+    def of(self, dataset: str, rho: float, d: int | None = None, alpha: float | None = None) -> float:
+        """The ratio of one cell."""
+        for c in self.cells:
+            if (c.dataset, c.rho, c.d, c.alpha) == (dataset, rho, d, alpha):
+                return c.ratio
+        raise KeyError((dataset, rho, d, alpha))
+
 
 @dataclass(frozen=True)
 class Goals(Finding):
-    """The three goals of chapter 9's pipeline (medians over the runs)."""
+    """ESM's three goals (medians over the runs): G1 against the better peer everywhere, G2 against
+    the best method given nothing, G3 against its parts where rows are few."""
 
     off_model: Goal
     near_best: Goal
-    recommended: Goal
+    parts: Goal
 
     def __iter__(self) -> Iterator[Goal]:
-        return iter((self.off_model, self.near_best, self.recommended))
+        return iter((self.off_model, self.near_best, self.parts))
 
     def glue(self) -> dict[str, Any]:
-        """``goal{i}-met``, ``goal{i}-n``, ``goal{i}-worst`` and ``goal{i}-median`` for the goals
-        i = 1, 2, 3."""
+        """``goal{i}-met``, ``goal{i}-n``, ``goal{i}-worst`` and ``goal{i}-median`` for i = 1, 2, 3."""
         out: dict[str, Any] = {}
         for i, g in enumerate(self, start=1):
             out.update({f"goal{i}-met": g.met, f"goal{i}-n": g.n, f"goal{i}-worst": float(g.worst.ratio),
@@ -303,9 +278,22 @@ def _check_results(peers: Any, offmodel: Any) -> None:
                         f"got offmodel of type {type(offmodel).__name__}")
 
 
-def best_peer_ratios(offmodel: OffModelResults, *, rho: float) -> tuple[tuple[str, str, float, float, float], ...]:
+@dataclass(frozen=True)
+class PeerRatio(Finding):
+    """One off-model dataset at one budget: the better of PLAN and IOME, and ESM's and chapter 8's
+    pipeline's error added over its."""
+
+    dataset: str
+    rho: float
+    best_peer: str  #: "PLAN" or "IOME"
+    best: float  #: its median error added
+    esm: float  #: ESM's median over it
+    old: float  #: chapter 8's pipeline's median over it
+
+
+def best_peer_ratios(offmodel: OffModelResults, *, rho: float) -> tuple[PeerRatio, ...]:
     """Per off-model dataset (chapter 9) at budget rho: the better of PLAN and IOME by the median
-    error added, its median, and the ratios of chapter 9's and chapter 8's pipelines to it."""
+    error added, its median, and the ratios of ESM and of chapter 8's pipeline to it."""
     if not isinstance(offmodel, OffModelResults):
         raise TypeError(f"offmodel must be egmbook.peer_results.OffModelResults, got offmodel of type "
                         f"{type(offmodel).__name__}")
@@ -314,34 +302,186 @@ def best_peer_ratios(offmodel: OffModelResults, *, rho: float) -> tuple[tuple[st
     for ds in offmodel.datasets:
         med = {a: offmodel.excess_of(ds, a, rho=rho).median for a in (NEW, OLD, *PEERS)}
         best = min(PEERS, key=lambda a: med[a])
-        out.append((ds, best, med[best], med[NEW] / med[best], med[OLD] / med[best]))
+        out.append(PeerRatio(ds, rho, best, med[best], med[NEW] / med[best], med[OLD] / med[best]))
     return tuple(out)
 
 
 def goals(peers: PeersResults, offmodel: OffModelResults) -> Goals:
-    """The three goals of chapter 9's pipeline on the sweeps' results (error added, medians over
-    the runs), cell by cell: goal 1 on every off-model dataset against the better of PLAN and IOME
-    (Aumuller et al. 2024; Huang, Liang and Yi 2021); goal 2 on every off-model dataset against
-    the best of :data:`VERDICT_ARMS`; goal 3 against the same, on :data:`RECOMMENDED` and on
-    PLAN's skewed Gaussian benchmarks (GaussianB at alpha >= 1, GaussianC).
+    """ESM's three goals on both sweeps' results (error added, medians over the runs), cell by cell:
+    G1 against the better of PLAN and IOME (Aumuller et al. 2024; Huang, Liang and Yi 2021), G2
+    against the best of :data:`VERDICT_ARMS`, in every cell of both sweeps; G3 against the better of
+    PLAN and IOME in the cells of :func:`few_rows_or_wide` (off-model datasets; PLAN's benchmarks
+    have 4000 rows or more and fewer coordinates).
     """
     _check_results(peers, offmodel)
     med = lambda ds, a, rho: offmodel.excess_of(ds, a, rho=rho).median  # noqa: E731
     ex = lambda s, a, rho: peers.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho).median  # noqa: E731
     g1, g2, g3 = [], [], []
     for ds in offmodel.datasets:
+        spec = od.DATASETS[ds]
         for rho in gb.RHOS:
-            g1.append(Comparison(med(ds, NEW, rho) / min(med(ds, a, rho) for a in PEERS), ds, rho))
-            ratio = med(ds, NEW, rho) / min(med(ds, a, rho) for a in VERDICT_ARMS)
-            g2.append(Comparison(ratio, ds, rho))
-            if ds in RECOMMENDED:
-                g3.append(Comparison(ratio, ds, rho))
-    skewed = [s for s in gb.settings("GaussianB") if s.alpha >= 1] + list(gb.settings("GaussianC"))
-    g3 += [Comparison(ex(s, NEW, r) / min(ex(s, a, r) for a in VERDICT_ARMS), s.dataset, r, s.d, s.alpha)
-           for s in skewed for r in gb.RHOS]
+            peer = med(ds, NEW, rho) / min(med(ds, a, rho) for a in PEERS)
+            g1.append(Comparison(peer, ds, rho))
+            g2.append(Comparison(med(ds, NEW, rho) / min(med(ds, a, rho) for a in VERDICT_ARMS), ds, rho))
+            if few_rows_or_wide(spec.n, spec.d):
+                g3.append(Comparison(peer, ds, rho))
+    for name in ("GaussianA", "GaussianB", "GaussianC"):
+        for s in gb.settings(name):
+            for r in gb.RHOS:
+                g1.append(Comparison(ex(s, NEW, r) / min(ex(s, a, r) for a in PEERS), s.dataset, r, s.d, s.alpha))
+                g2.append(Comparison(ex(s, NEW, r) / min(ex(s, a, r) for a in VERDICT_ARMS), s.dataset, r, s.d,
+                                     s.alpha))
     return Goals(off_model=Goal(GOAL_OFF_MODEL, tuple(g1), median_at_most=GOAL_OFF_MODEL_MEDIAN),
                  near_best=Goal(GOAL_NEAR_BEST, tuple(g2), share=GOAL_NEAR_BEST_SHARE),
-                 recommended=Goal(GOAL_RECOMMENDED, tuple(g3)))
+                 parts=Goal(GOAL_PARTS, tuple(g3)))
+
+
+@dataclass(frozen=True)
+class KindGoals(Finding):
+    """ESM's goals on one kind of data (:data:`VERDICT_GROUPS`), budget by budget: the largest
+    ratio to the better of PLAN and IOME over the kind's datasets (G1 and, where the kind has
+    few-rows or d > n cells, G3 over those) and the share of its cells within 1.5 times the best
+    method given nothing (G2)."""
+
+    kind: str
+    g1: Mapping[float, float]  #: rho -> the largest ratio to the better peer
+    g2: Mapping[float, float]  #: rho -> the share of cells within GOAL_NEAR_BEST of the best
+    g3: Mapping[float, float] | None  #: rho -> the largest ratio in the few-rows cells (None: none)
+
+    @property
+    def g1_ok(self) -> bool:
+        return max(self.g1.values()) <= GOAL_OFF_MODEL
+
+    @property
+    def g3_ok(self) -> bool | None:
+        return None if self.g3 is None else max(self.g3.values()) <= GOAL_PARTS
+
+
+def _kind_of(c: Comparison) -> str:
+    for kind, members in VERDICT_GROUPS.items():
+        if c.d is None and c.dataset in members:
+            return kind
+        if c.d is not None and members[0].startswith("Gaussian"):
+            equal = c.alpha == 0.0
+            if ("GaussianA" in members and equal) or ("GaussianC" in members and not equal):
+                return kind
+    raise KeyError(c.dataset)
+
+
+def goals_by_kind(g: Goals) -> tuple[KindGoals, ...]:
+    """:func:`goals` per kind of data (:data:`VERDICT_GROUPS`) and budget, in the groups' order;
+    a kind the results do not hold is left out."""
+    if not isinstance(g, Goals):
+        raise TypeError(f"g must be egmbook.findings.offmodel.Goals (goals()), got g of type {type(g).__name__}")
+    out = []
+    for kind in VERDICT_GROUPS:
+        g1 = [c for c in g.off_model.cells if _kind_of(c) == kind]
+        if not g1:
+            continue
+        g2 = [c for c in g.near_best.cells if _kind_of(c) == kind]
+        g3 = [c for c in g.parts.cells if _kind_of(c) == kind]
+        worst = lambda cells, r: max(c.ratio for c in cells if c.rho == r)  # noqa: E731
+        share = lambda cells, r: float(np.mean([c.ratio <= GOAL_NEAR_BEST for c in cells if c.rho == r]))  # noqa: E731
+        out.append(KindGoals(kind, MappingProxyType({r: worst(g1, r) for r in gb.RHOS}),
+                             MappingProxyType({r: share(g2, r) for r in gb.RHOS}),
+                             MappingProxyType({r: worst(g3, r) for r in gb.RHOS}) if g3 else None))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------
+# ESM against chapter 8's pipeline (Observation 9.M)
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class OffModelComparison(Finding):
+    """ESM and chapter 8's pipeline over the better of PLAN and IOME, over every off-model cell.
+
+    ``ok`` is Observation 9.M's verdict: ESM's worst ratio is more than ten times below chapter 8's,
+    its median ratio is at most 1, and it is within twice the better peer in at least 90 % of the cells.
+    """
+
+    ratios: tuple[PeerRatio, ...]
+    real: tuple[str, ...]  #: the real datasets
+
+    GLUE = MappingProxyType({"new-worst": "new_worst", "new-worst-where": "new_worst_where",
+                             "old-worst": "old_worst", "old-worst-where": "old_worst_where",
+                             "within2": "within_two", "cells": "n", "new-median": "new_median",
+                             "old-median": "old_median", "real-max": "real_max", "real-median": "real_median"})
+
+    @property
+    def n(self) -> int:
+        return len(self.ratios)
+
+    def _worst(self, attr: str) -> PeerRatio:
+        return max(self.ratios, key=lambda r: getattr(r, attr))
+
+    @property
+    def new_worst(self) -> float:
+        return self._worst("esm").esm
+
+    @property
+    def old_worst(self) -> float:
+        return self._worst("old").old
+
+    @property
+    def new_worst_where(self) -> str:
+        r = self._worst("esm")
+        return _where(r.dataset, r.rho)
+
+    @property
+    def old_worst_where(self) -> str:
+        r = self._worst("old")
+        return _where(r.dataset, r.rho)
+
+    @property
+    def new_median(self) -> float:
+        return float(np.median([r.esm for r in self.ratios]))
+
+    @property
+    def old_median(self) -> float:
+        return float(np.median([r.old for r in self.ratios]))
+
+    @property
+    def within_two(self) -> int:
+        return sum(r.esm <= 2.0 for r in self.ratios)
+
+    @property
+    def real_max(self) -> float:
+        return max(r.esm for r in self.ratios if r.dataset in self.real)
+
+    @property
+    def real_median(self) -> float:
+        return float(np.median([r.esm for r in self.ratios if r.dataset in self.real]))
+
+    @property
+    def ok(self) -> bool:
+        return self.new_worst < self.old_worst / 10 and self.new_median <= 1.0 and self.within_two >= 0.9 * self.n
+
+    @property
+    def evidence(self) -> str:
+        return (f"{self.n} pairs of dataset and budget, error added, medians over the runs: ESM at most "
+                f"{self.new_worst:.3g} times the better peer ({self.new_worst_where}), median "
+                f"{self.new_median:.2f}, within twice in {self.within_two}; chapter 8's pipeline up to "
+                f"{self.old_worst:.3g} times ({self.old_worst_where}), median {self.old_median:.2f}.")
+
+
+def _rho_text(rho: float) -> str:
+    from fractions import Fraction
+
+    return str(Fraction(rho).limit_denominator(64))
+
+
+def _where(dataset: str, rho: float) -> str:
+    return f"{od.TITLES.get(dataset, dataset)} at ρ = {_rho_text(rho)}"
+
+
+def comparison(offmodel: OffModelResults) -> OffModelComparison:
+    """ESM and chapter 8's pipeline over the better of PLAN and IOME on every off-model dataset and
+    budget (:func:`best_peer_ratios`; Observation 9.M)."""
+    if not isinstance(offmodel, OffModelResults):
+        raise TypeError(f"offmodel must be egmbook.peer_results.OffModelResults, got offmodel of type "
+                        f"{type(offmodel).__name__}")
+    ratios = tuple(r for rho in gb.RHOS for r in best_peer_ratios(offmodel, rho=rho))
+    return OffModelComparison(ratios=ratios, real=tuple(ds for ds in offmodel.datasets if ds in od.REAL))
 
 
 # ---------------------------------------------------------------------------------------
@@ -349,19 +489,23 @@ def goals(peers: PeersResults, offmodel: OffModelResults) -> Goals:
 # ---------------------------------------------------------------------------------------
 #: Kinds of data (off-model datasets by name, and PLAN's Gaussian benchmarks).
 VERDICT_GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
-    "small real data (n = 178 to 1797)": ("digits", "breast_cancer", "wine", "diabetes"),
-    "surveys and registers (n = 6366 to 31857)": ("fair", "randhie", "alcohol", "k401ksubs", "labsup"),
+    "small real tables (n = 21 to 1797)": ("stackloss", "hprice1", "gpa1", "wine", "diabetes", "breast_cancer",
+                                           "digits"),
+    "surveys and registers (n = 2725 to 31857)": ("crime1", "fair", "randhie", "alcohol", "k401ksubs", "labsup"),
     "counts (Poisson, negative binomial)": ("poisson", "negbin"),
     "ordinal answers with ties": ("likert",),
     "sparse binary baskets": ("baskets_n1e4", "baskets_n1e5"),
+    "mostly zeros (80 to 99 % a column)": ("zeros_n1e3", "zeros_n1e4"),
     "symmetric heavy tails": ("t3", "t4", "t10"),
     "skewed heavy tails": ("lognormal", "gamma", "lomax_n1e5"),
     "correlated coordinates": ("ar1", "equicorrelated"),
     "two clusters": ("mixture",),
     "Gaussian, σ given wrongly": ("sigma_x0.5", "sigma_x2"),
-    "mean far from the box's centre": ("far_mean",),
-    "Gaussian, n = 100 to 10^6": ("gaussian_n1e2", "gaussian_n1e3", "gaussian_n1e4", "gaussian_n1e5",
-                                  "gaussian_n1e6"),
+    "a mean far from the box's centre, or a box far wider than the data": ("far_mean", "corner", "wide_box_100",
+                                                                           "wide_box_1000"),
+    "Gaussian, n = 20 to 200": ("gaussian_n20", "gaussian_n50", "gaussian_n1e2", "gaussian_n200"),
+    "Gaussian, n = 10³ to 10⁶": ("gaussian_n1e3", "gaussian_n1e4", "gaussian_n1e5", "gaussian_n1e6"),
+    "Gaussian, d > n (d = 256 to 4096)": tuple(f"dgtn_d{d}" for d in od.WIDE_DS),
     "Gaussian, equal variances (GaussianA, B at α = 0)": ("GaussianA", "GaussianB α = 0"),
     "Gaussian, skewed variances (GaussianB at α ≥ 1, C)": ("GaussianB α ≥ 1", "GaussianC"),
 })
@@ -373,7 +517,7 @@ class Verdict(Finding):
 
     group: str
     wins: Mapping[str, int]  #: arm -> cells in which it adds the least error
-    gap_median: float  #: chapter 9's pipeline over the cell's winner, median over the cells
+    gap_median: float  #: ESM over the cell's winner, median over the cells
     gap_max: float
 
     @property
@@ -405,9 +549,10 @@ def _gaussian_settings(member: str) -> list[gb.GaussianSetting]:
 
 
 def verdicts(peers: PeersResults, offmodel: OffModelResults) -> tuple[Verdict, ...]:
-    """For every group of :data:`VERDICT_GROUPS` (chapter 9b), which of the methods given
-    nothing (:data:`VERDICT_ARMS`: chapter 9's pipeline, PLAN's last step, PLAN of Aumuller
-    et al. 2024 and IOME) adds the least error, by the median over the runs, cell by cell."""
+    """For every group of :data:`VERDICT_GROUPS` (chapter 9b), which of the methods given nothing
+    (:data:`VERDICT_ARMS`: ESM, PLAN's last step, PLAN of Aumuller et al. 2024 and IOME) adds the
+    least error, by the median over the runs, cell by cell; a group none of whose datasets the
+    results hold is left out."""
     _check_results(peers, offmodel)
     out = []
     for group, members in VERDICT_GROUPS.items():
@@ -418,125 +563,229 @@ def verdicts(peers: PeersResults, offmodel: OffModelResults) -> tuple[Verdict, .
                     values.append({a: peers.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=r).median
                                    for a in VERDICT_ARMS})
         else:
-            for ds in members:
+            for ds in (m for m in members if m in offmodel.datasets):
                 for r in gb.RHOS:
                     values.append({a: offmodel.excess_of(ds, a, rho=r).median for a in VERDICT_ARMS})
-        out.append(_verdict(group, values))
+        if values:
+            out.append(_verdict(group, values))
     return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------
-# the calibration of the few-rows rule (Proposition 9.B)
+# ESM's predicted errors against the measured ones (chapter 9's figure; the calibration)
 # ---------------------------------------------------------------------------------------
-#: The largest ratio of Algorithm 3's path's error to the few-rows path's that the rule's
-#: switch point tolerates on data from Algorithm 3's model.
-CROSSOVER_TOLERANCE = 1.25
-# Where benchmarks/offmodel_crossover.py writes its cells (private: a path of the machine).
-_CROSSOVER_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "results" / "offmodel_crossover.csv"
-_CROSSOVER_COLUMNS = ("half_width", "d", "rho", "n", "runs", "error_algorithm3", "error_few_rows", "statistic")
+#: The releases ``benchmarks/offmodel_paths.py`` measures: IOME with the whole budget (the
+#: public stage, each search), and after the scale step each path ESM can take.
+RELEASES = ("whole iome", "whole centred-iome", "after algorithm3", "after plan", "after iome",
+            "after centred-iome")
+#: The kind of prediction each release is compared with (its factor in
+#: :data:`egmlib.peers.path_errors.ERROR_FACTORS`).
+RELEASE_KIND = MappingProxyType({"whole iome": "iome", "whole centred-iome": "iome", "after iome": "iome",
+                                 "after centred-iome": "iome", "after algorithm3": "algorithm3",
+                                 "after plan": "plan"})
+#: The largest ratio of the scale stage's pick to IOME with the whole budget that the resolution
+#: threshold tolerates below it (the same 1.25 as G3).
+RESOLUTION_TOLERANCE = 1.25
 
 
 @dataclass(frozen=True)
-class CrossoverCell(Finding):
-    """One cell of the calibration: medians over the runs of the error each path adds and of the
-    rule's statistic :math:`n\\sqrt\\rho/\\ln(1 + R_w)`."""
+class PathRun(Finding):
+    """One release in one run of one calibration cell: the error it added and the model's prediction.
 
-    half_width: float  #: the box is [-half_width, half_width]
+    ``predicted`` is the model's error with every factor of
+    :data:`egmlib.peers.path_errors.ERROR_FACTORS` at 1 (IOME with the whole budget is predicted at
+    the cell's true variances, the releases after the scale step at the released scales, as ESM
+    predicts them); ``log_noise`` is the public noise sd of a log scale at the cell's budget.
+    """
+
+    alpha: float
     d: int
-    rho: float
+    width: float  #: the box's half-width in units of sigma_1
     n: int
+    rho: float
+    run: int
+    release: str  #: one of :data:`RELEASES`
+    measured: float
+    predicted: float
+    log_noise: float
+
+
+def _model(value: float, kind: str) -> float:
+    from egmlib.peers.path_errors import ERROR_FACTORS
+
+    return value / ERROR_FACTORS[kind]
+
+
+def path_runs(rows: Sequence[Mapping[str, Any]]) -> tuple[PathRun, ...]:
+    """The runs that ``benchmarks/offmodel_paths.py`` records, with the model's predictions.
+
+    Each row holds a cell's coordinates, the measured errors by release and the released scales
+    (:class:`egmlib.peers.scales.PairedScales` as a mapping); the predictions are recomputed from
+    them with :func:`egmlib.peers.algorithm3_robust.predict_paths` (released scales) and
+    :func:`egmlib.peers.path_errors.iome_error` (true variances, whole budget), every factor
+    divided out.
+    """
+    from egmlib.peers import algorithm3_robust as esm
+    from egmlib.peers import path_errors as pe
+    from egmlib.peers.scales import PairedScales, log_scale_noise
+
+    out = []
+    for row in rows:
+        d, n, rho, half = int(row["d"]), int(row["n"]), float(row["rho"]), float(row["half"])
+        sigma = (d / np.arange(1, d + 1)) ** float(row["alpha"])
+        coords = dict(alpha=float(row["alpha"]), d=d, width=float(row["width"]), n=n, rho=rho, run=int(row["run"]))
+        tau = log_scale_noise(n, d=d, rho=esm.PAIRED_LOG_SHARE * esm.SHARES["scale"] * rho) if n >= 4 else math.inf
+        for path in ("iome", "centred-iome"):
+            share = 1.0 - esm._coarse_share(esm._coarse_centre(n, d, rho, -half, half) or "anchor") \
+                if path == "centred-iome" else 1.0
+            pred = pe.iome_error(n, rho=share * rho, variances=sigma**2, lower=-half, upper=half)
+            out.append(PathRun(**coords, release=f"whole {path}", measured=float(row[f"whole {path}"]),
+                               predicted=_model(pred, "iome"), log_noise=tau))
+        if "scales" not in row:
+            continue
+        sc = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in row["scales"].items()}
+        errors = esm.predict_paths(n, rho=rho, lower=-half, upper=half, scales=PairedScales(**sc)).errors
+        for path, pred in errors.items():
+            release = f"after {path}"
+            out.append(PathRun(**coords, release=release, measured=float(row[release]),
+                               predicted=_model(pred, RELEASE_KIND[release]), log_noise=tau))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class PathCell(Finding):
+    """One calibration cell and release: the medians over its runs."""
+
+    alpha: float
+    d: int
+    width: float
+    n: int
+    rho: float
+    release: str
+    measured: float
+    predicted: float  #: the model's, times the calibrated factor of its kind
+    log_noise: float
     runs: int
-    error_algorithm3: float
-    error_few_rows: float
-    statistic: float
+
+
+@dataclass(frozen=True)
+class PathCalibration(Finding):
+    """ESM's constants from synthetic Gaussian rows: the factors of the predictions and the
+    public stage's threshold, with the cells they come from."""
+
+    factors: Mapping[str, float]  #: kind -> median over the cells of measured / model
+    resolution: float  #: the threshold on the log scales' noise (nats)
+    cells: tuple[PathCell, ...]
+    tolerance: float = RESOLUTION_TOLERANCE
+
+    GLUE = MappingProxyType({"paths-cells": "n_cells", "paths-runs": "runs", "paths-resolution": "resolution",
+                             "paths-within2": "within_two", "paths-within-cells": "n_scored",
+                             "paths-iome-factor": "iome_factor", "paths-a3-factor": "a3_factor",
+                             "paths-plan-factor": "plan_factor"})
 
     @property
-    def ratio(self) -> float:
-        return self.error_algorithm3 / self.error_few_rows
-
-
-def crossover_switch(cells: Sequence[tuple[float, float]], tolerance: float = CROSSOVER_TOLERANCE) -> float | None:
-    """The smallest statistic from which on every cell's ratio is at most ``tolerance``.
-
-    ``cells`` are (statistic, ratio) pairs; None when the cell of the largest statistic fails."""
-    pairs = _v.check_finite_data("cells", cells)
-    if pairs.shape[1] != 2:
-        raise ValueError(f"cells must be (statistic, ratio) pairs, got rows of {pairs.shape[1]} entries")
-    tolerance = _v.check_positive_finite("tolerance", tolerance)
-    ordered = sorted(map(tuple, pairs.tolist()))
-    above = [k for k, (_, r) in enumerate(ordered) if r > tolerance]   # one pass, not one per start
-    first = above[-1] + 1 if above else 0
-    return float(ordered[first][0]) if first < len(ordered) else None
-
-
-@dataclass(frozen=True)
-class Crossover(Finding):
-    """The calibration of :data:`egmlib.peers.algorithm3_robust.FEW_ROWS_CONSTANT` on data from
-    Algorithm 3's model: Algorithm 3's path against the few-rows path, cell by cell."""
-
-    cells: tuple[CrossoverCell, ...]
-    tolerance: float = CROSSOVER_TOLERANCE
+    def n_cells(self) -> int:
+        return len({(c.alpha, c.d, c.width, c.n, c.rho) for c in self.cells})
 
     @property
     def runs(self) -> int:
-        return self.cells[0].runs
+        return min(c.runs for c in self.cells)
 
     @property
-    def switch(self) -> float:
-        """The statistic from which on every ratio is at most the tolerance."""
-        value = crossover_switch([(c.statistic, c.ratio) for c in self.cells], self.tolerance)
-        if value is None:
-            raise ValueError(f"no value of the statistic from which on every ratio is <= {self.tolerance}")
-        return value
+    def scored(self) -> tuple[PathCell, ...]:
+        """The cells where ESM uses the prediction: after the scale step, with resolvable scales."""
+        return tuple(c for c in self.cells if c.release.startswith("after") and c.log_noise < self.resolution)
 
     @property
-    def constant(self) -> float:
-        """The rule's constant, the switch point rounded down to a multiple of 10."""
-        return float(10 * math.floor(self.switch / 10))
+    def n_scored(self) -> int:
+        return len(self.scored)
 
     @property
-    def above(self) -> tuple[CrossoverCell, ...]:
-        return tuple(c for c in self.cells if c.statistic >= self.switch)
+    def within_two(self) -> float:
+        """The share of the scored cells whose prediction is within a factor 2 of the measured error."""
+        return float(np.mean([0.5 <= c.measured / c.predicted <= 2.0 for c in self.scored]))
 
     @property
-    def below(self) -> tuple[CrossoverCell, ...]:
-        return tuple(c for c in self.cells if c.statistic < self.switch)
+    def iome_factor(self) -> float:
+        return self.factors["iome"]
 
-    def glue(self) -> dict[str, Any]:
-        """``cross-runs``, ``cross-at``, ``cross-c``, ``cross-after``, ``cross-after-n``, ``cross-peak``."""
-        return {"cross-runs": self.runs, "cross-at": self.switch, "cross-c": self.constant,
-                "cross-after": max(c.ratio for c in self.above), "cross-after-n": len(self.above),
-                "cross-peak": max(c.ratio for c in self.below)}
+    @property
+    def a3_factor(self) -> float:
+        return self.factors["algorithm3"]
 
+    @property
+    def plan_factor(self) -> float:
+        return self.factors["plan"]
 
-def load_crossover(path: str | Path | None = None) -> Crossover:
-    """The cells written by ``benchmarks/offmodel_crossover.py`` (by default the repository's
-    ``benchmarks/results/offmodel_crossover.csv``)."""
-    if path is not None and not isinstance(path, (str, Path)):
-        raise TypeError(f"path must be a str or pathlib.Path, got path of type {type(path).__name__}")
-    p = _CROSSOVER_FILE if path is None else Path(path)
-    with p.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    if not rows or tuple(rows[0]) != _CROSSOVER_COLUMNS:
-        raise ValueError(f"{p} must have the columns {', '.join(_CROSSOVER_COLUMNS)} and at least one row")
-    cells = tuple(CrossoverCell(half_width=float(r["half_width"]), d=int(r["d"]), rho=float(r["rho"]), n=int(r["n"]),
-                                runs=int(r["runs"]), error_algorithm3=float(r["error_algorithm3"]),
-                                error_few_rows=float(r["error_few_rows"]), statistic=float(r["statistic"]))
-                  for r in rows)
-    return Crossover(cells)
+    def report(self) -> str:
+        """The calibration as text, for the benchmark's log."""
+        lines = [f"{self.n_cells} cells, {self.runs} runs each; factors (measured / model, median): "
+                 + ", ".join(f"{k} {v:.3f}" for k, v in self.factors.items()),
+                 f"public stage: IOME alone where the log scales' noise is at least {self.resolution:.3g} nats "
+                 f"(tolerance {self.tolerance})",
+                 f"predictions within a factor 2 of the measured error in {self.within_two:.0%} of the "
+                 f"{self.n_scored} cells where ESM uses them"]
+        return "\n".join(lines)
 
 
-def few_rows_share(dataset: str, *, rho: float, runs: int) -> float:
-    """The share of ``runs`` runs in which the pipeline's rule
-    (:func:`egmlib.peers.algorithm3_robust.few_rows`) takes the few-rows path on ``dataset`` at
-    budget ``rho``: the rule reads the released scales, which differ from run to run."""
-    dataset = _v.check_choice("dataset", dataset, od.DATASETS)
-    rho = _v.check_positive_finite("rho", rho)
-    runs = _v.check_count("runs", runs, maximum=10**4)
-    s = od.load(dataset, seed=0)
-    share = algorithm3_robust.SHARES["scale"]
-    hits = sum(algorithm3_robust.few_rows(s.X.shape[0], rho=rho, sigma=algorithm3_robust.robust_scales(
-                   s.X, rho=share * rho, lower=s.lower, upper=s.upper,
-                   rng=np.random.default_rng([DIAGNOSIS_SEED, run])), lower=s.lower, upper=s.upper)
-               for run in range(runs))
-    return hits / runs
+def _medians(runs: Sequence[PathRun]) -> dict[tuple[Any, ...], tuple[float, float, float, int]]:
+    groups: dict[tuple[Any, ...], list[PathRun]] = {}
+    for r in runs:
+        groups.setdefault((r.alpha, r.d, r.width, r.n, r.rho, r.release), []).append(r)
+    return {k: (float(np.median([r.measured for r in v])), float(np.median([r.predicted for r in v])),
+                v[0].log_noise, len(v)) for k, v in groups.items()}
+
+
+def resolution_threshold(pairs: Sequence[tuple[float, float]], tolerance: float = RESOLUTION_TOLERANCE) -> float:
+    """The smallest noise at which a pair's ratio exceeds ``tolerance`` (inf when none does).
+
+    ``pairs`` are (log scales' noise, error of the release the scale stage picks over the error of
+    IOME with the whole budget): below the returned noise, buying scales never cost more than
+    ``tolerance`` times IOME alone."""
+    arr = _v.check_finite_data("pairs", pairs)
+    if arr.shape[1] != 2:
+        raise ValueError(f"pairs must be (noise, ratio) pairs, got rows of {arr.shape[1]} entries")
+    tolerance = _v.check_positive_finite("tolerance", tolerance)
+    failing = [noise for noise, ratio in arr.tolist() if ratio > tolerance]
+    return float(min(failing)) if failing else math.inf
+
+
+def calibrate_paths(runs: Sequence[PathRun], tolerance: float = RESOLUTION_TOLERANCE) -> PathCalibration:
+    """ESM's constants from the calibration runs (synthetic Gaussian rows only).
+
+    * factors: for each kind of release, the median over the cells of (median measured error) /
+      (median model error), over the cells where ESM would use that prediction: the public
+      stage's IOME in every cell, the releases after the scale step where the log scales' noise
+      is at most 1 nat;
+    * resolution: :func:`resolution_threshold` of the cells' (noise, ratio), the ratio of IOME
+      with the whole budget to the release
+      the scale stage picks by the calibrated predictions.
+    """
+    from egmlib.peers import algorithm3_robust as esm
+
+    if not runs or not all(isinstance(r, PathRun) for r in runs):
+        raise TypeError("runs must be a non-empty sequence of egmbook.findings.offmodel.PathRun (path_runs())")
+    tolerance = _v.check_positive_finite("tolerance", tolerance)
+    med = _medians(runs)
+    factors = {}
+    for kind in ("iome", "algorithm3", "plan"):
+        ratios = [m / p for (a, d, w, n, r, rel), (m, p, tau, _) in med.items()
+                  if RELEASE_KIND[rel] == kind and p > 0 and (rel.startswith("whole") or tau <= 1.0)]
+        factors[kind] = float(np.median(ratios)) if ratios else 1.0
+    cells = tuple(PathCell(alpha=a, d=d, width=w, n=n, rho=r, release=rel, measured=m,
+                           predicted=p * factors[RELEASE_KIND[rel]], log_noise=tau, runs=k)
+                  for (a, d, w, n, r, rel), (m, p, tau, k) in sorted(med.items()))
+    pairs = []
+    by_cell: dict[tuple[Any, ...], dict[str, PathCell]] = {}
+    for c in cells:
+        by_cell.setdefault((c.alpha, c.d, c.width, c.n, c.rho), {})[c.release] = c
+    for (a, d, w, n, r), rel in by_cell.items():
+        after = [c for k, c in rel.items() if k.startswith("after")]
+        if not after:
+            continue
+        pick = min(after, key=lambda c: c.predicted)
+        box = w * (d ** a)  # the box's half-width, w sigma_1 with sigma_1 = d^alpha
+        alone = rel["whole centred-iome" if esm.coarse_centre(n, d=d, rho=r, lower=-box, upper=box) else "whole iome"]
+        pairs.append((pick.log_noise, pick.measured / alone.measured))
+    return PathCalibration(factors=MappingProxyType(factors), resolution=resolution_threshold(pairs, tolerance),
+                           cells=cells, tolerance=tolerance)

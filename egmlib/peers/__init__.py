@@ -11,9 +11,11 @@ substitution neighbours (the report's Definition 2.1).  Import the modules direc
   with the paper's clipping radius or its authors' code's
 - :mod:`egmlib.peers.algorithm3` the report's Algorithm 3 with rho-zCDP noise, and end to end
   with a private centre and private scales
-- :mod:`egmlib.peers.algorithm3_robust` Algorithm 3 with private inputs that survives data
-  off its model: a free floor on the scales and a private check of the radius (the book's
-  recommended nothing-known pipeline), and PLAN's last step with the same inputs
+- :mod:`egmlib.peers.algorithm3_robust` ESM, the book's recommended private mean: IOME alone,
+  IOME around a coarse centre, Algorithm 3 with private scales, centre and radius, or PLAN's last
+  step, whichever has the smallest error predicted from public and released values; and PLAN's
+  last step on ESM's inputs
+- :mod:`egmlib.peers.path_errors` the predicted errors of ESM's releases
 - :mod:`egmlib.peers.normalise`  the public map of the box onto the unit box (no intermediate
   then depends on the box's magnitude)
 - :mod:`egmlib.peers.arms`       the registry ``ARMS``: name -> estimator and the inputs it is

@@ -1,75 +1,51 @@
-r"""Algorithm 3 with private inputs that survives data off its model (rho-zCDP in total).
+r"""ESM: the book's private mean, a path chosen by predicted error (rho-zCDP in total).
 
-:func:`egmlib.peers.algorithm3.algorithm3_private` (chapter 8's pipeline) trusts its
-private inputs: the clipping radius :math:`C` is the model quantile of
-:math:`\|(x-\hat\mu)\odot b\|` computed from :math:`\hat\sigma` as if the rows were
-:math:`\mathcal N(\hat\mu, \mathrm{diag}(\hat\sigma^2))`.  On real data that chain breaks
-(``benchmarks/offmodel_diagnosis.py`` measures it step by step): ties in small-integer
-data make many paired differences exactly 0 and zero-variance columns make all of them 0,
-so the log-scale estimate of those columns falls to its floor;
-:math:`b_j = (\hat\sigma_j\sum_l\hat\sigma_l)^{-1/2}` then puts almost all weight on
-them, the whitened prior ball of the centre is too large for CoinPress to converge, the
-centre lands far from the data, and the model radius clips every row.
+ESM ("elliptical scaled mean", the book's recommended estimator; the arm ``ARMS["Alg3"]``)
+releases the mean of :math:`n` rows in a public box :math:`[l, u]^d` by one of four paths,
+the one whose error :mod:`egmlib.peers.path_errors` predicts to be smallest.  The choice
+reads public quantities and released ones only, so it is post-processing, and the budget of
+every release that feeds it is paid before it is made:
 
-:func:`algorithm3_robust` keeps Algorithm 3's release (transform by :math:`b`, clip at
-:math:`C`, Gaussian noise for sensitivity :math:`2C`, transform back) and makes each
-private input robust:
+1. *Public stage.*  From :math:`n, d, \rho` alone: when the scale step could not resolve the
+   scales (:func:`scales_resolvable`: the public noise :math:`\tau_\ell` of a log scale,
+   :func:`egmlib.peers.scales.log_scale_noise`, at least ``SCALE_RESOLUTION`` nats), the paths
+   that buy scales cannot gain over IOME, which needs none: ESM releases IOME with the whole
+   budget and spends nothing on scales.
+2. *Scale stage.*  Otherwise it buys the scales (:func:`egmlib.peers.scales.paired_scales`,
+   ``SHARES["scale"]``), predicts each path's error with the rest of the budget from the
+   released scales and second moments (:func:`predict_paths`) and runs the smallest:
 
-===========  =====================================================================  ================
-step         what                                                                   budget
-===========  =====================================================================  ================
-``scale``    :func:`robust_scales`: log scales (public floor ``LOG_SCALE_FLOOR``)   :math:`\rho/8`
-             shrunk towards a common scale by their public noise (James-Stein),
-             raised to the private second moments where ties collapse them,
-             floored at ``SIGMA_FLOOR_SHARE`` of their mean
-``centre``   CoinPress whitened by :math:`\hat\sigma`, projected on the box         :math:`\rho/8`
-``radius``   exponential mechanism over :math:`C_k = C_0 g^k`,                      :math:`\rho/64`
-             :math:`k \ge -` ``RADIUS_DOWN``, :math:`C_0` the model radius: it
-             prefers the smallest radius that clips at most a noise-sized number
-             of rows (:func:`select_radius`)
-``noise``    Gaussian noise on the clipped transformed sum, sensitivity             :math:`47\rho/64`
-             :math:`2C` (raised by the rounding bound of
-             :func:`egmlib.clipping.sum_sensitivity`)
-===========  =====================================================================  ================
+   =================  =================================================================  ==========
+   path               release                                                            budget
+   =================  =================================================================  ==========
+   ``iome``           IOME alone (PLAN's version, its box)                               the rest
+   ``centred-iome``   a coarse centre, then IOME around it                               the rest
+   ``algorithm3``     CoinPress's centre whitened by the scales (:math:`\rho/8`), a       ``SHARES``
+                      radius (:math:`\rho/64`), Algorithm 3's noise (:math:`47\rho/64`)
+   ``plan``           the same centre, then PLAN's last step (threshold, noise)          ``PLAN_LAST_STEP_SHARES``
+   =================  =================================================================  ==========
 
-(``SHARES``.)  After the scale step, the rule :func:`few_rows` reads the released scales:
-when :math:`n\sqrt\rho < c\ln(1 + R_w)`, :math:`R_w` the box's half-width in units of
-:math:`\hat\sigma` (:func:`whitened_box_radius`) and :math:`c` = ``FEW_ROWS_CONSTANT``,
-there are too few rows for CoinPress to find the whitened centre from the box, and the
-release is instead IOME's around a coarse private centre (``path == "iome"``; noisy
-bisection medians, then :func:`egmlib.peers.iome.iome_mean` on the shifted rows, with the
-budget the scales left).  The constant is calibrated on data from Algorithm 3's model by
-``benchmarks/offmodel_crossover.py``, never on the data the pipeline is evaluated on.
+``centred-iome``'s coarse centre is the coordinate-wise medians by noisy bisection where they
+track the medians, else the rows' private grand mean in every coordinate (the *anchor*, one
+number whatever :math:`d`) where its noise is well inside IOME's search (:func:`coarse_centre`,
+public); IOME searches its centre near the middle of its box and cannot reach a mean far from it,
+around the coarse centre it can.  Whichever stage releases IOME takes ``centred-iome`` where a
+coarse centre pays and ``iome`` otherwise.
 
-Sensitivities under substitution neighbours (one row replaced; the report's Definition
-2.1), proved in the book (chapter "The robust pipeline is rho-zCDP"):
+Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
+is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
+has the sensitivity its noise is calibrated to, the choices read public and released values
+only, and on every path the shares sum to 1.
 
-* scale: the pairing is a data-independent permutation, so one substituted row changes
-  one pair, one row of the matrix CoinPress sees (Biswas et al. 2020) and one row of the
-  second moments' clipped sum; the shrinkage, the maximum and the floor are
-  post-processing;
-* centre: CoinPress, one row of the whitened data changes;
-* radius: the utility :math:`u(k) = -(c_k - t)_+`, :math:`c_k` the number of rows with norm
-  above :math:`C_k`, has sensitivity 1, and the base measure :math:`e^{-\gamma k}` is
-  public, so the exponential mechanism at :math:`\varepsilon = \sqrt{8\rho_{\rm radius}}` is
-  :math:`\varepsilon`-DP with bounded range and :math:`\rho_{\rm radius}`-zCDP (Cesar and
-  Rogers 2021);
-* noise: every clipped row has norm at most :math:`C`, so the clipped sum moves by at
-  most :math:`2C`; noise :math:`2C/\sqrt{2\rho_{\rm noise}}` (Bun and Steinke 2016,
-  Prop. 1.6).
-
-The steps compose adaptively (Bun and Steinke 2016, Lemma 2.3) and the shares sum to 1.
-The path rule is a function of public quantities and the released scales, so the choice is
-post-processing; either path spends :math:`\rho` in total.
-
-:func:`plan_last_step_private_inputs` is the arm that isolates the radius: PLAN's last
-step (Aumuller et al. 2024; private quantile threshold and noise) with exactly the same
-private :math:`\hat\sigma` and :math:`\hat\mu` as :func:`algorithm3_robust`.
+:func:`plan_last_step_private_inputs` is the arm that runs the ``plan`` path always: PLAN's last
+step (Aumuller et al. 2024) on exactly ESM's private scales and centre.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -79,43 +55,68 @@ import numpy as np
 from egmlib import clipping, gchisq
 from egmlib import validation as _v
 from egmlib.peers import budget as _budget
+from egmlib.peers import coinpress as _cp
+from egmlib.peers import normalise
+from egmlib.peers import path_errors as _pe
 from egmlib.peers import plan as _plan
-from egmlib.peers.coinpress import coinpress_known_scales
-from egmlib.peers.hadamard import random_hadamard
+from egmlib.peers.hadamard import RandomizedHadamard, random_hadamard
 from egmlib.peers.iome import iome_mean
+from egmlib.peers.path_errors import PATHS, Path
 from egmlib.peers.quantiles import binary_search_quantiles
-from egmlib.peers.scales import coinpress_log_scales, second_moments, shrunk_log_scales
+from egmlib.peers.scales import (
+    PAIRED_LEVEL,
+    PAIRED_LOG_FLOOR,
+    PAIRED_LOG_SHARE,
+    PairedScales,
+    _log_scale_noise,
+    _paired_scales,
+)
 from egmlib.validation import FloatArray
 
 __all__ = [
-    "FEW_ROWS_CONSTANT",
+    "IOME_ANCHOR_SHARE",
+    "LOG_SCALE_FLOOR",
+    "PATHS",
+    "MEDIANS_SHARE",
+    "coarse_centre",
+    "PLAN_LAST_STEP_SHARES",
     "RADIUS_DOWN",
     "RADIUS_GRID",
     "RADIUS_PRIOR",
-    "LOG_SCALE_FLOOR",
-    "SECOND_MOMENT_LEVEL",
-    "SECOND_MOMENT_SHARE",
+    "SCALE_RESOLUTION",
     "SHARES",
-    "SIGMA_FLOOR_SHARE",
     "TARGET_COEF",
+    "Path",
+    "PathPrediction",
     "RadiusChoice",
     "RobustResult",
     "algorithm3_robust",
-    "few_rows",
-    "whitened_box_radius",
     "plan_last_step_private_inputs",
+    "predict_paths",
     "radius_probabilities",
     "radius_target",
     "radius_utility",
-    "robust_scales",
-    "second_moment_threshold",
+    "scales_resolvable",
     "select_radius",
 ]
 
-#: Budget shares of :func:`algorithm3_robust`; they sum to 1.
+#: Budget shares of the ``algorithm3`` path; they sum to 1.
 SHARES = MappingProxyType({"scale": 1 / 8, "centre": 1 / 8, "radius": 1 / 64, "noise": 47 / 64})
-#: The floor sigma_hat_j >= SIGMA_FLOOR_SHARE * mean(sigma_hat) (post-processing, free).
-SIGMA_FLOOR_SHARE = 0.2
+#: Budget shares of the ``plan`` path: the same scales and centre, then PLAN's split of its last
+#: step (threshold 1/4, noise 3/4 of the rest).
+PLAN_LAST_STEP_SHARES = MappingProxyType({
+    "scale": SHARES["scale"], "centre": SHARES["centre"],
+    "threshold": 0.25 * (1.0 - SHARES["scale"] - SHARES["centre"]),
+    "noise": 0.75 * (1.0 - SHARES["scale"] - SHARES["centre"])})
+#: The public floor of ESM's log scales, sigma_j >= LOG_SCALE_FLOOR * (upper - lower)
+#: (:data:`egmlib.peers.scales.PAIRED_LOG_FLOOR`).
+LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
+#: The share of an IOME path's budget spent on its anchor (the rest on IOME).
+IOME_ANCHOR_SHARE = 1 / 32
+#: The public stage releases IOME when a log scale's noise sd is at least this many nats: the
+#: smallest noise at which, on synthetic Gaussian rows, buying scales cost more than 1.25 times
+#: IOME alone (``benchmarks/offmodel_paths.py``).
+SCALE_RESOLUTION = 1.487
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
 #: The radius step's public preference for small radii; the base measure exp(-RADIUS_PRIOR k)
@@ -131,23 +132,6 @@ RADIUS_DOWN = 8
 #: bias of that many rows, each clipped by about the radius, is the size of the noise
 #: (2 C sqrt(d) / (n sqrt(2 rho_noise)) in norm), at every n.
 TARGET_COEF = 1.0
-#: The share of the scale step's budget spent on the second moments (the rest on the log scales).
-SECOND_MOMENT_SHARE = 0.5
-#: A second moment replaces a smaller log scale only where it stands
-#: sqrt(2 ln(d / SECOND_MOMENT_LEVEL)) noise sds above 0: with d columns, noise alone lifts one
-#: of them with probability about SECOND_MOMENT_LEVEL (a union bound on Gaussian tails).
-SECOND_MOMENT_LEVEL = 0.05
-#: The public floor of the log scales, sigma_j >= LOG_SCALE_FLOOR * (upper - lower); the prior
-#: interval of ln sigma_j^2 CoinPress searches is 2 ln(1 / (2 LOG_SCALE_FLOOR)) = 26.2 wide
-#: (55.3 at chapter 8's 1e-12), which it narrows with fewer rows.  A column below the floor
-#: (a constant column) gets a scale at the floor, and the sigma floor below lifts it further.
-LOG_SCALE_FLOOR = 1e-6
-#: The rule :func:`few_rows`: n sqrt(rho) below FEW_ROWS_CONSTANT ln(1 + R_w) takes the few-rows
-#: path.  Calibrated by ``benchmarks/offmodel_crossover.py`` on Gaussian rows (Algorithm 3's
-#: model): the smallest n sqrt(rho) / ln(1 + R_w) of its 495 cells (44.7) from which on
-#: Algorithm 3's path adds at most 1.25 times the few-rows path's error in every cell, rounded
-#: down to a multiple of 10.
-FEW_ROWS_CONSTANT = 40.0
 #: Largest number of grid points above C_0.
 _MAX_GRID = 400
 
@@ -165,119 +149,190 @@ class RadiusChoice:
 
 
 @dataclass(frozen=True)
+class PathPrediction:
+    """Output of :func:`predict_paths`: the predicted error of each path ESM can still take."""
+
+    errors: Mapping[str, float]  #: path -> predicted error (one IOME path, by :func:`coarse_centre`)
+    mismatch: float  #: the rows' mean squared transformed norm over the model's (at least 1)
+
+    @property
+    def best(self) -> Path:
+        """The path with the smallest predicted error (the first of :data:`PATHS` on a tie)."""
+        return min((p for p in PATHS if p in self.errors), key=lambda p: self.errors[p])
+
+
+@dataclass(frozen=True)
 class RobustResult:
     """Output of :func:`algorithm3_robust` and :func:`plan_last_step_private_inputs`.
 
-    ``estimate`` is the release; ``sigma``, ``centre`` and ``C`` are private
-    intermediate releases covered by the budget.  ``n_clipped`` is a diagnostic of
-    the data, not private.
+    ``estimate`` is the release; ``sigma``, ``centre``, ``C`` and ``predicted`` are private
+    intermediate releases (or public functions of them) covered by the budget.  ``n_clipped``
+    is a diagnostic of the data, not private.
     """
 
     estimate: FloatArray  #: (d,) private estimate of the mean
-    centre: FloatArray  #: (d,) mu_hat used
-    sigma: FloatArray | None  #: (d,) floored sigma_hat used (None on IOME's path)
-    C: float  #: clipping radius in the transformed space
-    radius: RadiusChoice | None  #: the radius step (None for PLAN's last step)
+    centre: FloatArray  #: (d,) the centre the release clipped around
+    sigma: FloatArray | None  #: (d,) the released scales (None when the public stage chose IOME)
+    C: float  #: clipping radius (transformed space; IOME's in its rotated space)
+    radius: RadiusChoice | None  #: the radius step (``algorithm3`` path only)
     noise_std: FloatArray  #: (d,) std of the noise on the mean in the original coordinates
     n_clipped: int
     budget: _budget.ZCDPBudget
-    #: The release that ran, "algorithm3" (Algorithm 3's path), "iome" (:func:`few_rows`
-    #: held; IOME's release, ``sigma`` and ``radius`` None, ``C`` IOME's radius of the
-    #: rotated rows, ``centre`` IOME's centre rotated back) or "plan" (PLAN's last step).
-    path: str = "algorithm3"
+    path: Path = "algorithm3"  #: the release that ran (:data:`PATHS`)
+    predicted: PathPrediction | None = None  #: the scale stage's predictions (None at the public stage)
 
 
 # ---------------------------------------------------------------------------------------
-# scale and centre
+# the public stage and the predictions
 # ---------------------------------------------------------------------------------------
-def _floored(sigma_hat: FloatArray) -> FloatArray:
-    return np.maximum(sigma_hat, SIGMA_FLOOR_SHARE * float(np.mean(sigma_hat)))
+def scales_resolvable(n: int, *, d: int, rho: float) -> bool:
+    r"""The public stage of ESM: can the scale step tell the scales apart at all?
 
-
-def robust_scales(X: Any, *, rho: float, lower: float, upper: float,
-                  rng: np.random.Generator) -> FloatArray:
-    r"""Private standard deviations robust to ties, :math:`\rho`-zCDP: the scale step of :func:`algorithm3_robust`.
-
-    :math:`\hat\sigma_j = \max\bigl(\tilde\ell_j,\ \sqrt{(s_j - z\,\mathrm{sd})_+}\bigr)`, floored at
-    ``SIGMA_FLOOR_SHARE`` times its mean, with
-
-    * :math:`\tilde\ell` the log scales of :func:`~egmlib.peers.scales.coinpress_log_scales`
-      (budget :math:`(1-a)\rho`, public floor ``LOG_SCALE_FLOOR``; accurate for continuous
-      columns whatever their spread of scales), shrunk towards their common level by their
-      public noise (:func:`~egmlib.peers.scales.shrunk_log_scales`, James-Stein): with few
-      rows their spread is mostly noise, and weighting coordinates by noise costs more than
-      it gains;
-    * :math:`s` the second moments of :func:`~egmlib.peers.scales.second_moments` with their
-      noise sd (budget :math:`a\rho`, :math:`a` = ``SECOND_MOMENT_SHARE``; unbiased where the
-      log scales collapse: tied, count and 0/1 columns).  A second moment counts only where it
-      stands :math:`z` = :func:`second_moment_threshold` noise sds above 0, so noise rarely
-      inflates a scale in any of the :math:`d` columns.
-
-    The shrinkage, the maximum and the floor are post-processing; the two private steps
-    compose (Bun and Steinke 2016, Lemma 1.7) into :math:`\rho`-zCDP.
-
-    Parameters
-    ----------
-    X : array_like, shape (n, d), finite, n >= 2
-    rho : float, finite and > 0
-    lower, upper : float, finite, lower < upper
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    numpy.ndarray, shape (d,), entries > 0
+    True when :math:`\tau_\ell` = :func:`egmlib.peers.scales.log_scale_noise` at the log scales'
+    budget (``PAIRED_LOG_SHARE`` of ``SHARES["scale"]`` of :math:`\rho`) is below
+    ``SCALE_RESOLUTION``.  Otherwise a log scale is off by more than a factor
+    :math:`e^{\tau_\ell}` in a typical coordinate, the James-Stein step shrinks the scales to a
+    common one, and the paths that buy scales become isotropic releases that pay for inputs
+    IOME does not need: ESM then releases IOME with the whole budget.  A function of
+    :math:`n, d, \rho` only.
 
     Examples
     --------
-    >>> rng = np.random.default_rng(3)
-    >>> X = np.round(rng.normal(3.0, [2.0, 0.6, 0.3], size=(20000, 3)))   # small integers: ties
-    >>> s = robust_scales(X, rho=1.0, lower=-20.0, upper=20.0, rng=rng)
-    >>> bool(np.all(np.abs(s / X.std(axis=0) - 1) < 0.25))
-    True
+    >>> scales_resolvable(20_000, d=64, rho=0.25), scales_resolvable(512, d=1024, rho=1.0)
+    (True, False)
     """
-    X, lower, upper, rng = _check(X, lower, upper, rng)
+    n = _v.check_count("n", n)
+    d = _v.check_count("d", d)
     rho = _v.check_positive_finite("rho", rho)
-    return _robust_scales(X, rho, lower, upper, rng)
+    return _resolvable(n, d, rho)
 
 
-def _robust_scales(X: np.ndarray, rho: float, lower: float, upper: float,
-                   rng: np.random.Generator) -> FloatArray:
-    a = SECOND_MOMENT_SHARE
-    logs = shrunk_log_scales(coinpress_log_scales(X, rho=(1.0 - a) * rho, lower=lower, upper=upper,
-                                                  rng=rng, floor=LOG_SCALE_FLOOR))
-    sm = second_moments(X, rho=a * rho, lower=lower, upper=upper, rng=rng)
-    z = second_moment_threshold(X.shape[1])
-    return _floored(np.maximum(logs, np.sqrt(np.maximum(sm.variance - z * sm.noise_sd, 0.0))))
+def _resolvable(n: int, d: int, rho: float) -> bool:
+    if n < 4:
+        return False
+    return _log_scale_noise(n, d, PAIRED_LOG_SHARE * SHARES["scale"] * rho, _scales_floor()) < SCALE_RESOLUTION
 
 
-def second_moment_threshold(d: int) -> float:
-    r"""How many noise sds a second moment must stand above 0 to count: :math:`\sqrt{2\ln(d/\alpha)}`.
+def _scales_floor() -> float:
+    return PAIRED_LOG_FLOOR
 
-    :math:`\alpha` = ``SECOND_MOMENT_LEVEL``.  For a column whose variance is 0, the
-    probability that Gaussian noise passes :math:`z` sds is at most
-    :math:`e^{-z^2/2}/2`, so over :math:`d` columns at most :math:`\alpha/2` (union bound):
-    noise alone rarely lifts a scale, which the floor at a share of the mean would then
-    pass on to every small column.  Public (it depends on :math:`d` only), so taking the
-    maximum with the log scales is post-processing (the book's Lemma 9.E).
+
+def coarse_centre(n: int, *, d: int, rho: float, lower: float, upper: float) -> str | None:
+    r"""The coarse centre an IOME path of ESM uses at budget ``rho``: ``"medians"``, ``"anchor"`` or None.
+
+    IOME (as PLAN's experiments run it) searches its centre within :math:`\pm w/(2\sqrt N)` of its
+    box's centre in every rotated coordinate, :math:`N` the padded dimension, and cannot reach a
+    mean far from it.  A coarse centre moves IOME's box to the data, where it pays:
+
+    * ``"medians"``: the coordinate-wise medians by noisy bisection, at ``MEDIANS_SHARE`` of the
+      budget, reach any point of the box; they pay where the bisection tracks the medians, that is
+      where a step whose rows all lie on one side of its midpoint turns the wrong way
+      (probability :math:`q = \Phi(-n/(2\sigma_c))`, :math:`\sigma_c = \sqrt{dT/(2\rho_m)}`) less than
+      :math:`\ln 2` times in the :math:`dT` steps (the median run has none);
+    * ``"anchor"``: otherwise the rows' private grand mean in every coordinate (one number, whatever
+      :math:`d`, at ``IOME_ANCHOR_SHARE``), where its noise sd :math:`w/(n\sqrt{2\rho_a})` is at most a
+      quarter of the search interval's width :math:`w/\sqrt N`;
+    * None: IOME alone.
+
+    A function of :math:`n, d, \rho` and the box only.
 
     Examples
     --------
-    >>> round(second_moment_threshold(1), 2), round(second_moment_threshold(512), 2)
-    (2.45, 4.3)
+    >>> coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0)
+    'medians'
+    >>> coarse_centre(20, d=16, rho=1.0, lower=0.0, upper=1.0) is None
+    True
+    >>> coarse_centre(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0)
+    'anchor'
     """
-    d = _v.check_count("d", d, maximum=2**62)
-    return math.sqrt(2.0 * math.log(d / SECOND_MOMENT_LEVEL))
+    n = _v.check_count("n", n)
+    d = _v.check_count("d", d)
+    rho = _v.check_positive_finite("rho", rho)
+    lower, upper = _v.check_bounds(lower, upper)
+    return _coarse_centre(n, d, rho, lower, upper)
 
 
+def predict_paths(n: int, *, rho: float, lower: float, upper: float, scales: PairedScales) -> PathPrediction:
+    r"""The predicted error of each path after the scale step: ESM's choice, from released values only.
+
+    ``rho`` is ESM's whole budget; each path is predicted with what the scale step left
+    (:mod:`egmlib.peers.path_errors`): the IOME path that :func:`coarse_centre` allows
+    (:func:`~egmlib.peers.path_errors.iome_error` with the variances :math:`\hat\sigma^2`, raised
+    to the second moments' lower confidence bound on their total), the ``algorithm3`` path
+    (:func:`~egmlib.peers.path_errors.algorithm3_error`) and the ``plan`` path
+    (:func:`~egmlib.peers.path_errors.plan_last_step_error`).  The last two get ``mismatch``,
+    the lower confidence bound of :math:`\sum_j\hat s_jb_j^2` (the model's value is 1) from the
+    released second moments :math:`\hat s`: rows much farther out than the scales say raise
+    those predictions.  Every input is public or released by the scale step: post-processing.
+    """
+    n = _v.check_count("n", n, minimum=2)
+    rho = _v.check_positive_finite("rho", rho)
+    lower, upper = _v.check_bounds(lower, upper)
+    if not isinstance(scales, PairedScales):
+        raise TypeError(f"scales must be an egmlib.peers.scales.PairedScales, got scales of type "
+                        f"{type(scales).__name__}")
+    return _predict(n, rho, lower, upper, scales)
+
+
+def _lower_bound(values: FloatArray, weights: FloatArray, sd: float) -> float:
+    """sum_j w_j v_j less z0 noise sds of it (v_j with independent noise of sd ``sd``)."""
+    z0 = math.sqrt(2.0 * math.log(1.0 / PAIRED_LEVEL))
+    return float(np.dot(weights, values)) - z0 * sd * float(np.linalg.norm(weights))
+
+
+def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScales) -> PathPrediction:
+    s = scales.sigma_hat
+    d = s.shape[0]
+    rest = (1.0 - SHARES["scale"]) * rho
+    S = float(np.sum(s))
+    b2 = 1.0 / (s * S)
+    # log scales off by a factor e^eps_j, eps_j of variance k tau^2 after the shrinkage, put the rows
+    # about e^(k tau^2) further out in mean square than the model says, and sum_j sigma_hat_j^2 about
+    # e^(2 k tau^2) above the total variance; the released second moments can only raise either
+    noise2 = scales.shrinkage * scales.log_noise ** 2
+    mismatch = max(math.exp(min(noise2, 50.0)), _lower_bound(scales.variance, b2, scales.noise_sd))
+    v = s * s
+    total = max(float(np.sum(v)) * math.exp(-2.0 * min(noise2, 50.0)),
+                _lower_bound(scales.variance, np.ones(d), scales.noise_sd))
+    v = v * (total / float(np.sum(v)))
+    coarse = _coarse_centre(n, d, rest, lower, upper)
+    errors: dict[str, float] = {}
+    errors["centred-iome" if coarse else "iome"] = _pe._iome_error(n, (1.0 - _coarse_share(coarse)) * rest, v,
+                                                                   lower, upper)
+    errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
+                                                 lower, upper, mismatch)
+    Delta = _plan.plan_scaling(s)
+    inv = 1.0 / Delta
+    m_plan = max(math.exp(min(noise2, 50.0)),
+                 _lower_bound(scales.variance, inv, scales.noise_sd) / float(np.dot(s * s, inv)))
+    errors["plan"] = _pe._plan_error(n, s, PLAN_LAST_STEP_SHARES["centre"] * rho,
+                                     PLAN_LAST_STEP_SHARES["threshold"] * rho,
+                                     PLAN_LAST_STEP_SHARES["noise"] * rho, lower, upper, m_plan)
+    return PathPrediction(errors=MappingProxyType(errors), mismatch=mismatch)
+
+
+# ---------------------------------------------------------------------------------------
+# centre
+# ---------------------------------------------------------------------------------------
 def _private_centre(X: np.ndarray, sigma: FloatArray, rho: float, lower: float, upper: float,
-                    rng: np.random.Generator) -> FloatArray:
+                    rng: np.random.Generator, colsum: FloatArray | None = None) -> FloatArray:
     r""":math:`\hat\mu`: CoinPress whitened by the released :math:`\hat\sigma`, projected on the box.
 
-    :func:`~egmlib.peers.coinpress.coinpress_known_scales` (Biswas et al. 2020) at ``rho``;
-    the projection is post-processing.  ``X`` is checked by the caller.
+    CoinPress (Biswas et al. 2020) on :math:`x_i\oslash\hat\sigma` at ``rho`` from the ball that
+    holds the whitened box, formed chunk by chunk (no whitened copy of ``X``;
+    :func:`egmlib.peers.coinpress.coinpress_known_scales` does the same with checks); scaling
+    back and the projection are post-processing.  ``X`` is checked and clamped by the caller;
+    ``colsum``, :math:`\sum_i(x_i - c)` about the box's centre :math:`c` from the caller's pass, spares
+    the pass of CoinPress's first step, whose ball (the whitened box's) holds every row: its
+    statistic is then :math:`\hat\sigma^{-1}\odot\sum_i(x_i - c)`.
     """
-    return np.clip(coinpress_known_scales(X, sigma=sigma, rho=rho, lower=lower, upper=upper,
-                                          rng=rng).estimate, lower, upper)
+    b = 1.0 / sigma
+    centre = (0.5 * (lower + upper)) * b
+    radius = _pe._whitened_radius(sigma, lower, upper)
+    ref = None if colsum is None else _cp._Reference(point=centre, spread=radius, deviation=colsum * b)
+    r = _cp._coinpress(X, rho=rho, centre=centre, radius=radius, rng=rng, beta=0.01, steps=None,
+                       clip_rule="paper", b=b, ref=ref, lean=_pe.CENTRE_LEAN)
+    return np.clip(sigma * r.estimate, lower, upper)
 
 
 # ---------------------------------------------------------------------------------------
@@ -289,8 +344,8 @@ def radius_utility(norms: Any, *, radii: Any, target: float) -> FloatArray:
     :math:`c_k = \#\{i: \|y_i\| > C_k\}`, the rows a radius :math:`C_k` clips, and :math:`t` =
     ``target``.  Every radius that clips at most :math:`t` rows has utility 0; each row more
     costs 1.  Substituting one row moves every :math:`c_k` by at most 1, so :math:`u` has
-    sensitivity 1 for any public target (the Lemma "The utility of a radius has sensitivity 1"
-    of the book's chapter on this pipeline's privacy).
+    sensitivity 1 for any public target (shown in the proof of the book's
+    :prf:ref:`book-proposition-9-j`).
 
     Examples
     --------
@@ -407,7 +462,7 @@ def select_radius(norms: Any, *, C0: float, C_max: float, rho: float, d: int, rh
     number of clipped rows), utility :func:`radius_utility` (sensitivity 1) and the public
     preference ``RADIUS_PRIOR`` for smaller radii (:func:`radius_probabilities`; McSherry and
     Talwar 2007), :math:`\varepsilon`-DP and hence :math:`\varepsilon^2/8 = \rho`-zCDP
-    (Cesar and Rogers 2021; the book's Proposition 9.J).  The grid and the target depend
+    (Cesar and Rogers 2021; the book's :prf:ref:`book-proposition-9-j`).  The grid and the target depend
     only on public or already released quantities (:math:`C_0, C_{\max}, d, \rho_{\rm noise}`).  ``norms`` are the rows'
     transformed norms :math:`\|(x_i - \hat\mu)\odot b\|`.
 
@@ -438,111 +493,90 @@ def _model_radius(sigma: FloatArray, p: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------
-# the pipelines
+# the paths
 # ---------------------------------------------------------------------------------------
-def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, float, float,
-                                                                np.random.Generator]:
-    X = _v.check_finite_data("X", X, min_rows=2)
+def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, normalise.UnitBox, np.random.Generator,
+                                                                FloatArray]:
+    """X finite (n >= 2), the box and rng checked; X on the unit box (:mod:`egmlib.peers.normalise`:
+    a new array unless the box is [0, 1] and every entry lies in it), and sum_i (t_i - 1/2) of the
+    unit rows t_i (CoinPress's first step reads it).  One chunked pass over X gives its finiteness,
+    the unit rows and that sum."""
+    X = _v.check_data_matrix("X", X)
+    if X.shape[0] < 2:
+        raise ValueError(f"X must have at least 2 rows, got X with n={X.shape[0]}")
     lower, upper = _v.check_bounds(lower, upper)
     rng = _v.check_rng("rng", rng)
-    return clipping.clamp_to_box(X, lower=lower, upper=upper), lower, upper, rng
+    box = normalise.unit_box(lower=lower, upper=upper)
+    if X.dtype != np.float64:
+        X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    unit = (box.lower, box.upper) == (0.0, 1.0)
+    T = None if unit else np.empty((n, d))
+    low, high, finite = math.inf, -math.inf, True
+    step = clipping.chunk_rows(d)
+    buf = np.empty((min(step, n), d))
+    total = np.zeros(d)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a in range(0, n, step):
+            block = X[a:a + step]
+            lo_b, hi_b = float(block.min()), float(block.max())
+            finite = finite and math.isfinite(lo_b) and math.isfinite(hi_b)
+            low, high = min(low, lo_b), max(high, hi_b)
+            if T is not None:  # the public map of the box onto [0, 1], one chunk at a time
+                block = T[a:a + step]
+                block[...] = normalise._to_unit(X[a:a + step], box.lower, box.width)
+            B = buf[:block.shape[0]]
+            np.subtract(block, 0.5, out=B)
+            total += B.sum(axis=0)
+    if not finite:
+        _v.check_finite_data("X", X)  # raises, naming the first entry that is not finite
+    if T is not None:
+        return T, box, rng, total
+    if low >= 0.0 and high <= 1.0:
+        return X, box, rng, total
+    X = np.clip(X, 0.0, 1.0)
+    total = np.zeros(d)
+    for a in range(0, n, step):
+        total += (X[a:a + step] - 0.5).sum(axis=0)
+    return X, box, rng, total
 
 
-def whitened_box_radius(sigma: Any, *, lower: float, upper: float) -> float:
-    r"""How many released scales the box's half-width spans, in root mean square over coordinates.
-
-    :math:`R_w = \sqrt{\tfrac1d\sum_j ((u-l)/(2\hat\sigma_j))^2}`, the box's half-width in units
-    of :math:`\hat\sigma_j`; :math:`\sqrt d\,R_w` is the radius of the prior ball from which
-    CoinPress's whitened centre starts.  CoinPress halves that ball about once per step,
-    so the rows it needs grow like :math:`\ln R_w`.  A function of the released
-    :math:`\hat\sigma` and the public box: post-processing (the book's Lemma 9.G).
-
-    Examples
-    --------
-    >>> round(whitened_box_radius([1.0, 2.0], lower=-10.0, upper=10.0), 3)
-    7.906
-    """
-    sigma = _v.check_finite_vector("sigma", sigma)
-    if not np.all(sigma > 0):
-        raise ValueError("sigma must be > 0 in every coordinate")
-    lower, upper = _v.check_bounds(lower, upper)
-    R_w = _whitened_box_radius(sigma, lower, upper)
-    _v.check_finite_result(R_w, what="the whitened box radius", inputs="sigma, lower or upper")
-    return R_w
+def _to_caller(r: RobustResult, box: normalise.UnitBox) -> RobustResult:
+    """A result computed on the unit box in the caller's units (post-processing): points by
+    ``box.from_unit``, lengths (scales, noise, IOME's radius, predicted errors) times the width; the
+    radii of the other paths are in their transformed spaces on the unit box, as
+    :func:`egmlib.peers.arms` reports them."""
+    if (box.lower, box.upper) == (0.0, 1.0):
+        return r
+    w = box.width
+    C = r.C * w if r.path in _IOME else r.C
+    predicted = None if r.predicted is None else PathPrediction(
+        errors=MappingProxyType({k: v * w for k, v in r.predicted.errors.items()}), mismatch=r.predicted.mismatch)
+    return dataclasses.replace(
+        r, estimate=box.from_unit(r.estimate), centre=box.from_unit(r.centre), C=float(C),
+        sigma=None if r.sigma is None else box.length_from_unit(r.sigma),
+        noise_std=box.length_from_unit(r.noise_std), predicted=predicted)
 
 
-def _whitened_box_radius(sigma: FloatArray, lower: float, upper: float) -> float:
-    half = 0.5 * (upper - lower) / sigma
-    top = float(np.max(half))  # scaled by the largest term: no overflow in the squares
-    return top * float(np.sqrt(np.mean((half / top) ** 2))) if top > 0 else 0.0
+def _check_path(path: Any) -> Path | None:
+    if path is None:
+        return None
+    if not isinstance(path, str):
+        raise TypeError(f"path must be None or a str, got path of type {type(path).__name__}")
+    if path not in PATHS:
+        raise ValueError(f"path must be None or one of {list(PATHS)}, got path={path!r}")
+    return path  # type: ignore[return-value]
 
 
-def few_rows(n: int, *, rho: float, sigma: Any, lower: float, upper: float) -> bool:
-    r"""The path rule of :func:`algorithm3_robust`: too few rows for Algorithm 3's centre.
+def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
+                      p_clip: float | None = None, path: str | None = None,
+                      scales_first: bool = False) -> RobustResult:
+    r"""ESM: the book's private mean of the rows of ``X``, :math:`\rho`-zCDP in total.
 
-    True when :math:`n\sqrt\rho < c\,\ln(1 + R_w)`, :math:`c` = ``FEW_ROWS_CONSTANT`` and
-    :math:`R_w` = :func:`whitened_box_radius` of the released scales; then
-    :func:`algorithm3_robust` releases IOME's estimate around a coarse private centre with
-    the budget the scales left, instead of a whitened private centre and Algorithm 3's
-    release, which need rows to converge from the box's prior ball.  The rule reads the
-    public :math:`n`, :math:`\rho` and box and the released :math:`\hat\sigma`, never the
-    data again, so the choice is post-processing and either release is :math:`\rho`-zCDP by
-    adaptive composition (the book's lemma "Choosing the path from released scales costs
-    nothing").
-
-    :math:`c = 40` comes from ``benchmarks/offmodel_crossover.py`` on Gaussian rows (Algorithm
-    3's model; :math:`\sigma_j = (d/j)^{3/4}`, the boxes :math:`[-50, 50]`, :math:`[-10^3, 10^3]`
-    and :math:`[-2\cdot 10^4, 2\cdot 10^4]`, :math:`d \in \{10, 30, 64\}`,
-    :math:`\rho \in \{1/16, \dots, 1\}`, :math:`n` from 100 to 3200, medians of 20 runs):
-    from :math:`n\sqrt\rho/\ln(1+R_w) = 44.7` on Algorithm 3's path adds at most 1.24 times
-    the few-rows path's error in all 245 cells, while below it it adds up to 900 times (its
-    centre has not converged); :math:`c` is 44.7 rounded down.  The failure sits at about the
-    same value of the statistic in all three boxes, where it sits at different
-    :math:`n\sqrt\rho`.  The logarithm
-    is CoinPress's: each of its steps halves the prior ball, so a box wide in units of the
-    data's spread costs steps, and each step costs rows.
-
-    Parameters
-    ----------
-    n : int >= 1, rows
-    rho : float, finite and > 0, the pipeline's whole budget
-    sigma : array_like, shape (d,), entries > 0, the released scales
-    lower, upper : float, the public box
-
-    Examples
-    --------
-    >>> sigma = np.array([1.0, 0.5, 0.2])
-    >>> few_rows(200, rho=0.25, sigma=sigma, lower=-1000.0, upper=1000.0)
-    True
-    >>> few_rows(20000, rho=0.25, sigma=sigma, lower=-1000.0, upper=1000.0)
-    False
-    """
-    n = _v.check_count("n", n, maximum=2**62)
-    rho = _v.check_positive_finite("rho", rho)
-    R_w = whitened_box_radius(sigma, lower=lower, upper=upper)
-    return _few_rows(n, rho, R_w)
-
-
-def _few_rows(n: int, rho: float, R_w: float) -> bool:
-    return float(n) * math.sqrt(rho) < FEW_ROWS_CONSTANT * math.log1p(R_w)
-
-
-def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
-                      rng: np.random.Generator, p_clip: float | None = None,
-                      path: str | None = None) -> RobustResult:
-    r"""Algorithm 3 with private inputs, robust off its model; :math:`\rho`-zCDP in total.
-
-    First the private scales :math:`\hat\sigma` (:func:`robust_scales`, budget share
-    ``SHARES["scale"]``), then the rule :func:`few_rows` on :math:`n, \rho`, the box and
-    :math:`\hat\sigma`: when it holds the release is IOME's around a coarse private centre
-    with the rest of the budget (``_iome_path``; ``path == "iome"``).  Otherwise
-    (``path == "algorithm3"``) the steps and budget ``SHARES`` of the module docstring:
-    the whitened private centre :math:`\hat\mu` (``_private_centre``), the model radius :math:`C_0` of
-    Algorithm 3 at tail probability ``p_clip`` (default :math:`1/n`; the report's
-    Section 4) from :math:`\hat\sigma`, :func:`select_radius` on the grid from
-    :math:`C_0` to :math:`C_{\max} = \|(\text{upper}-\text{lower})\,b\|` (no row of the box
-    is farther from :math:`\hat\mu`), the clipped transformed sum and Gaussian noise
-    :math:`2C/\sqrt{2\rho_{\rm noise}}` (sensitivity :math:`2C`; Bun and Steinke 2016).
+    The public stage (:func:`scales_resolvable`) releases IOME with the whole budget where the
+    scales could not be resolved; otherwise the scales are bought
+    (:func:`egmlib.peers.scales.paired_scales`, ``SHARES["scale"]``) and the path with the
+    smallest predicted error (:func:`predict_paths`) runs with the rest (module docstring).
 
     Parameters
     ----------
@@ -552,10 +586,17 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
         Public universe of every coordinate.
     rng : numpy.random.Generator
     p_clip : float in (0, 1), optional
-        Tail probability of the model radius; default 1/n.
-    path : {None, "algorithm3", "iome"}, default None
-        None lets :func:`few_rows` choose; "algorithm3" and "iome" force that path (for the
-        calibration ``benchmarks/offmodel_crossover.py`` and the privacy tests of each path).
+        Tail probability of the ``algorithm3`` path's model radius; default 1/n (the report's
+        Section 4).
+    path : {None, "iome", "centred-iome", "algorithm3", "plan"}, default None
+        None lets ESM choose; a name forces that path, for the calibration and the privacy
+        tests of each path.  ``"centred-iome"`` forces the IOME path with a coarse centre as ESM
+        runs it: IOME around the released centre where that centre lies out of reach of IOME
+        around the box's centre, else IOME around the box's centre (the result's ``path`` then
+        reads ``"iome"``).
+    scales_first : bool, default False
+        With a forced IOME path: run the scale step first and IOME with the rest, as when the
+        scale stage chooses IOME (default: IOME with the whole budget, as the public stage).
 
     Returns
     -------
@@ -564,136 +605,245 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float,
     Examples
     --------
     >>> rng = np.random.default_rng(11)
-    >>> X = 5.0 + np.array([4.0, 2.0, 1.0]) * rng.standard_normal((20000, 3))
+    >>> X = 5.0 + np.array([4.0, 2.0, 1.0, 0.5]) * rng.standard_normal((20000, 4))
     >>> r = algorithm3_robust(X, rho=1.0, lower=-100.0, upper=100.0, rng=rng)
     >>> r.path, bool(np.linalg.norm(r.estimate - 5.0) < 0.15)
-    ('algorithm3', True)
+    ('plan', True)
     >>> round(sum(r.budget.parts.values()), 12)
     1.0
-    >>> algorithm3_robust(X[:300], rho=0.25, lower=-100.0, upper=100.0, rng=rng).path
+    >>> algorithm3_robust(X[:40], rho=0.25, lower=-100.0, upper=100.0, rng=rng).path
     'iome'
     """
-    X, lower, upper, rng = _check(X, lower, upper, rng)
-    n = X.shape[0]
+    X, box, rng, colsum = _check(X, lower, upper, rng)
+    n, d = X.shape
     p = 1.0 / n if p_clip is None else _v.check_probability("p_clip", p_clip)
-    if path is not None and not isinstance(path, str):
-        raise TypeError(f"path must be None or a str, got path of type {type(path).__name__}")
-    if path not in (None, "algorithm3", "iome"):
-        raise ValueError(f"path must be None, 'algorithm3' or 'iome', got path={path!r}")
+    forced = _check_path(path)
+    scales_first = _v.check_bool("scales_first", scales_first)
     rho = _v.check_positive_finite("rho", rho)
-    budget = _budget.split_budget(rho, shares=SHARES)
-    sigma = _robust_scales(X, budget["scale"], lower, upper, rng)
-    if path == "iome" or (path is None and _few_rows(n, rho, _whitened_box_radius(sigma, lower, upper))):
-        return _iome_path(X, rho=rho, lower=lower, upper=upper, rng=rng, sigma=sigma)
-    return _algorithm3_path(X, budget=budget, sigma=sigma, lower=lower, upper=upper, rng=rng, p=p)
+    _budget.split_budget(rho, shares=SHARES)  # a rho whose shares underflow names rho
+    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, p, forced, scales_first, colsum, box.lower / box.width), box)
 
 
-#: The share of the few-rows path's budget spent on its coarse centre (the rest on IOME).
-COARSE_CENTRE_SHARE = 0.125
-#: The bisection steps of the coarse centre; it lands within 2^-20 of the box's width of a
-#: noisy median (noise counts: the median's rank moves by the count noise).
-COARSE_CENTRE_STEPS = 20
-__all__ += ["COARSE_CENTRE_SHARE", "COARSE_CENTRE_STEPS"]
+def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, p: float,
+         forced: Path | None, scales_first: bool = False, colsum: FloatArray | None = None,
+         offset: float = 0.0) -> RobustResult:
+    n, d = X.shape
+    if (forced in _IOME and not scales_first) or (forced is None and not _resolvable(n, d, rho)):
+        coarse = _coarse_centre(n, d, rho, lower, upper)
+        if forced == "centred-iome":
+            coarse = coarse or "anchor"
+        elif forced == "iome":
+            coarse = None
+        return _iome_path(X, rho, lower, upper, rng, coarse=coarse, offset=offset, spent={})
+    scale_rho = SHARES["scale"] * rho
+    scales = _paired_scales(X, scale_rho, lower, upper, rng, _scales_floor())
+    predicted = _predict(n, rho, lower, upper, scales)
+    chosen = forced if forced is not None else predicted.best
+    if chosen in _IOME:
+        coarse = _coarse_centre(n, d, rho - scale_rho, lower, upper)
+        coarse = (coarse or "anchor") if chosen == "centred-iome" else None
+        r = _iome_path(X, rho - scale_rho, lower, upper, rng, coarse=coarse, offset=offset,
+                       spent={"scale": scale_rho})
+    elif chosen == "plan":
+        r = _plan_path(X, rho, lower, upper, rng, scales.sigma_hat, colsum)
+    else:
+        r = _algorithm3_path(X, rho, lower, upper, rng, scales.sigma_hat, p, colsum)
+    return RobustResult(**{**r.__dict__, "predicted": predicted})
 
 
-def _iome_path(X: np.ndarray, *, rho: float, lower: float, upper: float,
-               rng: np.random.Generator, sigma: FloatArray) -> RobustResult:
-    r"""The few-rows release: a coarse private centre, then IOME around it, projected on the box.
+_IOME = ("iome", "centred-iome")
+#: The share of an IOME path's budget spent on coordinate-wise medians as its coarse centre.
+MEDIANS_SHARE = 1 / 8
 
-    :math:`c_0` = the private coordinate-wise medians by noisy bisection
-    (:func:`~egmlib.peers.quantiles.binary_search_quantiles`, ``COARSE_CENTRE_STEPS`` halvings of
-    the box, budget ``COARSE_CENTRE_SHARE`` :math:`\cdot\rho`), which reach any point of the
-    box; then IOME (:func:`~egmlib.peers.iome.iome_mean`, Huang, Liang and Yi 2021, as PLAN's
-    experiments run it) with the rest of the budget on the rows :math:`x_i - c_0` in the box
-    :math:`[-w, w]`, :math:`w = \max_j\max(u - c_{0j}, c_{0j} - l)`, which contains them; the
-    release is :math:`c_0` plus IOME's estimate, projected on the box.  IOME alone searches its
-    centre within :math:`\pm w/\sqrt N` of the box's centre in every rotated coordinate, and a
-    mean far from that centre (40 in :math:`[-50, 50]^{16}`) is out of its reach; around
-    :math:`c_0` it is not.  (The exponential-mechanism medians of PLAN's centre step, tried
-    first, were worse where a few columns spread thinly over a wide box: on breast cancer at
-    :math:`\rho = 1/4`, median of 5 runs, this path added 7.2 times the better of PLAN's and
-    IOME's error around them and 0.8 times around the bisection medians.)  Shifting by the released :math:`c_0` and
-    projecting are post-processing, and the two steps compose into :math:`\rho`-zCDP.
+
+def _anchor_pays(n: int, d: int, rho: float, lower: float, upper: float) -> bool:
+    N = 1 << (d - 1).bit_length()
+    sd = (upper - lower) / (n * math.sqrt(2.0 * IOME_ANCHOR_SHARE * rho))
+    return sd <= 0.25 * (upper - lower) / math.sqrt(N)
+
+
+def _medians_pay(n: int, d: int, rho: float) -> bool:
+    """Whether the noisy bisection medians of every coordinate, at ``MEDIANS_SHARE`` of an IOME path's
+    budget ``rho``, track the medians: no wrong turn expected in the median run (public)."""
+    steps = _pe.IOME_STEPS
+    q = _pe._wrong_turn(n, _pe._count_noise(d, MEDIANS_SHARE * rho, steps))
+    return d * steps * q < math.log(2.0)
+
+
+def _coarse_centre(n: int, d: int, rho: float, lower: float, upper: float) -> str | None:
+    """The coarse centre an IOME path at budget ``rho`` uses: "medians", "anchor" or None (public)."""
+    if _medians_pay(n, d, rho):
+        return "medians"
+    if _anchor_pays(n, d, rho, lower, upper):
+        return "anchor"
+    return None
+
+
+def _coarse_share(kind: str | None) -> float:
+    return {"medians": MEDIANS_SHARE, "anchor": IOME_ANCHOR_SHARE, None: 0.0}[kind]
+
+
+def _anchor(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator) -> float:
+    r"""The rows' private grand mean :math:`\hat a`, a scalar: the anchor of an IOME path.
+
+    The row sums :math:`r_i = \sum_j (x_{ij} - c)` about the box's centre :math:`c` lie in
+    :math:`[-dw/2, dw/2]`; their clipped sum at :math:`C = dw/2` (a clip that rounding alone can
+    trigger) has sensitivity :func:`egmlib.clipping.sum_sensitivity` of :math:`C`, and Gaussian
+    noise for it makes :math:`\hat a = c + (\sum_i r_i + \eta)/(nd)`, projected on the box,
+    ``rho``-zCDP.  Chunked: no copy of ``X``.
     """
     n, d = X.shape
-    rest = 1.0 - SHARES["scale"]
-    budget = _budget.split_budget(rho, shares={"scale": SHARES["scale"],
-                                               "coarse centre": COARSE_CENTRE_SHARE * rest,
-                                               "iome": (1.0 - COARSE_CENTRE_SHARE) * rest})
-    c0 = binary_search_quantiles(X, rank=0.5 * n, rho=budget["coarse centre"], lower=lower,
-                                 upper=upper, rng=rng, steps=COARSE_CENTRE_STEPS)
-    w = max(float(np.max(upper - c0)), float(np.max(c0 - lower)))
-    R = random_hadamard(d, rng=rng)
-    r = iome_mean(X - c0, rho=budget["iome"], lower=-w, upper=w, rng=rng, rotation=R)
-    estimate = np.clip(c0 + r.estimate, lower, upper)
-    return RobustResult(estimate=estimate, centre=c0 + R.unrotate(r.centre), sigma=sigma, C=r.C,
-                        radius=None, noise_std=np.full(d, r.noise_std), n_clipped=r.n_clipped,
-                        budget=budget, path="iome")
+    c = 0.5 * (lower + upper)
+    C = 0.5 * d * (upper - lower)
+    total = _anchor_sum(X, lower, upper)
+    s = _budget.gaussian_noise_std(rho, sensitivity=clipping.sum_sensitivity(C, n=n, d=1))
+    return float(np.clip(c + (total + s * float(rng.standard_normal())) / (n * d), lower, upper))
 
 
-def _algorithm3_path(X: np.ndarray, *, budget: _budget.ZCDPBudget, sigma: FloatArray, lower: float,
-                     upper: float, rng: np.random.Generator, p: float) -> RobustResult:
-    n = X.shape[0]
-    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng)
-    d = X.shape[1]
+def _anchor_sum(X: np.ndarray, lower: float, upper: float) -> float:
+    """The anchor's statistic before noise: the rows' sums about the box's centre, clipped at d w / 2."""
+    n, d = X.shape
+    c = 0.5 * (lower + upper)
+    sums = np.empty((n, 1))
+    step = clipping.chunk_rows(d)
+    for a in range(0, n, step):
+        sums[a:a + step, 0] = (X[a:a + step] - c).sum(axis=1)
+    return float(clipping.clipped_sum(sums, C=0.5 * d * (upper - lower)).total[0])
+
+
+def _anchor_noise(n: int, d: int, rho: float, lower: float, upper: float) -> float:
+    r"""The sd of the anchor's noise, :math:`\sigma_a` (public): :func:`_anchor`'s Gaussian sd over :math:`nd`."""
+    C = 0.5 * d * (upper - lower)
+    return _budget.gaussian_noise_std(rho, sensitivity=clipping.sum_sensitivity(C, n=n, d=1)) / (n * d)
+
+
+def _out_of_reach(centre: FloatArray, R: RandomizedHadamard, lower: float, upper: float, noise: float) -> bool:
+    r"""Whether IOME around the box's centre, with the rotation ``R``, cannot reach ``centre``.
+
+    IOME searches each rotated coordinate of the mean in :math:`[l/\sqrt N, u/\sqrt N]`
+    (:mod:`egmlib.peers.iome`).  The released centre :math:`c` is out of its reach when some rotated
+    coordinate :math:`(Rc)_k` lies outside that interval by more than twice its noise's sd,
+    :math:`2\sigma_a|(R\mathbf 1)_k|` for the anchor (:math:`\sigma_a` = ``noise``, the same noise in
+    every coordinate), 0 for the medians.  A function of the released centre, the public rotation and
+    the box: post-processing."""
+    root = math.sqrt(R.padded_dim)
+    rotated = R._rotate(centre[None, :])[0]
+    margin = 2.0 * noise * np.abs(R._rotate(np.ones((1, centre.shape[0])))[0])
+    outside = np.maximum(lower / root - rotated, rotated - upper / root)
+    return bool(np.any(outside > margin))
+
+
+def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
+               coarse: str | None, offset: float, spent: dict[str, float]) -> RobustResult:
+    r"""IOME alone (``iome``), or around a coarse centre (``centred-iome``), with budget ``rho``.
+
+    IOME alone is :func:`egmlib.peers.iome.iome_mean` (Huang, Liang and Yi 2021, as PLAN's
+    experiments run it) in the caller's box: on the unit rows shifted by ``offset`` (the caller's
+    :math:`l/w`), in the box :math:`[l/w, u/w]`, which is IOME on the caller's rows scaled by
+    :math:`1/w`, the same release in the caller's units.  Around a coarse centre :math:`c`: the
+    coordinate-wise medians by noisy bisection (``coarse == "medians"``, ``MEDIANS_SHARE`` of
+    ``rho``, :func:`egmlib.peers.quantiles.binary_search_quantiles`) or the rows' private grand
+    mean in every coordinate (``"anchor"``, ``IOME_ANCHOR_SHARE`` of ``rho``, :func:`_anchor`); then
+    IOME with the rest on the rows :math:`x_i - c` clamped to the box :math:`[-w/2, w/2]`,
+    :math:`w = u - l` (IOME clamps its rows to its box), so that IOME searches around :math:`c` in
+    an interval as wide as around the box's centre; only coordinates more than half the box from
+    :math:`c` are clamped.  Adding :math:`c` back and projecting on the box are post-processing.  ``spent``
+    names the budget already spent (the scales), for the record.
+    """
+    n, d = X.shape
+    total = rho + sum(spent.values())
+    share = _coarse_share(coarse)
+    own = {"coarse centre": share * rho, "iome": (1.0 - share) * rho} if coarse else {"iome": rho}
+    budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
+    centred = False
+    if coarse is None:
+        r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng)
+        centre, estimate = np.full(d, offset), r.estimate - offset
+    else:
+        R = random_hadamard(d, rng=rng)  # IOME's rotation, drawn before any look at the data
+        if coarse == "medians":
+            centre, noise = binary_search_quantiles(X, rank=0.5 * n, rho=budget["coarse centre"], lower=lower,
+                                                    upper=upper, rng=rng, steps=_pe.IOME_STEPS), 0.0
+        else:
+            centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
+            noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
+        centred = _out_of_reach(centre + offset, R, lower + offset, upper + offset, noise)
+        if centred:
+            h = 0.5 * (upper - lower)
+            r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng, rotation=R)  # IOME clamps
+            estimate = centre + r.estimate
+        else:
+            r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng,
+                          rotation=R)
+            estimate = r.estimate - offset
+    estimate = np.clip(estimate, lower, upper)
+    _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
+    return RobustResult(estimate=estimate, centre=centre, sigma=None,
+                        C=r.C, radius=None, noise_std=np.full(d, r.noise_std), n_clipped=r.n_clipped,
+                        budget=budget, path="centred-iome" if centred else "iome")
+
+
+def _algorithm3_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,
+                     sigma: FloatArray, p: float, colsum: FloatArray | None) -> RobustResult:
+    n, d = X.shape
+    budget = _budget.split_budget(rho, shares=SHARES)
+    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng, colsum)
     b = 1.0 / np.sqrt(sigma * float(np.sum(sigma)))
-    norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
+    norms = clipping.transformed_norms(X, mu_hat=centre, b=b, finite=True)  # X checked at the entry
     C0 = _model_radius(sigma, p)
     C_max = (upper - lower) * float(np.linalg.norm(b))
-    choice = _select_radius(norms, C0, C_max, budget["radius"], X.shape[1], budget["noise"], rng,
-                            RADIUS_GRID)
+    choice = _select_radius(norms, C0, C_max, budget["radius"], d, budget["noise"], rng, RADIUS_GRID)
     C = choice.C
-    clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms)
-    total, n_clipped = clipped.total, clipped.n_clipped
+    clipped = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms, finite=True)
     s = _budget.gaussian_noise_std(budget["noise"], sensitivity=clipping.sum_sensitivity(C, n=n, d=d))
-    noisy = (total + s * rng.standard_normal(X.shape[1])) / n
+    noisy = (clipped.total + s * rng.standard_normal(d)) / n
     estimate = np.clip(centre + noisy / b, lower, upper)  # the mean lies in the box: post-processing
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=centre, sigma=sigma, C=C, radius=choice,
-                        noise_std=s / (n * b), n_clipped=n_clipped,
-                        budget=budget, path="algorithm3")
+                        noise_std=s / (n * b), n_clipped=clipped.n_clipped, budget=budget, path="algorithm3")
 
 
-#: Budget of :func:`plan_last_step_private_inputs`: Algorithm 3's inputs, then PLAN's split
-#: of its last step (threshold 1/4, noise 3/4 of the rest).
-PLAN_LAST_STEP_SHARES = MappingProxyType({
-    "scale": SHARES["scale"], "centre": SHARES["centre"],
-    "threshold": 0.25 * (1.0 - SHARES["scale"] - SHARES["centre"]),
-    "noise": 0.75 * (1.0 - SHARES["scale"] - SHARES["centre"])})
-__all__.append("PLAN_LAST_STEP_SHARES")
+def _plan_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,
+               sigma: FloatArray, colsum: FloatArray | None, beta: float = 0.1) -> RobustResult:
+    n, d = X.shape
+    budget = _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
+    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng, colsum)
+    Delta = _plan.plan_scaling(sigma)
+    k = _plan._clip_fraction(n, budget["threshold"], lower, upper, beta)
+    last = _budget.ZCDPBudget(total=budget["threshold"] + budget["noise"],
+                              parts={"threshold": budget["threshold"], "noise": budget["noise"]})
+    r = _plan._clipped_release(X, centre=centre, sigma_hat=sigma, Delta=Delta,
+                               norm_upper=_plan._norm_bound(sigma, beta), k=k, budget=last, rng=rng)
+    estimate = np.clip(r.estimate, lower, upper)
+    return RobustResult(estimate=estimate, centre=centre, sigma=sigma, C=r.C, radius=None,
+                        noise_std=r.noise_std * np.sqrt(r.Delta) / n, n_clipped=r.n_clipped, budget=budget,
+                        path="plan")
 
 
 def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: float,
-                                  rng: np.random.Generator, beta: float = 0.1) -> RobustResult:
-    r"""PLAN's last step with the private inputs of :func:`algorithm3_robust`, rho-zCDP.
+                                  rng: np.random.Generator) -> RobustResult:
+    r"""PLAN's last step on ESM's private scales and centre: ESM's ``plan`` path, always; rho-zCDP.
 
-    The same :func:`robust_scales` and ``_private_centre`` (same shares), then PLAN's threshold and noise
-    (Aumuller et al. 2024; :func:`egmlib.peers.plan.plan_oracle_mean` with the private
-    :math:`\hat\mu, \hat\sigma` in place of the oracle's): scaling
-    :math:`\Delta = ` :func:`~egmlib.peers.plan.plan_scaling` of :math:`\hat\sigma`,
-    exponential-mechanism quantile at :math:`1-k` of the scaled norms (sensitivity 1),
-    Gaussian noise for sensitivity :math:`2C`.  Against :func:`algorithm3_robust` only the
-    radius (and the scaling's regularisation) differs.
+    The scale step of ESM (:func:`egmlib.peers.scales.paired_scales`, ``SHARES["scale"]``), its
+    CoinPress centre (``PLAN_LAST_STEP_SHARES["centre"]``), then PLAN's threshold and noise
+    (Aumuller et al. 2024; :func:`egmlib.peers.plan.plan_oracle_mean`'s last step with the private
+    :math:`\hat\mu, \hat\sigma`): scaling :math:`\Delta` = :func:`~egmlib.peers.plan.plan_scaling`
+    of :math:`\hat\sigma`, an exponential-mechanism quantile at :math:`1-k` of the scaled norms
+    (sensitivity 1), Gaussian noise for sensitivity :math:`2C`.  Drawn from the same generator
+    as ESM, it sees the very scales and centre ESM's ``plan`` and ``algorithm3`` paths see, so
+    against them only the last step differs.
 
     Parameters
     ----------
     X, rho, lower, upper, rng : as in :func:`algorithm3_robust`
-    beta : float in (0, 1), default 0.1 (PLAN's)
 
     Returns
     -------
     RobustResult
-        ``radius`` is None; ``sigma`` is :math:`\hat\sigma`.
+        ``path`` is "plan"; ``predicted`` holds ESM's predictions for the same scales.
     """
-    X, lower, upper, rng = _check(X, lower, upper, rng)
-    beta = _v.check_probability("beta", beta)
-    budget = _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
-    sigma = _robust_scales(X, budget["scale"], lower, upper, rng)
-    centre = _private_centre(X, sigma, budget["centre"], lower, upper, rng)
-    # PLAN_ORACLE_SHARES splits the rest 1/4 : 3/4, as PLAN_LAST_STEP_SHARES states
-    r = _plan.plan_oracle_mean(X, mu_hat=centre, sigma=sigma,
-                               rho=budget["threshold"] + budget["noise"], lower=lower,
-                               upper=upper, rng=rng, beta=beta)
-    std = r.noise_std * np.sqrt(r.Delta) / X.shape[0]
-    return RobustResult(estimate=r.estimate, centre=centre, sigma=sigma, C=r.C, radius=None,
-                        noise_std=std, n_clipped=r.n_clipped, budget=budget, path="plan")
+    X, box, rng, colsum = _check(X, lower, upper, rng)
+    rho = _v.check_positive_finite("rho", rho)
+    _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
+    return _to_caller(_esm(X, rho, 0.0, 1.0, rng, 1.0 / X.shape[0], "plan", colsum=colsum,
+                           offset=box.lower / box.width), box)

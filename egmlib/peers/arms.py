@@ -97,7 +97,8 @@ class Arm:
 
     ``given`` names the inputs the arm must be given (a subset of :data:`GIVEN`);
     ``accepts`` the optional keywords it passes on; ``normalised`` says that the estimator
-    runs on the unit box (module docstring).
+    runs on the unit box (module docstring); ``self_normalised`` that the estimator maps the
+    caller's box to the unit box itself (ESM), so the arm passes the caller's box on unchanged.
     """
 
     name: str
@@ -106,6 +107,7 @@ class Arm:
     accepts: tuple[str, ...] = ()
     private: bool = True
     normalised: bool = False
+    self_normalised: bool = False
 
     def __call__(self, X: Any, *, rho: float, lower: float, upper: float,
                  rng: np.random.Generator, **inputs: Any) -> Any:
@@ -127,6 +129,8 @@ class Arm:
         inputs = _v.check_arm_inputs(inputs, d=d, lower=lower, upper=upper)
         if not self.private:
             return self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
+        if self.self_normalised:
+            return _in_box(self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs), lower, upper)
         if not self.normalised:
             _v.check_unnormalised_box(lower, upper, d=d, arm=self.name)
             result = self.estimator(X, rho=rho, lower=lower, upper=upper, rng=rng, **inputs)
@@ -175,7 +179,7 @@ def _from_unit(result: Any, box: normalise.UnitBox) -> Any:
         if name in names and getattr(result, name) is not None:
             value = box.length_from_unit(getattr(result, name))
             changes[name] = float(value) if np.ndim(value) == 0 else value
-    if "C" in names and getattr(result, "path", None) == "iome":
+    if "C" in names and getattr(result, "path", None) in ("iome", "centred-iome"):
         changes["C"] = float(box.length_from_unit(untyped.C))
     return dataclasses.replace(untyped, **changes)
 
@@ -232,9 +236,9 @@ def _empirical(X: Any, *, rho: float, lower: float, upper: float,
 
 
 _ARMS = (
-    Arm("Alg3", algorithm3_robust.algorithm3_robust, normalised=True),
+    Arm("Alg3", algorithm3_robust.algorithm3_robust, self_normalised=True),
     Arm("Alg3-private", algorithm3.algorithm3_private, normalised=True),
-    Arm("PLAN-last-step", algorithm3_robust.plan_last_step_private_inputs),
+    Arm("PLAN-last-step", algorithm3_robust.plan_last_step_private_inputs, self_normalised=True),
     Arm("PLAN", plan.plan_mean, accepts=("presorted",)),
     Arm("PLAN-noscale", plan.plan_noscale_mean, accepts=("presorted",)),
     Arm("IOME", iome.iome_mean, accepts=("rotation", "rotated")),

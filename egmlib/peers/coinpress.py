@@ -260,6 +260,24 @@ def _best_schedule(n: int, d: int, radius: float, rho: float, beta: float,
     return choice
 
 
+@functools.lru_cache(maxsize=256)
+def _lean_schedule(n: int, d: int, radius: float, rho: float, beta: float, tolerance: float,
+                   rule: str = "paper") -> tuple[int, float]:
+    """The fewest steps whose last noise is within ``1 + tolerance`` of the least (the schedule of
+    :func:`coinpress_schedule`, which takes the least): each step is a pass over the data, and a step
+    that lowers the last noise by under ``tolerance`` is not worth its pass.  Public, like the
+    schedule it trims."""
+    t_best, pre_best = _best_schedule(n, d, radius, rho, beta, None, rule)
+    best = _recursion(n, d, radius, rho, beta, t_best, pre_best, rule)[2][-1]
+    for t in range(1, t_best + 1):
+        for pre in PRELIMINARY_SHARES:
+            if _recursion(n, d, radius, rho, beta, t, pre, rule)[2][-1] <= (1.0 + tolerance) * best:
+                return t, pre
+            if t == 1:
+                break
+    return t_best, pre_best
+
+
 #: Relative margin of the test that a step clips no row (float rounding of the distances).
 _SAFETY = 1e-6
 
@@ -273,38 +291,58 @@ class _Reference:
     deviation: FloatArray
 
 
-def _reference(X: np.ndarray) -> _Reference:
-    """The mean as BLAS computes it (any point will do), with the largest distance of a row
-    from it and sum_i (x_i - m), on centred rows in chunks (no cancellation).  The spread is
-    inf when a centred row overflows (a step then never skips the data)."""
+def _reference(X: np.ndarray, point: FloatArray | None = None, b: FloatArray | None = None) -> _Reference:
+    """The rows y_i = x_i * b (b = 1 when None) seen from a ``point`` (any point will do; CoinPress
+    takes its prior ball's centre, default the rows' mean): their largest distance from it and
+    sum_i (y_i - point), on centred rows in chunks, in one pass (no cancellation, no copy of X).  The
+    spread is inf when a centred row overflows (a step then never skips the data)."""
     n, d = X.shape
-    with np.errstate(over="ignore", invalid="ignore"):
-        m = (X.T @ np.ones(n)) / n
-    if not np.all(np.isfinite(m)):
-        return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
+    if point is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            point = np.asarray(X.sum(axis=0, dtype=np.float64) / n, dtype=np.float64)
+            if b is not None:
+                point = point * b
+        if not np.all(np.isfinite(point)):
+            return _Reference(point=np.zeros(d), spread=math.inf, deviation=np.zeros(d))
     rows = clipping.chunk_rows(d)
     buf = np.empty((min(rows, n), d))
     top = 0.0
     total = np.zeros(d)
     with np.errstate(over="ignore", invalid="ignore"):
+        origin = point if b is None else point / b  # the point in the data's units
+        if not np.all(np.isfinite(origin)):
+            return _Reference(point=point, spread=math.inf, deviation=np.zeros(d))
         for a in range(0, n, rows):
             B = buf[:min(rows, n - a)]
-            np.subtract(X[a:a + rows], m, out=B)
+            B[...] = X[a:a + rows]
+            B -= origin
+            if b is not None:
+                B *= b
             top = max(top, float(np.einsum("ij,ij->i", B, B).max()))
             total += B.sum(axis=0)
-    return _Reference(point=m, spread=math.sqrt(top) if math.isfinite(top) else math.inf, deviation=total)
+    return _Reference(point=point, spread=math.sqrt(top) if math.isfinite(top) else math.inf, deviation=total)
 
 
-def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference) -> tuple[FloatArray, int]:
-    """The statistic of one CoinPress step before noise: sum_i clip_R(x_i - c), and the rows clipped.
+def _step_sum(X: np.ndarray, c: FloatArray, R: float, ref: _Reference,
+              b: FloatArray | None = None) -> tuple[FloatArray, int]:
+    """The statistic of one CoinPress step before noise: sum_i clip_R(y_i - c), y_i = x_i * b (b = 1
+    when None), and the rows clipped.
 
     Its sensitivity is :func:`egmlib.clipping.sum_sensitivity` of R (the module docstring).
     A ball B(c, R) that holds B(m, spread) clips no row: the sum is then
-    sum_i (x_i - m) + n (m - c), with no pass over the data.
+    sum_i (y_i - m) + n (m - c), with no pass over the data.  With a scaling b the rows are
+    formed chunk by chunk as (x_i - c / b) * b, never as a whole scaled copy of X.
     """
     if ref.spread + float(np.linalg.norm(ref.point - c)) <= R * (1.0 - _SAFETY):
         return ref.deviation + X.shape[0] * (ref.point - c), 0
-    r = clipping.clipped_sum(X, C=R, mu_hat=c)
+    if b is None:
+        r = clipping.clipped_sum(X, C=R, mu_hat=c, finite=True)
+    else:
+        with np.errstate(over="ignore"):
+            centre = c / b  # the centre in the data's units; a public function of released values
+        if not np.all(np.isfinite(centre)):
+            raise ValueError("the whitened centre overflows in the data's units: scale too small for the data")
+        r = clipping.clipped_sum(X, C=R, mu_hat=centre, b=b, finite=True)
     return r.total, r.n_clipped
 
 
@@ -352,18 +390,35 @@ def coinpress_mean(X: Any, *, rho: float, prior_centre: Any, prior_radius: float
                                     of="one entry per column of X")
     radius = _v.check_positive_finite("prior_radius", prior_radius)
     rng = _v.check_rng("rng", rng)
-    schedule = coinpress_schedule(n, d=d, prior_radius=radius, rho=rho, beta=beta, steps=steps,
-                                  clip_rule=clip_rule)
-    t, pre = schedule.steps, schedule.preliminary_share
+    return _coinpress(X, rho=rho, centre=centre, radius=radius, rng=rng, beta=beta, steps=steps,
+                      clip_rule=clip_rule)
+
+
+def _coinpress(X: np.ndarray, *, rho: float, centre: FloatArray, radius: float, rng: np.random.Generator,
+               beta: float, steps: int | None, clip_rule: str, b: FloatArray | None = None,
+               ref: _Reference | None = None, lean: float | None = None) -> CoinPressResult:
+    """CoinPress on the rows y_i = x_i * b (b = 1 when None), from the prior ball B(centre, radius) in
+    those units; X is read chunk by chunk, never copied (checked arguments; X checked finite).  ``ref`` is the rows'
+    :func:`_reference` when the caller has it from a pass of its own (its spread may be any public
+    upper bound of the rows' distance from its point).  ``lean`` (a tolerance) takes the fewest steps
+    whose last noise is within ``1 + lean`` of the least (:func:`_lean_schedule`)."""
+    n, d = X.shape
+    if lean is None:
+        schedule = coinpress_schedule(n, d=d, prior_radius=radius, rho=rho, beta=beta, steps=steps,
+                                      clip_rule=clip_rule)
+        t, pre = schedule.steps, schedule.preliminary_share
+    else:
+        t, pre = _lean_schedule(n, d, float(radius), float(rho), float(beta), float(lean), clip_rule)
     rho, beta = float(rho), float(beta)
     shares = _shares(t, pre)
     budget = _budget.split_budget(rho, shares={f"step {s + 1}": sh for s, sh in enumerate(shares)})
     radii, clips, stds = _recursion(n, d, radius, rho, beta, t, pre, clip_rule)
     c = centre.copy()
     n_clipped = []
-    ref = _reference(X)  # once: steps that clip no row then cost no pass over the data
+    if ref is None:  # once: steps that clip no row then cost no pass over the data
+        ref = _reference(X, centre, b)
     for R, s in zip(clips, stds, strict=True):
-        total, k = _step_sum(X, c, R, ref)
+        total, k = _step_sum(X, c, R, ref, b)
         n_clipped.append(k)
         # the noisy clipped mean of the centred rows, then c + it (post-processing)
         c = c + (total / n + s * rng.standard_normal(d))
@@ -411,7 +466,7 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
         # public: the whitened box is finite, so the whitened rows (in it) are
         _v.check_finite_result(max(abs(lower), abs(upper)) / sigma, what="the whitened box",
                                inputs="lower, upper or 1/sigma")
-        Y = X / sigma
+        b = 1.0 / sigma
         centre = (0.5 * (lower + upper)) / sigma
         half = (0.5 * (upper - lower)) / sigma
         top = float(half.max())
@@ -421,8 +476,16 @@ def coinpress_known_scales(X: Any, *, sigma: Any, rho: float, lower: float, uppe
         raise ValueError(f"(upper - lower) / (2 sigma) underflows to 0: sigma too large for the box, "
                          f"got max(sigma)={float(sigma.max())!r}, lower={lower!r}, upper={upper!r}")
     _v.check_finite_result(centre, what="the whitened prior centre", inputs="lower, upper or 1/sigma")
-    r = coinpress_mean(Y, rho=rho, prior_centre=centre, prior_radius=radius, rng=rng, beta=beta,
-                       steps=steps, clip_rule=clip_rule)
+    _v.check_finite_result(b, what="1/sigma", inputs="sigma")
+    rho = _v.check_positive_finite("rho", rho)
+    beta = _v.check_probability("beta", beta)
+    if steps is not None:
+        steps = _v.check_count("steps", steps, maximum=MAX_STEPS)
+    clip_rule = _v.check_choice("clip_rule", clip_rule, CLIP_RULES)
+    rng = _v.check_rng("rng", rng)
+    # the whitened rows x / sigma are formed chunk by chunk inside the steps: no whitened copy of X
+    r = _coinpress(X, rho=rho, centre=centre, radius=radius, rng=rng, beta=beta, steps=steps,
+                   clip_rule=clip_rule, b=b)
     with np.errstate(over="ignore"):
         estimate = sigma * r.estimate
     _v.check_finite_result(estimate, what="the estimate", inputs="X or sigma")

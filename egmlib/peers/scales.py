@@ -405,12 +405,296 @@ def shrunk_log_scales(log_scales: LogScalesResult) -> FloatArray:
     """
     if not isinstance(log_scales, LogScalesResult):
         raise TypeError(f"log_scales must be a LogScalesResult, got {type(log_scales).__name__}")
+    return _shrink(log_scales)[0]
+
+
+def _shrink(log_scales: LogScalesResult) -> tuple[FloatArray, float]:
+    """:func:`shrunk_log_scales` and its factor (1 for d <= 3)."""
     ell = np.log(log_scales.sigma_hat)
     d = ell.shape[0]
     if d <= 3:
-        return log_scales.sigma_hat.copy()
+        return log_scales.sigma_hat.copy(), 1.0
     tau2 = (0.5 * LOG_CHI2_1_SD) ** 2 * (log_scales.coinpress.noise_stds[-1] ** 2 + 1.0 / log_scales.pairs)
     centred = ell - float(np.mean(ell))
     spread = float(np.dot(centred, centred))
     factor = max(0.0, 1.0 - (d - 3) * tau2 / spread) if spread > 0.0 else 0.0
-    return np.exp(float(np.mean(ell)) + factor * centred)
+    return np.exp(float(np.mean(ell)) + factor * centred), factor
+
+
+# ---------------------------------------------------------------------------------------
+# the scale step of ESM: one pairing, both estimators, in one quarter of the data's memory
+# ---------------------------------------------------------------------------------------
+#: The public floor of :func:`paired_scales`' log scales, sigma_j >= PAIRED_LOG_FLOOR * (upper - lower).
+PAIRED_LOG_FLOOR = 1e-6
+#: The share of :func:`paired_scales`' budget spent on the log scales (the rest on the second moments).
+PAIRED_LOG_SHARE = 0.5
+#: A second moment counts only where it stands sqrt(2 ln(d / PAIRED_LEVEL)) noise sds above 0, and
+#: their total only where it stands sqrt(2 ln(1 / PAIRED_LEVEL)) sds above 0 (Gaussian tails).
+PAIRED_LEVEL = 0.05
+#: The log scales' CoinPress takes the fewest steps whose last noise is within 1 + PAIRED_LEAN of the
+#: least (each step is a pass over the pairs).
+PAIRED_LEAN = 0.01
+#: The floor of the released scales: this share of the larger of their mean and the root mean
+#: square scale the second moments' total vouches for.
+PAIRED_FLOOR_SHARE = 0.2
+__all__ += ["PAIRED_FLOOR_SHARE", "PAIRED_LEVEL", "PAIRED_LOG_FLOOR", "PAIRED_LOG_SHARE", "PairedScales",
+            "log_scale_noise", "paired_scales", "second_moment_threshold"]
+
+
+@dataclass(frozen=True)
+class PairedScales:
+    """Output of :func:`paired_scales`: the released scales and the private releases behind them.
+
+    Every field is a release of the scale step or a public function of one (its budget covers
+    them all); none is a diagnostic of the data.
+    """
+
+    sigma_hat: FloatArray  #: (d,) the scales ESM uses
+    log_scales: FloatArray  #: (d,) exp of the shrunk log scales
+    log_noise: float  #: tau_l, the public sd of each log scale around ln sigma_j (Gaussian columns)
+    variance: FloatArray  #: (d,) the second moments, noisy (an entry may be negative)
+    noise_sd: float  #: sd of the Gaussian noise on each entry of ``variance``
+    radius: float  #: tau, the private radius at which the rows v_i were clipped
+    pairs: int  #: m, the number of pairs
+    shrinkage: float  #: the James-Stein factor applied to the log scales' spread (1: none, 0: all)
+
+
+def second_moment_threshold(d: int) -> float:
+    r"""How many noise sds a second moment must stand above 0 to count: :math:`\sqrt{2\ln(d/\alpha)}`.
+
+    :math:`\alpha` = ``PAIRED_LEVEL``.  For a column whose variance is 0 the probability
+    that Gaussian noise passes :math:`z` sds is at most :math:`e^{-z^2/2}/2`, so over
+    :math:`d` columns at most :math:`\alpha/2` (a union bound).  Public: it depends on
+    :math:`d` only.
+
+    Examples
+    --------
+    >>> round(second_moment_threshold(1), 2), round(second_moment_threshold(512), 2)
+    (2.45, 4.3)
+    """
+    d = _v.check_count("d", d, maximum=2**62)
+    return math.sqrt(2.0 * math.log(d / PAIRED_LEVEL))
+
+
+def _log_range(width: float, floor: float) -> tuple[float, float]:
+    """ln of the smallest and the largest variance the log scales consider: (floor w)^2 and (w/2)^2."""
+    return 2.0 * math.log(floor * width), 2.0 * math.log(0.5 * width)
+
+
+def log_scale_noise(n: int, *, d: int, rho: float, floor: float = PAIRED_LOG_FLOOR,
+                    beta: float = 0.01) -> float:
+    r"""The public sd :math:`\tau_\ell` of one log scale of :func:`paired_scales` around :math:`\ln\sigma_j`.
+
+    :math:`\tau_\ell = \tfrac12\,\mathrm{sd}(\ln\chi^2_1)\,\sqrt{s_T^2 + 1/m}`, :math:`m = \lfloor n/2\rfloor`
+    pairs and :math:`s_T` the noise sd of the last step of CoinPress (Biswas et al. 2020) on the
+    standardised logarithms, from its public radius recursion
+    (:func:`egmlib.peers.coinpress.coinpress_schedule`) with the prior ball of
+    :func:`coinpress_log_scales` at budget ``rho`` (the log scales' share).  It depends on
+    :math:`n, d, \rho` and the floor only, never on the data or the box's width: the scale
+    step's resolution, known before any budget is spent.  Gaussian columns; a column of ties
+    is further off.
+
+    Examples
+    --------
+    >>> round(log_scale_noise(20000, d=64, rho=1 / 16), 3), round(log_scale_noise(512, d=1024, rho=1 / 16), 2)
+    (0.014, 5.51)
+    """
+    n = _v.check_count("n", n, minimum=2)
+    d = _v.check_count("d", d)
+    rho = _v.check_positive_finite("rho", rho)
+    floor = _v.check_probability("floor", floor)
+    beta = _v.check_probability("beta", beta)
+    return _log_scale_noise(n, d, rho, floor, beta)
+
+
+def _log_scale_noise(n: int, d: int, rho: float, floor: float, beta: float = 0.01) -> float:
+    from egmlib.peers import coinpress as _cp
+
+    m = n // 2
+    span = -2.0 * math.log(2.0 * floor)  # hi - lo, whatever the width
+    radius = math.sqrt(d) * 0.5 * span / LOG_CHI2_1_SD
+    t, pre = _cp._lean_schedule(m, d, radius, rho, beta, PAIRED_LEAN, "paper")
+    s_T = _cp._recursion(m, d, radius, rho, beta, t, pre, "paper")[2][-1]
+    return 0.5 * LOG_CHI2_1_SD * math.sqrt(s_T * s_T + 1.0 / m)
+
+
+#: Pairs are drawn between blocks of consecutive rows, at most this many rows a block (and at most
+#: n / PAIR_BLOCK_SHARE), so that a pair's rows are read as slices, not gathered one by one.
+PAIR_BLOCK_SHARE = 256
+
+
+def _pair_blocks(n: int, d: int) -> int:
+    """The public block size B of the pairing: chunk_rows(d), at most n // PAIR_BLOCK_SHARE, at least 1."""
+    return max(1, min(clipping.chunk_rows(d), n // PAIR_BLOCK_SHARE))
+
+
+def _pairing(n: int, d: int, rng: np.random.Generator) -> list[tuple[int, int, int]]:
+    """A uniformly random pairing of blocks of B consecutive rows, as (first, second, length) runs.
+
+    The rows are cut into blocks of B = :func:`_pair_blocks` consecutive rows (the last one
+    shorter), the blocks are put in a uniformly random order, and the k-th block of the first
+    half of that order is paired with the k-th block of its second half, row by row (a shorter
+    block with the first rows of its partner).  Every row lies in at most one pair; the draw
+    does not look at the data.  With B = 1 this is a uniformly random pairing of the rows."""
+    B = _pair_blocks(n, d)
+    starts = np.arange(0, n, B)
+    order = rng.permutation(starts.shape[0])
+    half = order.shape[0] // 2
+    runs = []
+    for a, b in zip(order[:half], order[half:2 * half], strict=True):
+        sa, sb = int(starts[a]), int(starts[b])
+        length = min(B, n - sa, n - sb)
+        runs.append((sa, sb, length))
+    return runs
+
+
+def _paired_rows(X: np.ndarray, rng: np.random.Generator, half_w2: float,
+                 dtype: Any) -> tuple[np.ndarray, FloatArray]:
+    """v_i = (x_a - x_b)^2 / 2 over the pairs (a, b) of :func:`_pairing`, capped at the public half_w2
+    (rows of the box; the cap only absorbs rounding), as one (m, d) array of ``dtype`` built run by
+    run from slices of X (no gather, no temporary of the data's size), and the rows' norms computed
+    as :func:`egmlib.clipping.transformed_norms` computes them from the stored values."""
+    n, d = X.shape
+    runs = _pairing(n, d, rng)
+    m = sum(k for _, _, k in runs)
+    out = np.empty((m, d), dtype=dtype)
+    norms = np.empty(m)
+    buf = np.empty((max((k for _, _, k in runs), default=1), d))
+    i = 0
+    for a, b, k in runs:
+        B = buf[:k]
+        np.subtract(X[a:a + k], X[b:b + k], out=B)
+        np.multiply(B, B, out=B)
+        B *= 0.5
+        np.minimum(B, half_w2, out=B)
+        out[i:i + k] = B
+        B[...] = out[i:i + k]  # the stored values, as the clipped sum will read them
+        norms[i:i + k] = np.sqrt(np.einsum("ij,ij->i", B, B))
+        i += k
+    return out, norms
+
+
+def _moments_and_logs(V: np.ndarray, norms: FloatArray, tau: float, lo: float, half_w2: float,
+                      centre: FloatArray) -> tuple[FloatArray, FloatArray, float]:
+    """One pass over V, chunk by chunk: the second moments' clipped sum at ``tau`` (chunk sums added in
+    order, the summation :func:`egmlib.clipping.sum_sensitivity` bounds), then each chunk turned in
+    place into its standardised logarithms, with their sum about ``centre`` and their largest
+    distance from it (the statistic and the spread CoinPress's first step reads)."""
+    m, d = V.shape
+    total, deviation, spread = np.zeros(d), np.zeros(d), 0.0
+    step = clipping.chunk_rows(d)
+    buf = np.empty((min(step, m), d))
+    for a in range(0, m, step):
+        b = min(a + step, m)
+        total += clipping.clipped_sum(V[a:b], C=tau, norms=norms[a:b], rows=step, finite=True).total
+        block = V[a:b]
+        np.clip(block, math.exp(lo), half_w2, out=block)
+        np.log(block, out=block)
+        block -= LOG_CHI2_1_MEAN
+        block /= LOG_CHI2_1_SD
+        B = buf[:b - a]
+        B[...] = block
+        B -= centre
+        spread = max(spread, float(np.einsum("ij,ij->i", B, B).max()))
+        deviation += B.sum(axis=0)
+    return total, deviation, math.sqrt(spread)
+
+
+def paired_scales(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
+                  floor: float = PAIRED_LOG_FLOOR) -> PairedScales:
+    r"""ESM's private scales, :math:`\rho`-zCDP: log scales and second moments of one random pairing.
+
+    With one data-independent pairing :math:`\pi` and the :math:`m = \lfloor n/2\rfloor` rows
+    :math:`v_i = \tfrac12(x_{\pi(2i-1)} - x_{\pi(2i)})^{\odot2}` (PLAN's pairing; Aumuller et al. 2024):
+
+    1. *second moments* (budget :math:`(1-a)\rho`, :math:`a` = ``PAIRED_LOG_SHARE``): a radius
+       :math:`\tau = e^{q}`, :math:`q` the exponential-mechanism 0.9-quantile of
+       :math:`\ln\|v_i\|` on the public range of those logarithms (half the budget; a private
+       quantile in log space, which lands near the data however wide the box), then
+       :math:`\hat s = (\sum_i \min(1, \tau/\|v_i\|)v_i + \eta)/m`, :math:`\eta` Gaussian for the
+       sensitivity :func:`egmlib.clipping.sum_sensitivity` of :math:`\tau` (the other half).
+       :math:`\mathbb E v_{ij} = \sigma_j^2` for any law with a variance: ties and zeros add 0
+       to the mean, they do not drag it to a floor;
+    2. *log scales* (budget :math:`a\rho`): CoinPress on the standardised logarithms, as
+       :func:`coinpress_log_scales` with ``floor``, shrunk by :func:`shrunk_log_scales`
+       (James-Stein): relative accuracy in every column whatever the spread of the scales;
+    3. post-processing: :math:`\hat\sigma_j = \max(e^{\tilde\ell_j}, \sqrt{(\hat s_j - z s)_+})`,
+       :math:`z` = :func:`second_moment_threshold`, then the floor ``PAIRED_FLOOR_SHARE``
+       times the larger of :math:`\overline{\hat\sigma}` and :math:`\sqrt{V_-/d}`,
+       :math:`V_- = (\sum_j\hat s_j - z_0\sqrt d\,s)_+` (:math:`z_0 = \sqrt{2\ln(1/\alpha)}`), a
+       lower confidence bound on the total variance.  A column whose pairs are mostly tied
+       (mostly-zero columns) has a log scale near the floor, and a second moment that its
+       noise may hide; the total of all second moments is not hidden, so such columns are
+       raised to a share of the root mean square scale instead of collapsing.
+
+    The pairing is drawn from ``rng`` independently of the data and every row lies in at most one
+    pair, so a substituted row changes at most one :math:`v_i`; each release is private for that
+    (the book's statements on the scale step) and they compose to :math:`\rho`.  The rows
+    :math:`v_i` are stored once, in float32 where the box allows (a quarter of the data's memory),
+    and turned into the
+    logarithms in place after the second moments.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(4)
+    >>> X = (rng.random((20000, 3)) < [0.5, 0.1, 0.02]) * rng.gamma(2.0, 3.0, (20000, 3))  # mostly zeros
+    >>> s = paired_scales(X, rho=1.0, lower=0.0, upper=100.0, rng=rng).sigma_hat
+    >>> bool(np.all(np.abs(s / X.std(axis=0) - 1) < 0.3))
+    True
+    """
+    X = _v.check_finite_data("X", X, min_rows=2)
+    lower, upper = _v.check_bounds(lower, upper)
+    X = clipping.clamp_to_box(X, lower=lower, upper=upper)
+    rho = _v.check_positive_finite("rho", rho)
+    rng = _v.check_rng("rng", rng)
+    floor = _v.check_probability("floor", floor)
+    return _paired_scales(X, rho, lower, upper, rng, floor)
+
+
+def _paired_scales(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator,
+                   floor: float = PAIRED_LOG_FLOOR) -> PairedScales:
+    from egmlib.peers import coinpress as _cp
+
+    n, d = X.shape
+    width = upper - lower
+    half_w2 = 0.5 * width * width
+    _v.check_finite_result(half_w2, what="the universe of squared differences", inputs="lower, upper")
+    lo, hi = _log_range(width, floor)
+    if not (math.isfinite(lo) and lo < hi):
+        raise ValueError(f"(floor * (upper - lower))^2 must be a positive float64 below the box's, got "
+                         f"floor={floor!r}, lower={lower!r} and upper={upper!r}")
+    top = math.sqrt(d) * half_w2
+    _v.check_finite_result(top, what="the universe of the rows' norms", inputs="lower, upper")
+    # float32 holds every v_ij (and the floor e^lo) where the box allows: a quarter of the data's memory
+    small = math.exp(lo) > 1e-30 and top < 1e30
+    V, norms = _paired_rows(X, rng, half_w2, np.float32 if small else np.float64)
+    m = V.shape[0]
+    # 1. second moments: a radius from the log-space quantile of the norms, the clipped sum, noise
+    rho_sm = (1.0 - PAIRED_LOG_SHARE) * rho
+    lo_norm = math.exp(lo)
+    q = private_quantile(np.log(np.clip(norms, lo_norm, top)), q=SECOND_MOMENT_QUANTILE, rho=0.5 * rho_sm,
+                         lower=lo, upper=math.log(top), rng=rng)
+    tau = min(math.exp(q), top)
+    centre = np.full(d, 0.5 * (lo + hi) / LOG_CHI2_1_SD)
+    total, deviation, spread = _moments_and_logs(V, norms, tau, lo, half_w2, centre)
+    s = _budget.gaussian_noise_std(0.5 * rho_sm, sensitivity=clipping.sum_sensitivity(tau, n=m, d=d))
+    variance = (total + s * rng.standard_normal(d)) / m
+    noise_sd = s / m
+    # 2. log scales: CoinPress on the standardised logarithms from the prior ball of the log range
+    radius = math.sqrt(d) * 0.5 * (hi - lo) / LOG_CHI2_1_SD
+    ref = _cp._Reference(point=centre, spread=spread, deviation=deviation)
+    r = _cp._coinpress(V, rho=PAIRED_LOG_SHARE * rho, centre=centre, radius=radius, rng=rng, beta=0.01,
+                       steps=None, clip_rule="paper", ref=ref, lean=PAIRED_LEAN)
+    del V
+    raw = np.exp(np.clip(0.5 * LOG_CHI2_1_SD * r.estimate, 0.5 * lo, 0.5 * hi))
+    shrunk, factor = _shrink(LogScalesResult(sigma_hat=raw, coinpress=r, pairs=m))
+    log_noise = 0.5 * LOG_CHI2_1_SD * math.sqrt(r.noise_stds[-1] ** 2 + 1.0 / m)
+    # 3. post-processing: the larger of the two, then a floor the second moments' total vouches for
+    z = second_moment_threshold(d)
+    sigma = np.maximum(shrunk, np.sqrt(np.maximum(variance - z * noise_sd, 0.0)))
+    z0 = math.sqrt(2.0 * math.log(1.0 / PAIRED_LEVEL))
+    v_low = max(float(np.sum(variance)) - z0 * math.sqrt(d) * noise_sd, 0.0)
+    level = max(float(np.mean(sigma)), math.sqrt(v_low / d))
+    sigma = np.minimum(np.maximum(sigma, PAIRED_FLOOR_SHARE * level), 0.5 * width)
+    return PairedScales(sigma_hat=sigma, log_scales=shrunk, log_noise=log_noise, variance=variance,
+                        noise_sd=noise_sd, radius=tau, pairs=m, shrinkage=factor)
