@@ -24,7 +24,9 @@ def test_one_style_per_arm_in_the_registry_order():
 
 
 def test_the_registry_holds_no_presentation():
-    assert {f.name for f in dataclasses.fields(Arm)} == {"name", "estimator", "given", "accepts", "private", "normalised"}
+    fields = {f.name for f in dataclasses.fields(Arm)}
+    assert fields == {"name", "estimator", "given", "accepts", "private", "normalised",
+                      "self_normalised"}
     source = Path(arms_module.__file__).read_text()
     assert not re.search(r"chapter \d|#[0-9A-Fa-f]{6}\b|\$\\\\sigma\$", source)
 

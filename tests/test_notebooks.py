@@ -150,33 +150,12 @@ def test_nothing_edits_sys_path():
 #: computation or plotting helper belongs in egmbook (findings, display).
 MAX_CELL_LINES = 25
 
-#: Notebooks that still hold a longer cell, each with its owner, who moves the code out and
-#: removes the entry (strict: a notebook that complies fails here until its entry is gone).
-LONG_CELLS_PENDING = {
-    "05a_figure2_cause.ipynb": "science", "05c_schur_reduction.ipynb": "science",
-    "05d_schur_every_dimension.ipynb": "science", "07_beyond_the_report.ipynb": "prose",
-    "07b_privacy_audit.ipynb": "privacy", "07c_choice_of_clipping.ipynb": "prose", "08_peers.ipynb": "prose",
-    "09_offmodel.ipynb": "estimator", "09b_offmodel_results.ipynb": "estimator",
-    "appendix_a_bordered_hessian.ipynb": "science", "appendix_b_working_notes.ipynb": "science",
-    "coverage.ipynb": "science",
-}
-
-#: Notebooks with a cell that builds a table or figure it never shows (strict, as above).
-UNSHOWN_PENDING = {"07c_choice_of_clipping.ipynb": "prose"}
-
-
-def _pending(pending):
-    """NOTEBOOKS, those in ``pending`` marked as strict expected failures naming their owner."""
-    return [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"pending: {pending[p.name]}"))
-            if p.name in pending else p for p in NOTEBOOKS]
-
-
 def cell_lines(src):
     """Lines of code of a cell, blank lines aside."""
     return sum(1 for line in src.splitlines() if line.strip())
 
 
-@pytest.mark.parametrize("path", _pending(LONG_CELLS_PENDING), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_code_cell_is_long_hidden_or_not(path):
     long = {i: cell_lines("".join(c["source"])) for i, c in enumerate(_code_cells(path))}
     long = {i: n for i, n in long.items() if n > MAX_CELL_LINES}
@@ -252,7 +231,7 @@ def test_the_unshown_check_finds_what_it_should():
         assert unshown(fine) == [], fine
 
 
-@pytest.mark.parametrize("path", _pending(UNSHOWN_PENDING), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_every_table_and_figure_a_cell_builds_is_shown(path):
     found = {i: p for i, c in enumerate(_code_cells(path)) if (p := unshown("".join(c["source"])))}
     assert not found, f"{path.name}: built and never shown (cell: where) {found}"
