@@ -525,10 +525,7 @@ def web_only_problems(texts: list[str], owners: list[str]) -> dict[str, list[str
 #: them, or put a sentence meant for the screen in a ``{container} egm-web-only`` block, which
 #: the PDF leaves out); everything the PDF script itself prints must be clean.
 KNOWN_WEB_ONLY: dict[str, str] = {
-    "chapters/02_preliminaries": "'The hidden cell also checks ...'",
-    "chapters/04_problem_setup": "'(collapsed in the HTML book)'",
     "chapters/09b_offmodel_results": "'in two tables behind the first button below'",
-    "chapters/errata": "'listed for completeness, collapsed (a link to one of them opens the list)' (twice)",
 }
 
 
