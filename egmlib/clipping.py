@@ -172,7 +172,7 @@ def sum_sensitivity(C: float, *, n: int, d: int, rows: int | None = None) -> flo
     :math:`2C` is the sensitivity on paper (substitution of one row, each clipped row of
     norm at most :math:`C`); :math:`\nu` = :func:`rounding_slack` bounds the rounding of
     the computed sum, and :math:`\eta = 2^{-1074}` the absolute error of a product that
-    underflows (module docstring; Higham 2002, eq. (2.8) and eq. (4.4)).  The absolute term
+    underflows (module docstring; Higham 2002, eqs. (2.8) and (4.4)).  The absolute term
     matters only for :math:`C` below about :math:`10^{-290}`; at :math:`C = 0` every row
     is clipped to exactly 0 and the sensitivity is 0.  Every Gaussian release on a clipped
     sum in egmlib calibrates its noise to this value.
