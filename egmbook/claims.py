@@ -53,7 +53,7 @@ import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict, TypeGuard
 
 import numpy as np
 
@@ -214,6 +214,11 @@ class _Tag:
             METADATA_KEY: asdict(self.record)}
 
 
+def _is_outcome(text: str) -> TypeGuard[Outcome]:
+    """Whether ``text`` is one of the outcomes (:data:`OUTCOMES`)."""
+    return text in OUTCOMES
+
+
 def _text_arg(name: str, value: object, *, required: bool) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a str, got {name}={value!r} (type {type(value).__name__})")
@@ -272,9 +277,10 @@ def check(
     statement = _text_arg("statement", statement, required=True)
     evidence = _text_arg("evidence", evidence, required=False)
     erratum = _text_arg("erratum", erratum, required=False)
-    outcome = _text_arg("outcome", outcome, required=True)
-    if outcome not in OUTCOMES:
-        raise ValueError(f"outcome must be one of {sorted(OUTCOMES)}, got outcome={outcome!r}")
+    outcome_text = _text_arg("outcome", outcome, required=True)
+    if not _is_outcome(outcome_text):
+        raise ValueError(f"outcome must be one of {sorted(OUTCOMES)}, got outcome={outcome_text!r}")
+    outcome = outcome_text
     if not _LABEL.match(label):
         raise ValueError(
             f"label must be lower-case letters, digits and hyphens, got label={label!r}")
@@ -364,17 +370,17 @@ def report_items(claim: str) -> list[str]:
         items += [f"{kind} {n}" for n in numbers]
     for group in _EQS.findall(claim):
         tokens = re.findall(r"\((\d+)\)|(-|\u2013)", group)
-        numbers: list[int] = []
+        equations: list[int] = []
         pending_range = False
         for number, dash in tokens:
             if dash:
                 pending_range = True
-            elif pending_range and numbers:
-                numbers += list(range(numbers[-1] + 1, int(number) + 1))
+            elif pending_range and equations:
+                equations += list(range(equations[-1] + 1, int(number) + 1))
                 pending_range = False
             else:
-                numbers.append(int(number))
-        items += [f"eq. ({n})" for n in numbers]
+                equations.append(int(number))
+        items += [f"eq. ({n})" for n in equations]
     if re.search(r"\bAppendix A\b", claim):
         items.append("Appendix A")
     return list(dict.fromkeys(items))
@@ -418,7 +424,16 @@ def _section_key(section: str) -> tuple:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in section.split("."))
 
 
-def checks_by_section(records: list[dict[str, str]], items: list[dict[str, str]]) -> list[dict]:
+class SectionRow(TypedDict):
+    """One row of the coverage table (:func:`checks_by_section`)."""
+
+    section: str | None  #: the report's section; None for the checks that name no item of the report
+    items: int  #: numbered items of the section
+    checked: int  #: those with a check
+    checks: int  #: checks counted in the section
+
+
+def checks_by_section(records: list[dict[str, str]], items: list[dict[str, str]]) -> list[SectionRow]:
     """The coverage table: for each section of the report, its numbered items, how many have
     a check, and the checks that name them, so that the checks column adds up.
 
@@ -437,8 +452,8 @@ def checks_by_section(records: list[dict[str, str]], items: list[dict[str, str]]
     _check_records("items", items, keys=("item", "section"))
     section_of = {row["item"]: row["section"] for row in items}
     order = sorted({row["section"] for row in items}, key=_section_key)
-    rows = {sec: {"section": sec, "items": 0, "checked": 0, "checks": 0} for sec in order}
-    own = {"section": None, "items": 0, "checked": 0, "checks": 0}
+    rows = {sec: SectionRow(section=sec, items=0, checked=0, checks=0) for sec in order}
+    own = SectionRow(section=None, items=0, checked=0, checks=0)
     checked_items = set()
     for rec in records:
         named = [i for i in report_items(rec["claim"]) if i in section_of]

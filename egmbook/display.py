@@ -667,10 +667,12 @@ def heatmap(
                 ok = _is_number(v) or (isinstance(v, tuple) and len(v) == 3 and all(_is_number(x) for x in v))
                 if not ok:
                     raise TypeError(f"column {name!r} holds {v!r}: a ratio or a tuple (value, low, high)")
-                value, low, high = (v, None, None) if _is_number(v) else v
-                main = number(float(value))
-                if low is not None:
+                if _is_number(v):
+                    value = v
+                else:
+                    value, low, high = v
                     spread = f"{number(float(low))}\N{EN DASH}{number(float(high))}"
+                main = number(float(value))
                 style = _heat_colour(float(value), centre, saturate, blue_above)
             shown_row.append((main, spread))
             text_row.append(f"{main} ({spread.replace(chr(0x2013), '-')})" if spread else main)

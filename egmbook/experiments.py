@@ -144,8 +144,8 @@ def clipping_radii(sigma: ArrayLike, *, p: ArrayLike) -> ClippingRadii:
         cn2 = smax * smax * cn2
     _v.check_finite_result(cn2, what="C_n^2", inputs="sigma")
     if pa.ndim == 0:
-        cn2, ct2 = float(cn2), float(ct2)
-        return ClippingRadii(Cn=math.sqrt(cn2), Ct=math.sqrt(ct2), Cn_squared=cn2, Ct_squared=ct2)
+        cn2_0, ct2_0 = float(cn2), float(ct2)
+        return ClippingRadii(Cn=math.sqrt(cn2_0), Ct=math.sqrt(ct2_0), Cn_squared=cn2_0, Ct_squared=ct2_0)
     return ClippingRadii(Cn=np.sqrt(cn2), Ct=np.sqrt(ct2), Cn_squared=cn2, Ct_squared=ct2)
 
 
@@ -180,12 +180,12 @@ def figure2_errors(sigma: ArrayLike, *, n: int, sigma_opt: float = 1.0) -> Figur
     s = _v.check_nonnegative_vector("sigma", sigma)
     n = _v.check_count("n", n, minimum=2)
     so = _v.check_positive_finite("sigma_opt", sigma_opt)
-    r = clipping_radii(s, p=1.0 / n)
+    r = clipping_radii(s, p=1.0 / n)  # at one p: Python floats
     smax = float(s.max())
     ssum = smax * float(np.sum(s / smax))
     # Python floats: an overflow gives inf without a warning, reported just below
-    e_n = s.size * 4.0 * so * so * r.Cn_squared
-    e_t = 4.0 * so * so * r.Ct_squared * ssum * ssum
+    e_n = s.size * 4.0 * so * so * float(r.Cn_squared)
+    e_t = 4.0 * so * so * float(r.Ct_squared) * ssum * ssum
     _v.check_finite_result([e_n, e_t], what="E_n or E_t", inputs="sigma or sigma_opt")
     return Figure2Errors(En=e_n, Et=e_t)
 
@@ -272,8 +272,16 @@ def load_published_figure2(path: str | Path | None = None) -> Figure2Table:
     if not rows or rows[0] != expected:
         raise ValueError(f"{p}: header must be {expected}, got {rows[0] if rows else None}")
     body = [r for r in rows[1:] if r]
+    if not body:
+        raise ValueError(f"{p}: the file has a header and no rows")
     cols = dict(zip(expected, zip(*body, strict=True), strict=True))
-    return Figure2Table(**{name: [float(v) for v in col] for name, col in cols.items()})
+
+    def column(name: str) -> list[float]:
+        return [float(v) for v in cols[name]]
+
+    return Figure2Table(d=np.array(column("d"), dtype=np.int64), n=np.array(column("n"), dtype=np.int64),
+                        alpha=np.array(column("alpha")), Cn_squared=np.array(column("Cn_squared")),
+                        Ct_squared=np.array(column("Ct_squared")), improvement=np.array(column("improvement")))
 
 
 def _entries(name: str, values: Iterable[float]) -> list[float]:
@@ -304,7 +312,12 @@ def figure2_grid(
     ns = [_v.check_count("n_values entry", n, minimum=2, maximum=10**18) for n in _entries("n_values", n_values)]
     als = [_v.check_nonnegative_finite("alphas entry", a) for a in _entries("alphas", alphas)]
     p = np.array([1.0 / n for n in ns])
-    rows_d, rows_n, rows_a, cn, ct, imp = [], [], [], [], [], []
+    rows_d: list[int] = []
+    rows_n: list[int] = []
+    rows_a: list[float] = []
+    cn: list[float] = []
+    ct: list[float] = []
+    imp: list[float] = []
     for d in ds:
         cn_da = np.empty((len(ns), len(als)))
         ct_da = np.empty((len(ns), len(als)))
@@ -320,7 +333,9 @@ def figure2_grid(
                 cn.append(cn_da[i, k])
                 ct.append(ct_da[i, k])
                 imp.append(d * cn_da[i, k] / ct_da[i, k])
-    return Figure2Table(d=rows_d, n=rows_n, alpha=rows_a, Cn_squared=cn, Ct_squared=ct, improvement=imp)
+    return Figure2Table(d=np.array(rows_d, dtype=np.int64), n=np.array(rows_n, dtype=np.int64),
+                        alpha=np.array(rows_a), Cn_squared=np.array(cn), Ct_squared=np.array(ct),
+                        improvement=np.array(imp))
 
 
 def leading_count(sigma: ArrayLike, *, share: float = 0.99, power: int = 1) -> int:

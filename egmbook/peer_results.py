@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, TypedDict, overload
 
 from egmlib import validation as _v
 from egmlib.peers.arms import ARMS
@@ -145,6 +145,10 @@ def _lookup(table: Mapping[Key, Summary], what: str, dataset: Any, algorithm: An
     return table[key]
 
 
+@overload
+def _number(row: Mapping[str, str], field: str, where: str, *, optional: Literal[False] = False) -> float: ...
+@overload
+def _number(row: Mapping[str, str], field: str, where: str, *, optional: Literal[True]) -> float | None: ...
 def _number(row: Mapping[str, str], field: str, where: str, *, optional: bool = False) -> float | None:
     text = row.get(field)
     if text is None:
@@ -162,7 +166,7 @@ def _number(row: Mapping[str, str], field: str, where: str, *, optional: bool = 
 
 def _integer(row: Mapping[str, str], field: str, where: str) -> int:
     value = _number(row, field, where)
-    if value is None or not float(value).is_integer() or value < 1:
+    if not float(value).is_integer() or value < 1:
         raise ValueError(f"{where}: {field} must be a positive integer, got {row.get(field)!r}")
     return int(value)
 
@@ -179,11 +183,23 @@ def _read(path: Path, columns: tuple[str, ...]) -> list[dict[str, str]]:
         return list(reader)
 
 
-def _setting(row: Mapping[str, str], where: str) -> dict[str, Any]:
+class _Setting(TypedDict):
     """The fields that name a setting, shared by Summary and FaithfulnessRow."""
-    return dict(dataset=row["dataset"], algorithm=row["algorithm"], n=_integer(row, "n", where),
-                d=_integer(row, "d", where), rho=_number(row, "rho", where),
-                alpha=_number(row, "alpha", where), runs=_integer(row, "runs", where))
+
+    dataset: str
+    algorithm: str
+    n: int
+    d: int
+    rho: float
+    alpha: float
+    runs: int
+
+
+def _setting(row: Mapping[str, str], where: str) -> _Setting:
+    """The fields that name a setting, shared by Summary and FaithfulnessRow."""
+    return _Setting(dataset=row["dataset"], algorithm=row["algorithm"], n=_integer(row, "n", where),
+                    d=_integer(row, "d", where), rho=_number(row, "rho", where),
+                    alpha=_number(row, "alpha", where), runs=_integer(row, "runs", where))
 
 
 def _summaries(path: Path, field: str) -> Mapping[Key, Summary]:

@@ -576,9 +576,15 @@ def with_cancelling_distances(pipeline: Callable[..., Any]) -> Callable[..., Any
     pipeline = _v.check_callable("pipeline", pipeline)
     from egmlib.peers import coinpress
 
+    def old_step_sum(X: NDArray[np.float64], c: NDArray[np.float64], R: float, ref: object,
+                     b: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], int]:
+        """CoinPress's step with the cancelling distances, on the rows x_i * b (b = 1 when None) as
+        the current step takes them; ``ref`` (the current step's reference point) is not used."""
+        return cancelling_step_sum(X if b is None else X * b, c, R)
+
     def control(*args: Any, **kwargs: Any) -> Any:
         saved = coinpress._step_sum
-        coinpress._step_sum = lambda X, c, R, ref: cancelling_step_sum(X, c, R)  # type: ignore[assignment]
+        coinpress._step_sum = old_step_sum
         try:
             return pipeline(*args, **kwargs)
         finally:

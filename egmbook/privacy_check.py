@@ -294,7 +294,8 @@ def privacy_check(
     if eps_grid is not None:
         grid = _v.as_real_array("eps_grid", eps_grid)
         eps_grid = [_v.check_positive_finite("eps_grid entry", e) for e in grid.ravel()]
-    mechanism = mechanisms.algorithm3 if mechanism is None else _v.check_callable("mechanism", mechanism)
+    release: Callable[..., mechanisms.GaussianDataResult] = (
+        mechanisms.algorithm3 if mechanism is None else _v.check_callable("mechanism", mechanism))
     return_losses = _v.check_bool("return_losses", return_losses)
     if calibration.sigma_opt(eps=eps, delta=delta) < 1e-154:  # 1 / sigma_opt^2 overflows
         raise ValueError(
@@ -303,17 +304,25 @@ def privacy_check(
         )
 
     X, Xp = worst_case_pair(sigma, n=n, rng=rng, mu_hat=mu_hat, p_clip=p, far=far)
-    kw = dict(sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta, p_clip=p)
-    r = mechanism(X, rng=None, noise=False, **kw)
-    rp = mechanism(Xp, rng=None, noise=False, **kw)
+
+    def mechanism_on(data: NDArray[np.float64], *, rng: np.random.Generator | None,
+                     noise: bool) -> mechanisms.GaussianDataResult:
+        """The mechanism under audit, with the audit's sigma, centre, budget and clipping."""
+        return release(data, rng=rng, noise=noise, sigma=sigma, mu_hat=mu_hat, eps=eps, delta=delta, p_clip=p)
+
+    r = mechanism_on(X, rng=None, noise=False)
+    rp = mechanism_on(Xp, rng=None, noise=False)
+    if r.sigma_opt is None:
+        raise ValueError("mechanism must return sigma_opt (it is given eps and delta), got None")
+    sigma_opt = float(r.sigma_opt)
     m, mp, s = np.array(r.clipped_sum), np.array(rp.clipped_sum), np.array(r.noise_std)
     dT = np.array(r.transformed_sum) - np.array(rp.transformed_sum)
     sens_rel_err = abs(float(np.linalg.norm(dT)) / (2.0 * r.C) - 1.0)
     v = (m - mp) / s
     Delta = float(np.linalg.norm(v))
     # 2. actual releases
-    Y = np.array([mechanism(X, rng=rng, noise=True, **kw).sum for _ in range(n_outputs)])
-    L_out = privacy_loss(Y, mean=m, mean_prime=mp, std=s)
+    Y = np.array([mechanism_on(X, rng=rng, noise=True).sum for _ in range(n_outputs)])
+    L_out = np.asarray(privacy_loss(Y, mean=m, mean_prime=mp, std=s), dtype=np.float64)  # one per release
     z_out = (L_out - 0.5 * Delta**2) / Delta
     ks = stats.kstest(z_out, "norm")
     # 3. Monte Carlo along the difference
@@ -346,8 +355,8 @@ def privacy_check(
                                        profile=float(calibration.privacy_profile(1.0 / Delta, eps=float(e)))))
         curve = tuple(points)
     return PrivacyCheck(
-        n=n, C=float(r.C), sigma_opt=float(r.sigma_opt), n_clipped_X=int(r.n_clipped),
-        sens_rel_err=sens_rel_err, Delta=Delta, Delta_times_sigma_opt=Delta * float(r.sigma_opt),
+        n=n, C=float(r.C), sigma_opt=sigma_opt, n_clipped_X=int(r.n_clipped),
+        sens_rel_err=sens_rel_err, Delta=Delta, Delta_times_sigma_opt=Delta * sigma_opt,
         outputs=n_outputs, L_mean=float(L_out.mean()), L_var=float(L_out.var(ddof=1)),
         L_mean_pred=0.5 * Delta**2, L_var_pred=Delta**2, ks_stat=float(ks.statistic),
         ks_p=float(ks.pvalue), reduction_err=red_err, n_mc=n_mc, delta=delta, eps=eps,

@@ -830,27 +830,27 @@ def summary(res: BeyondReport) -> None:
         print(f"\nC: error with mu_hat_j = mu_j + {what} relative to the optimum with the exact centre")
         print(f"{'d':>5} {'alpha':>5} {'method':>6} {'n':>8} {'at 1/n':>9} {'at p*_0':>9} {'re-optimised':>13} "
               f"{'log10 p_C':>10}")
-        for c in res.centre:
+        for cc in res.centre:
             for n in res.n_values:
-                v = c.offsets[shape][0].per_n[n]
-                print(f"{c.d:5d} {c.alpha:5.1f} {c.method:>6} {n:8.0e} {v.ratio_1n:9.3g} "
+                v = cc.offsets[shape][0].per_n[n]
+                print(f"{cc.d:5d} {cc.alpha:5.1f} {cc.method:>6} {n:8.0e} {v.ratio_1n:9.3g} "
                       f"{v.ratio_opt0:9.3g} {v.ratio_reopt:13.3g} {v.log10_p_reopt:10.1f}")
     print("\nC: improvement of Algorithm 3 over the baseline, each at its own optimum (exact / prop. / iso.)")
-    for r in centre_improvements(res, c=0.1):
-        print(f"{r.d:5d} {r.alpha:5.1f} {r.n:8.0e} {r.exact:9.3g} {r.proportional:9.3g} {r.isotropic:9.3g}")
+    for ci in centre_improvements(res, c=0.1):
+        print(f"{ci.d:5d} {ci.alpha:5.1f} {ci.n:8.0e} {ci.exact:9.3g} {ci.proportional:9.3g} {ci.isotropic:9.3g}")
     print("\nE: Algorithm 3's error with a centre released by the baseline on m independent rows, "
           "over its error with the exact centre (at 1/n / at p*_0 / re-optimised)")
-    for r in res.private_centre:
-        if r.source != "base" or r.method != "alg3":
+    for pc in res.private_centre:
+        if pc.source != "base" or pc.method != "alg3":
             continue
         for n in res.n_values:
-            v = r.per_n[n]
-            print(f"{r.d:5d} {r.alpha:5.1f} m={r.m:8.0e} n={n:8.0e} {v.ratio_1n:9.3g} {v.ratio_opt0:9.3g} "
-                  f"{v.ratio_reopt:9.3g}")
+            at_n = pc.per_n[n]
+            print(f"{pc.d:5d} {pc.alpha:5.1f} m={pc.m:8.0e} n={n:8.0e} {at_n.ratio_1n:9.3g} {at_n.ratio_opt0:9.3g} "
+                  f"{at_n.ratio_reopt:9.3g}")
     print(f"\nP: empirical delta at eps = {res.settings.eps:g} (delta = {res.settings.delta:g})")
-    for r in res.privacy:
-        ch = r.check
-        print(f"  d={r.d:5d} alpha={r.alpha:3.1f}: MC {ch.delta_mc:.3e} +- {ch.delta_mc_se:.1e}, "
+    for pr in res.privacy:
+        ch = pr.check
+        print(f"  d={pr.d:5d} alpha={pr.alpha:3.1f}: MC {ch.delta_mc:.3e} +- {ch.delta_mc_se:.1e}, "
               f"IS {ch.delta_is:.6e} +- {ch.delta_is_se:.1e}, profile {ch.profile:.6e}")
     print("\nModel accuracy: largest relative Monte Carlo standard error of the per-row model's error")
     b_se = max(o.bias_se / o.total for c in res.sweep.configs for m in c.methods.values() for o in m.opt.values())

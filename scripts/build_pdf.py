@@ -56,10 +56,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 import yaml
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "_build" / "html"
@@ -164,6 +167,24 @@ def _key(file: str) -> str:
     return Path(file).name
 
 
+def _attr(tag: Tag, name: str) -> str:
+    """The value of a tag's single-valued attribute (``href``, ``src``, ``id``); a TypeError if
+    bs4 parsed it as a list (it does so for ``class`` only)."""
+    value = tag[name]
+    if not isinstance(value, str):
+        raise TypeError(f"build_pdf: <{tag.name} {name}=...> is a list, not one value")
+    return value
+
+
+def _add_class(tag: Tag, name: str) -> None:
+    """Add a class to a tag (bs4 keeps ``class`` as a list, and a tag may have none)."""
+    from bs4.element import AttributeValueList
+
+    value = tag.get("class")
+    classes = [] if value is None else [value] if isinstance(value, str) else list(value)
+    tag["class"] = AttributeValueList([*classes, name])
+
+
 def _first_heading(key: str) -> str:
     """The id of a printed page's title (see ``_Binder.article``)."""
     return f"{key}--heading-0"
@@ -235,6 +256,7 @@ class _Binder:
 
     def article(self, page: Page):  # noqa: ANN201 - a bs4 Tag
         from bs4 import BeautifulSoup
+        from bs4.element import AttributeValueList
 
         soup = BeautifulSoup((HTML / (page.file + ".html")).read_text(encoding="utf-8"), "html.parser")
         article = soup.select_one("article.bd-article")
@@ -254,16 +276,18 @@ class _Binder:
                 if caption is not None and table is not None:
                     table.insert(0, caption.extract())
                 head.decompose()
+            if full.summary is None:
+                raise ValueError(f"build_pdf: {page.file}.html has a full table without its <summary>")
             full.summary.decompose()
             full.unwrap()
         for details in article.select("details"):  # dropdowns: open, their title as a heading
             details.name = "div"
             details.attrs.pop("open", None)
-            details["class"] = [*details.get("class", []), "egm-pdf-open"]
+            _add_class(details, "egm-pdf-open")
             if details.summary is not None:
                 details.summary.name = "div"
         for el in article.select(".toggle-hidden"):
-            el["class"] = [c for c in el["class"] if c != "toggle-hidden"]
+            el["class"] = AttributeValueList(c for c in el.get_attribute_list("class") if c != "toggle-hidden")
         if page.level == 0:  # the landing page: the title page has the title
             h1 = article.find("h1")
             if h1 is not None:
@@ -276,10 +300,10 @@ class _Binder:
         for el in article.find_all(id=True):
             el["id"] = f"{page.key}--{el['id']}"
         for attr in ("aria-labelledby", "aria-describedby", "aria-controls", "for"):
-            for el in article.find_all(attrs={attr: True}):
+            for el in article.find_all(None, {attr: True}):
                 del el[attr]
         for a in article.find_all("a", href=True):
-            target = self._target(a["href"], page)
+            target = self._target(_attr(a, "href"), page)
             if target is None:
                 a.unwrap()
             else:
@@ -298,14 +322,14 @@ class _Binder:
         for table in article.find_all("table"):
             if len(table.find_all("tr")) > LONG_TABLE_ROWS:
                 for el in [table, *table.find_parents("div", class_=["egm-table-wrap", "cell_output", "output"])]:
-                    el["class"] = [*el.get("class", []), "egm-pdf-long"]
+                    _add_class(el, "egm-pdf-long")
         for box in article.select("div.proof, div.admonition, div.egm-check"):
             if len(box.get_text()) > LONG_BOX_CHARS:
-                box["class"] = [*box.get("class", []), "egm-pdf-long"]
+                _add_class(box, "egm-pdf-long")
         for source in article.select("picture > source"):
             source.decompose()  # print the figure drawn for the text column, not its phone rendition
         for img in article.find_all("img", src=True):
-            img["src"] = (HTML / posixpath.dirname(page.file) / img["src"]).resolve().as_uri()
+            img["src"] = (HTML / posixpath.dirname(page.file) / _attr(img, "src")).resolve().as_uri()
             img.attrs.pop("loading", None)
         section = soup.new_tag("section", attrs={
             "id": page.key, "class": f"egm-pdf-page egm-pdf-level-{page.level}", "data-page": page.key})
@@ -396,7 +420,7 @@ def bind(pages: list[Page], config: dict, commit: str) -> tuple[str, _Binder]:
     static = (HTML / "_static").resolve()
     links = []
     for link in template.select('link[rel="stylesheet"]'):
-        href = link["href"].split("?")[0].removeprefix("../_static/")
+        href = _attr(link, "href").split("?")[0].removeprefix("../_static/")
         if href.startswith(STYLES):
             links.append(f'<link rel="stylesheet" href="{(static / href).as_uri()}">')
     mathjax_config = next(s.string for s in template.find_all("script")
@@ -405,6 +429,8 @@ def bind(pages: list[Page], config: dict, commit: str) -> tuple[str, _Binder]:
     fonts = (mathjax / "output" / "chtml" / "fonts" / "woff-v2").as_uri()
     body = BeautifulSoup("<main><article class='bd-article'></article></main>", "html.parser")
     article = body.article
+    if article is None:
+        raise ValueError("build_pdf: the document's skeleton has no <article>")
     for page in pages:
         article.append(binder.article(page))
     binder.check_links(body)
@@ -491,18 +517,21 @@ def page_fill(pdf: Path, page: int) -> float:
     """How far down its text area the content of ``page`` (1-based) reaches, from 0 (empty)
     to 1 (full), read from the page drawn at 30 dpi by poppler's ``pdftoppm``; the running
     header and the page number, in the margins, do not count."""
+    import numpy as np
     from PIL import Image
 
     png = subprocess.run(["pdftoppm", "-r", "30", "-gray", "-f", str(page), "-l", str(page), str(pdf)],
                          capture_output=True, check=True).stdout
     with Image.open(io.BytesIO(png)) as im:
-        width, height = im.size
-        pixels = im.load()
-        top, bottom = round(height * BODY_MM[0] / 297), round(height * BODY_MM[1] / 297)
-        for y in range(bottom - 1, top - 1, -1):
-            if any(pixels[x, y] < 200 for x in range(width)):
-                return (y + 1 - top) / (bottom - top)
-    return 0.0
+        if im.mode != "L":
+            raise ValueError(f"build_pdf: pdftoppm -gray drew page {page} in mode {im.mode}, not 8-bit grey")
+        grey = np.asarray(im)  # (height, width) grey levels, 0 black to 255 white
+    height = grey.shape[0]
+    top, bottom = round(height * BODY_MM[0] / 297), round(height * BODY_MM[1] / 297)
+    inked = np.flatnonzero((grey[top:bottom] < 200).any(axis=1))  # rows of the text area with ink
+    if inked.size == 0:
+        return 0.0
+    return float(inked[-1] + 1) / (bottom - top)
 
 
 def blank_before_figures(pdf: Path, starts: set[int]) -> list[tuple[int, str, float]]:
@@ -590,7 +619,10 @@ def _start_pages(pdf: bytes, keys: list[str]) -> dict[str, int]:
     for key in keys:
         dest = _destination(reader, key)
         if dest is not None:
-            out[key] = reader.get_destination_page_number(dest) + 1
+            number = reader.get_destination_page_number(dest)
+            if number is None:
+                raise ValueError(f"build_pdf: the PDF's destination {key!r} is on no page")
+            out[key] = number + 1
     return out
 
 

@@ -76,7 +76,7 @@ def profile_at_sigma_opt() -> ProfileAtSigmaOpt:
     sig = np.geomspace(1e-2, 1e3, 2001)
     decreasing = True
     for eps in [0.1, 1.0, 10.0]:
-        prof = calibration.privacy_profile(sig, eps=eps)
+        prof = np.asarray(calibration.privacy_profile(sig, eps=eps))  # an array, as sig is
         inside = prof[(prof > 1e-300) & (prof < 1 - 1e-12)]  # away from under/overflow
         decreasing &= bool(len(inside) > 500 and np.all(np.diff(inside) < 0))
     return ProfileAtSigmaOpt(_frozen(rows), decreasing)
@@ -192,7 +192,7 @@ def ellipsoid() -> Ellipsoid:
 
     def delta_for_difference(v: np.ndarray) -> float:
         m = np.sqrt(np.sum((v / s) ** 2))  # Mahalanobis distance
-        return calibration.privacy_profile(1.0, eps=eps, sensitivity=m)
+        return float(calibration.privacy_profile(1.0, eps=eps, sensitivity=m))
 
     corners = [delta_for_difference(np.array(c) * Delta) for c in itertools.product([-1, 1], repeat=3)]
     on_axes = [delta_for_difference(np.eye(3)[j] * Delta[j] / b[j]) for j in range(3)]
@@ -364,7 +364,7 @@ def mechanisms_by_simulation() -> MonteCarlo:
     z99 = stats.norm.isf(0.005)
     sq1, sq2 = np.empty(reps), np.empty(reps)
     for r in range(reps):
-        g = mechanisms.gaussian_mechanism(X, eps=eps, delta=delta, sensitivity=np.linalg.norm(Delta), rng=rng)
+        g = mechanisms.gaussian_mechanism(X, eps=eps, delta=delta, sensitivity=float(np.linalg.norm(Delta)), rng=rng)
         e = mechanisms.elliptical_gaussian_mechanism(X, Delta=Delta, eps=eps, delta=delta, rng=rng)
         sq1[r] = np.sum((g.sum - true_sum) ** 2)
         sq2[r] = np.sum((e.sum - true_sum) ** 2)

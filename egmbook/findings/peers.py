@@ -35,6 +35,10 @@ from egmbook.peer_results import FaithfulnessRow, PeersResults, PrivacyRow, Summ
 from egmlib import calibration
 from egmlib.peers import algorithm3, coinpress, iome, plan
 from egmlib.peers import algorithm3_robust as robust
+from egmlib.peers.algorithm3 import Algorithm3Result
+from egmlib.peers.coinpress import CoinPressResult
+from egmlib.peers.iome import IOMEResult
+from egmlib.peers.plan import PlanResult
 
 __all__ = ["DATASETS", "FIRST_ARMS", "ADDED_ARMS", "RunCounts", "run_counts", "BudgetSplits", "budget_splits",
            "OneDataset", "budgets_on_one_dataset", "LastStepGain", "last_step_gain", "PublishedAccounting",
@@ -59,6 +63,14 @@ def _check_res(peers: Any) -> PeersResults:
         raise TypeError(f"peers must be egmbook.peer_results.PeersResults (load_peers_results()), got peers of "
                         f"type {type(peers).__name__}")
     return peers
+
+
+def _median(x: Summary) -> float:
+    """The median over the runs of one row of the peers tables (Aumuller et al. 2024's benchmarks)."""
+    if x.median is None:
+        raise ValueError(f"the {x.algorithm} row of {x.dataset} (d={x.d}, alpha={x.alpha}, rho={x.rho}) has no "
+                         "median: it was kept from a sweep before medians were recorded")
+    return x.median
 
 
 def _settings() -> dict[str, list[gb.GaussianSetting]]:
@@ -198,8 +210,9 @@ def budgets_on_one_dataset() -> OneDataset:
     s = gb.settings("GaussianB")[3]
     X = gb.sample(s, rng=np.random.default_rng(8))
     lo, hi = s.universe
-    runs = {
-        "PLAN": plan.plan_mean(X, rho=0.125, lower=lo, upper=hi, rng=np.random.default_rng(1)),
+    plan_run = plan.plan_mean(X, rho=0.125, lower=lo, upper=hi, rng=np.random.default_rng(1))
+    runs: dict[str, PlanResult | IOMEResult | CoinPressResult | Algorithm3Result] = {
+        "PLAN": plan_run,
         "PLAN-oracle": plan.plan_oracle_mean(X, mu_hat=s.mean, sigma=s.sigma, rho=0.125, lower=lo, upper=hi,
                                              rng=np.random.default_rng(2)),
         "IOME": iome.iome_mean(X, rho=0.125, lower=lo, upper=hi, rng=np.random.default_rng(3)),
@@ -213,8 +226,9 @@ def budgets_on_one_dataset() -> OneDataset:
                                                       rng=np.random.default_rng(7)),
     }
     sums_ok = all(math.isclose(math.fsum(r.budget.parts.values()), 0.125, rel_tol=1e-12) for r in runs.values())
-    clip = {k: r.n_clipped for k, r in runs.items() if hasattr(r, "n_clipped") and k != "CoinPress"}
-    return OneDataset(s.n, len(runs), sums_ok, MappingProxyType(clip), 1 - runs["PLAN"].clip_quantile)
+    # rows clipped, by the methods that clip once (CoinPress clips at each of its steps)
+    clip = {k: r.n_clipped for k, r in runs.items() if not isinstance(r, CoinPressResult)}
+    return OneDataset(s.n, len(runs), sums_ok, MappingProxyType(clip), 1 - plan_run.clip_quantile)
 
 
 @dataclass(frozen=True)
@@ -286,15 +300,15 @@ def last_step_gain(peers: PeersResults) -> LastStepGain:
             for name, j in (("measured", 0), ("model (8.B)", 1), ("radius part", 2)):
                 cols[name].append((float(np.median(v[:, j])), float(v[:, j].min()), float(v[:, j].max())))
     big = np.array([v for (ds, d, a, r), v in q1.items() if d >= 64])
-    small = np.array([v for (ds, d, a, r), v in q1.items() if d == 16])
+    d16 = np.array([v for (ds, d, a, r), v in q1.items() if d == 16])
     mid = np.array([v for (ds, d, a, r), v in q1.items() if d <= 256])
     dev = np.abs(big[:, 0] / big[:, 1] - 1)
     zdev = dev / big[:, 3]  # the deviation from eq. (8.B) in standard errors of the measured ratio
     radius_all = np.array([v[2] for v in q1.values()])
     return LastStepGain(MappingProxyType({k: tuple(v) for k, v in cols.items()}), len(big), float(big[:, 0].min()),
                         float(big[:, 0].max()), float(dev.max()), float(zdev.max()), float(radius_all.min()),
-                        float(radius_all.max()), float(mid[:, 2].max()), float(small[:, 0].min()),
-                        float(small[:, 0].max()))
+                        float(radius_all.max()), float(mid[:, 2].max()), float(d16[:, 0].min()),
+                        float(d16[:, 0].max()))
 
 
 # ---------------------------------------------------------------------------------------
@@ -854,7 +868,7 @@ def peers_by_what_they_know(peers: PeersResults) -> PeersByKnowledge:
     tot = np.array([_err(res, s, "IOME", r) / _err(res, s, "Alg3-private", r) for s, r in skew_sel])
     # IOME's runs have a heavy tail (a standard error of its mean near 18 % on GaussianA): the comparison on
     # equal variances is by the median over the runs, the means beside it
-    exm = lambda s, alg, rho: res.excess_of(s.dataset, alg, d=s.d, alpha=s.alpha, rho=rho).median  # noqa: E731
+    exm = lambda s, alg, rho: _median(res.excess_of(s.dataset, alg, d=s.d, alpha=s.alpha, rho=rho))  # noqa: E731
     conv_sel = [(s, r) for s in settings["GaussianA"] for r in gb.RHOS
                 if ex(s, "Alg3-private", r) <= 2 * ex(s, "Alg3-oracle", r)]
     return PeersByKnowledge(MappingProxyType({k: tuple(v) for k, v in cols.items()}), MappingProxyType(q3),
@@ -908,10 +922,10 @@ def means_and_medians(peers: PeersResults) -> MeansAndMedians:
         rows["d"].append(s.d)
         for a in arms:
             x = res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=0.125)
-            rows[ARM_STYLES[a].text].append(f"{readable(x.mean, 3)} ± {readable(x.sd)} | {readable(x.median, 3)}")
+            rows[ARM_STYLES[a].text].append(f"{readable(x.mean, 3)} ± {readable(x.sd)} | {readable(_median(x), 3)}")
     a256 = {a: res.excess_of("GaussianA", a, d=256, alpha=0.0, rho=0.125) for a in arms}
     e256 = res.error_of("GaussianA", "PLAN", d=256, alpha=0.0, rho=0.125)
     heavy = [(s.d, a) for s in gb.settings("GaussianA") for a in arms
-             if (x := res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=0.125)).mean > 2 * x.median]
+             if (x := res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=0.125)).mean > 2 * _median(x)]
     return MeansAndMedians(MappingProxyType({k: tuple(v) for k, v in rows.items()}), a256["PLAN"],
-                           a256["IOME"].median, e256.median, len(heavy))
+                           _median(a256["IOME"]), _median(e256), len(heavy))

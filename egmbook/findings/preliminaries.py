@@ -111,7 +111,7 @@ def post_processing() -> PostProcessing:
     rng = np.random.default_rng(21)
     eps, sigma, N = 1.0, 0.8, 400_000
     a, a2 = np.array([0.3, -0.2]), np.array([0.9, 0.6])  # f(X), f(X'), ||a - a2|| = 1
-    Delta = np.linalg.norm(a - a2)
+    Delta = float(np.linalg.norm(a - a2))
     A = np.array([[2.0, 1.5], [-0.4, 0.7]])  # invertible, not orthogonal
     u = np.array([1.0, 0.0])
     tau = 0.5
@@ -126,13 +126,13 @@ def post_processing() -> PostProcessing:
     s2 = np.sqrt(sigma**2 + tau**2)
     cases = [
         ("invertible linear map", stats.multivariate_normal(A @ a, cov), stats.multivariate_normal(A @ a2, cov),
-         (a + sigma * z) @ A.T, calibration.privacy_profile(sigma, eps=eps, sensitivity=Delta), "unchanged"),
+         (a + sigma * z) @ A.T, float(calibration.privacy_profile(sigma, eps=eps, sensitivity=Delta)), "unchanged"),
         ("projection", stats.norm(u @ a, sigma), stats.norm(u @ a2, sigma), (a + sigma * z) @ u,
-         calibration.privacy_profile(sigma, eps=eps, sensitivity=abs(u @ (a - a2))), "smaller"),
+         float(calibration.privacy_profile(sigma, eps=eps, sensitivity=float(abs(u @ (a - a2))))), "smaller"),
         ("added noise", stats.multivariate_normal(a, s2**2 * np.eye(2)),
          stats.multivariate_normal(a2, s2**2 * np.eye(2)),
-         a + sigma * z + tau * rng.standard_normal((N, 2)), calibration.privacy_profile(s2, eps=eps, sensitivity=Delta),
-         "smaller")]
+         a + sigma * z + tau * rng.standard_normal((N, 2)),
+         float(calibration.privacy_profile(s2, eps=eps, sensitivity=Delta)), "smaller")]
     delta0 = calibration.privacy_profile(sigma, eps=eps, sensitivity=Delta)
     rows: dict[str, list[Any]] = {"post-processing": [], "Monte Carlo $\\delta(1)$": [], "99% half-width": [],
                                   "closed form": [], "against $\\delta_0$": []}
@@ -143,7 +143,8 @@ def post_processing() -> PostProcessing:
         ok &= bool(np.isclose(closed, delta0, rtol=1e-12) if expect == "unchanged" else closed < delta0)
         for key, val in zip(rows, (name, m, 2.576 * se, closed, expect), strict=True):
             rows[key].append(val)
-    vals = [calibration.privacy_profile(s, eps=eps, sensitivity=D) for s, D in [(0.5, 0.3), (2.0, 1.2), (7.0, 4.2)]]
+    vals = [float(calibration.privacy_profile(s, eps=eps, sensitivity=D))
+            for s, D in [(0.5, 0.3), (2.0, 1.2), (7.0, 4.2)]]
     ok &= bool(np.allclose(vals, vals[0], rtol=1e-12, atol=0))
     return PostProcessing(_frozen(rows), float(delta0), float(vals[0]), bool(ok))
 

@@ -17,6 +17,7 @@ from types import MappingProxyType
 
 import numpy as np
 import sympy as sp
+from numpy.typing import NDArray
 from scipy import stats
 from sympy.stats import E as expect
 from sympy.stats import Normal
@@ -30,6 +31,14 @@ __all__ = ["TransformedNorm", "transformed_norm", "NoiseError", "noise_error", "
            "clipped_sensitivity", "PublicInputs", "public_inputs", "CorrectedAlgorithm3", "corrected_algorithm3",
            "TransformedLaw", "transformed_law", "ClippedRows", "clipped_rows", "CentreOffset", "centre_offset",
            "Eq25", "uncentred_eq25", "NormalMarginals", "normal_marginals"]
+
+
+def _noise_std(release: mechanisms.GaussianDataResult) -> NDArray[np.float64]:
+    """Algorithm 3's noise scale per coordinate, sensitivity * sigma_opt / b_j (eq. (24)); the
+    release must have been given a budget."""
+    if release.noise_std is None:
+        raise ValueError("the release has no noise_std: Algorithm 3 needs eps and delta for it")
+    return release.noise_std
 
 
 @dataclass(frozen=True)
@@ -213,8 +222,8 @@ def public_inputs() -> PublicInputs:
                                       p_clip=1e-3, noise=False)
             rp = mechanisms.algorithm3(Xp, sigma=sxp, mu_hat=np.zeros(5), eps=eps_, delta=delta_, rng=None,
                                        p_clip=1e-3, noise=False)
-            rows[kind].append((float(np.linalg.norm((r.sum - rp.sum) / r.noise_std)) * s_opt,
-                               float(np.max(np.abs(np.log(rp.noise_std / r.noise_std))))))
+            rows[kind].append((float(np.linalg.norm((r.sum - rp.sum) / _noise_std(r))) * s_opt,
+                               float(np.max(np.abs(np.log(_noise_std(rp) / _noise_std(r)))))))
     return PublicInputs(tuple(rows["public"]), tuple(rows["from the data"]))
 
 
@@ -283,7 +292,7 @@ def corrected_algorithm3() -> CorrectedAlgorithm3:
     s_opt = float(calibration.sigma_opt(eps=1.0, delta=1e-6))
     # the noise is the release's sensitivity (2C raised by the bound on its sum's rounding) times sigma_opt / b
     radius_ok = bool(math.isclose(C, release.C, rel_tol=1e-12)
-                     and np.allclose(release.noise_std, release.sensitivity * s_opt / b, rtol=1e-12, atol=0))
+                     and np.allclose(_noise_std(release), release.sensitivity * s_opt / b, rtol=1e-12, atol=0))
     as_t = lambda a: tuple(float(v) for v in a)  # noqa: E731
     return CorrectedAlgorithm3(as_t(truth), as_t(release.sum), as_t(corrected), as_t(literal), int(release.n_clipped),
                                radius_ok, n, C, float(release.sensitivity))
@@ -520,5 +529,6 @@ def normal_marginals(*, n: int = 100, draws: int = 10**6) -> NormalMarginals:
     q = np.sum(x * x, axis=1)
     return NormalMarginals(draws, (float(stats.kstest(x[:, 0], "norm").pvalue), float(stats.kstest(x[:, 1], "norm")
                                                                                        .pvalue)),
-                           float(np.corrcoef(x.T)[0, 1]), float(np.mean(x[:, 0] + x[:, 1] == 0)), n, radius2,
+                           float(np.asarray(np.corrcoef(x.T))[0, 1]), float(np.mean(x[:, 0] + x[:, 1] == 0)), n,
+                           radius2,
                            float(stats.chi2.sf(radius2 / 2, 1)), float(np.mean(q > radius2)))

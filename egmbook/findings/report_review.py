@@ -32,7 +32,7 @@ LENSES: Mapping[str, str] = MappingProxyType({
     "indices": "Lens 3: every range of indices in the proofs of Appendix A (and of Lemma 4.2 and Theorem 4).",
 })
 #: The ranks of the errata page's rule, then "agrees"; the errata page's heading of each rank.
-RANKS: Mapping[str, str] = MappingProxyType({
+RANKS: Mapping[Rank, str] = MappingProxyType({
     "changes a result": "Entries that change a result", "changes a proof": "Entries that change a proof",
     "cosmetic": "Cosmetic entries", "remark": "Remarks", "agrees": ""})
 
@@ -493,7 +493,12 @@ def consistency(errata_ranks: Sequence[Mapping[str, object]], page_markdown: str
     """Check :data:`ROWS` against the errata page's ranks (``errata_ranks``: the records of
     :func:`egmbook.claims.errata_backing`, with their ``anchors``) and against the Markdown of the
     page that shows them (``page_markdown``, which must contain each lens's :func:`list_table`)."""
-    rank_of = {a: str(r["rank"]) for r in errata_ranks for a in r["anchors"]}  # type: ignore[attr-defined]
+    rank_of: dict[str, str] = {}
+    for record in errata_ranks:
+        anchors = record["anchors"]
+        if not isinstance(anchors, (list, tuple)):
+            raise TypeError(f"errata_ranks: each record's anchors must be a list, got {anchors!r}")
+        rank_of.update((a, str(record["rank"])) for a in anchors)
     missing, misranked, unlinked = [], [], []
     for i, row in enumerate(ROWS, 1):
         errata = [ref for ref in _REF.findall(row.where) if ref.startswith("err-")]
