@@ -136,7 +136,11 @@ def released(result: Any) -> NDArray[np.float64]:
     Algorithm 3's results release a private sum, ``sum``; the peers' pipelines release a
     private mean, ``estimate``, and with it the intermediate releases that their budget
     covers (:data:`INTERMEDIATE`: the private centre, scales and radius), which the attack
-    sees too: the centre and radius steps are where issue 25's leaks were.
+    sees too: the centre and radius steps are where issue 25's leaks were.  A result that names
+    the path it took (ESM's, ``path``, one of :data:`egmlib.peers.path_errors.PATHS`) releases
+    that path too, as its index, and its scales as zeros where the path bought none: every release
+    of a mechanism then has one length, whichever path each run took, and the attack can read the
+    path (a function of public and released values, itself released).
     """
     out = getattr(result, "sum", None)
     if out is not None and not callable(out):
@@ -146,11 +150,24 @@ def released(result: Any) -> NDArray[np.float64]:
         raise TypeError("result must be a mechanism's result with a released vector `sum` (Algorithm 3) "
                         f"or `estimate` (a peer's pipeline), got result of type {type(result).__name__}")
     parts = [np.ravel(_v.check_finite_array("result's release", out))]
+    path = _path_index(result)
     for name in INTERMEDIATE:
         extra = getattr(result, name, None)
         if extra is not None and not callable(extra):
             parts.append(np.ravel(_v.check_finite_array(f"result's {name}", extra)))
+        elif path is not None and name == "sigma" and hasattr(result, name):
+            parts.append(np.zeros(parts[0].shape[0]))  # scales this path did not buy
+    if path is not None:
+        parts.append(np.array([float(path)]))
     return np.concatenate(parts)
+
+
+def _path_index(result: Any) -> int | None:
+    """The index in ESM's PATHS of the path a result names (None for a result that names none)."""
+    from egmlib.peers.path_errors import PATHS
+
+    path = getattr(result, "path", None)
+    return PATHS.index(path) if isinstance(path, str) and path in PATHS else None
 
 
 def clopper_pearson(k: int, n: int, *, alpha: float) -> tuple[float, float]:
@@ -576,9 +593,13 @@ def with_cancelling_distances(pipeline: Callable[..., Any]) -> Callable[..., Any
     pipeline = _v.check_callable("pipeline", pipeline)
     from egmlib.peers import coinpress
 
+    def cancelling(X: np.ndarray, c: NDArray[np.float64], R: float, ref: Any,
+                   b: NDArray[np.float64] | None = None) -> tuple[NDArray[np.float64], int]:
+        return cancelling_step_sum(X if b is None else X * b, c, R)  # CoinPress's rows y_i = x_i * b
+
     def control(*args: Any, **kwargs: Any) -> Any:
         saved = coinpress._step_sum
-        coinpress._step_sum = lambda X, c, R, ref: cancelling_step_sum(X, c, R)  # type: ignore[assignment]
+        coinpress._step_sum = cancelling
         try:
             return pipeline(*args, **kwargs)
         finally:
