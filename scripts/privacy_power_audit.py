@@ -3,8 +3,9 @@
 
 Runs egmbook.power_audit.run_power_audit at its setting (10^5 releases of ESM per dataset, through
 its public stage's IOME; about 20 min of CPU on one idle core) and stores the result under "power"
-in data/privacy_audit.json (the file's other keys, chapter 7's stored audits, are kept).  Each block of runs is cached in a scratch
-folder, so an interrupted run resumes where it stopped (empty the folder after changing ESM).
+in data/privacy_audit.json (the file's other keys, chapter 7's stored audits, are kept).  Each block
+of runs is cached in a scratch folder, so an interrupted run resumes where it stopped (empty the
+folder after changing ESM).
 Run from the repository root:
 
     python scripts/privacy_power_audit.py                 # the book's run, writes data/privacy_audit.json
