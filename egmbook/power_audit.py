@@ -17,10 +17,11 @@ caller who forces it); a release through any other path is an outcome with a sen
 :math:`R^{-1}(\tilde c + (T + \xi)/n)`, with :math:`R` its public random rotation, :math:`\tilde c`
 its private centre, :math:`T` the clipped sum of the rotated rows around :math:`\tilde c` at its
 private radius :math:`C`, and :math:`\xi \sim \mathcal N(0, s^2 I)`; ESM maps it back to the
-caller's box.  The auditor reads :math:`R, \tilde c, C, s` inside the call (:class:`_Capture`, which
-leaves the release unchanged bit for bit): intermediate releases that ESM does not output but that
-its proof composes, so the audit is of the transcript the proof covers, and a bound above the claim
-would refute the proof.  It computes both clipped sums :math:`T_X, T_{X'}` and the log likelihood
+caller's box.  The auditor reads :math:`R, \tilde c, C, s` inside the call (``_Capture``, which
+leaves the release unchanged bit for bit).  ESM reports :math:`C`; :math:`R` is public randomness;
+:math:`\tilde c` is an intermediate release that ESM does not output but that its proof composes, so
+the audit is of the transcript the proof covers, and a bound above the claim would refute the proof.
+It computes both clipped sums :math:`T_X, T_{X'}` and the log likelihood
 ratio of the observed noisy sum :math:`y` (the released estimate read back into IOME's rotated space),
 
 .. math:: L = \bigl(\|y - T_{X'}\|^2 - \|y - T_X\|^2\bigr)/(2 s^2),

@@ -137,7 +137,7 @@ def released(result: Any) -> NDArray[np.float64]:
     private mean, ``estimate``, and with it the intermediate releases that their budget
     covers (:data:`INTERMEDIATE`: the private centre, scales and radius), which the attack
     sees too: the centre and radius steps are where issue 25's leaks were.  A result that names
-    the path it took (ESM's, ``path``, one of :data:`egmlib.peers.path_errors.PATHS`) releases
+    the path it took (ESM's, ``path``, one of ``egmlib.peers.path_errors.PATHS``) releases
     that path too, as its index, and its scales as zeros where the path bought none: every release
     of a mechanism then has one length, whichever path each run took, and the attack can read the
     path (a function of public and released values, itself released).
