@@ -7,29 +7,38 @@ the box, which attains the sensitivity :math:`2C` of the final step) and turns t
 lower bounds on :math:`\varepsilon` at several :math:`\delta'`
 (:func:`egmbook.privacy_audit.distinguishing_attack`; Kairouz, Oh and Viswanath 2015).
 
-**The distinguisher uses the release's law.**  Given ESM's released centre :math:`\hat\mu`, scales
-:math:`\hat\sigma` (hence :math:`b`) and radius :math:`C`, its final release is
-:math:`\hat\mu + (T + \xi)/(n b)` with :math:`T` the clipped sum and :math:`\xi \sim
-\mathcal N(0, s^2 I)`, :math:`s` the noise it reports.  The auditor knows :math:`X` and
-:math:`X'`, so it computes both clipped sums :math:`T_X, T_{X'}` at the released inputs and the
-log likelihood ratio of the observed noisy sum :math:`y`,
+**The audited path.**  At the setting's :math:`n, d, \rho` (:class:`PowerSetting`) ESM's public
+stage releases IOME around its coordinate-wise medians: the path is a function of :math:`n, d,
+\rho` only, the same on both datasets and in every run, and a release costs a few milliseconds, so
+:math:`10^5` of them per dataset fit in a run.  The statistic also reads Algorithm 3's path (for a
+caller who forces it); a release through any other path is an outcome with a sentinel value.
+
+**The distinguisher uses the release's law.**  IOME's release is
+:math:`R^{-1}(\tilde c + (T + \xi)/n)`, with :math:`R` its public random rotation, :math:`\tilde c`
+its private centre, :math:`T` the clipped sum of the rotated rows around :math:`\tilde c` at its
+private radius :math:`C`, and :math:`\xi \sim \mathcal N(0, s^2 I)`; ESM maps it back to the
+caller's box.  The auditor reads :math:`R, \tilde c, C, s` inside the call (``_Capture``, which
+leaves the release unchanged bit for bit).  ESM reports :math:`C`; :math:`R` is public randomness;
+:math:`\tilde c` is an intermediate release that ESM does not output but that its proof composes, so
+the audit is of the transcript the proof covers, and a bound above the claim would refute the proof.
+It computes both clipped sums :math:`T_X, T_{X'}` and the log likelihood
+ratio of the observed noisy sum :math:`y` (the released estimate read back into IOME's rotated space),
 
 .. math:: L = \bigl(\|y - T_{X'}\|^2 - \|y - T_X\|^2\bigr)/(2 s^2),
 
 which is the Neyman-Pearson statistic of the final step (Gaussian with mean
-:math:`\pm\|T_X - T_{X'}\|^2/(2s^2)`).  The attack chooses, on a training half, between
-:math:`L` and every released coordinate (a difference in the centre, the scales or the radius),
-and scores the chosen test on the other half.  An exception is an outcome like any release (a
-sentinel value of :math:`L` that the thresholds can separate), and so is a release from the
-few-rows path.
+:math:`\pm\|T_X - T_{X'}\|^2/(2s^2)`).  On Algorithm 3's path the same holds with its released centre,
+scales (the transform :math:`b`) and radius.  The attack chooses, on a training half, between
+:math:`L` and every recorded coordinate (the estimate, the centre, the radius), and scores the chosen
+test on the other half.  An exception is an outcome like any release (a sentinel value of :math:`L`
+that the thresholds can separate).
 
-**Controls** (:data:`CONTROLS`) share each run's released centre, scales and radius with ESM and
-redo only the final step with fresh noise: a fraction of the final noise (half, a quarter, the
-fraction that doubles the total :math:`\rho`, and two in between), the final sum without
-clipping, and the centre step skipped (the data's mean as the centre).  Their true
-:math:`\rho` follows from the budget: :math:`\rho - \rho_{\rm noise} + \rho_{\rm noise}/f^2`
-for noise :math:`f s`; without clipping or without the centre step no finite :math:`\rho`
-holds.
+**Controls** (:data:`CONTROLS`) share each run's rotation, centre and radius with ESM and redo only
+the final step with fresh noise: a fraction of the final noise (half, a quarter, the fraction that
+doubles the total :math:`\rho`, and two in between), the final sum without clipping, and the centre
+step skipped (the rows' exact mean as the centre).  Their true :math:`\rho` follows from the budget:
+:math:`\rho - \rho_{\rm noise} + \rho_{\rm noise}/f^2` for noise :math:`f s`
+(:func:`final_noise_share`); without clipping or without the centre step no finite :math:`\rho` holds.
 
 **The claim** at :math:`\delta'` is the conversion of :math:`\rho`-zCDP to
 :math:`(\varepsilon, \delta')`-DP of Canonne, Kamath and Steinke 2020
@@ -72,6 +81,7 @@ __all__ = [
     "audit_from_releases",
     "audit_rows",
     "esm_pair",
+    "final_noise_share",
     "join_releases",
     "load_power_audit",
     "power_figure",
@@ -86,8 +96,9 @@ __all__ = [
 #: Where the book's run is stored (the key ``"power"`` of the audit's file).
 POWER_FILE = Path(__file__).resolve().parents[1] / "data" / "privacy_audit.json"
 
-#: The sentinel value of the likelihood ratio for a call that raised, and for a release from
-#: ESM's few-rows path (the attack's thresholds separate both from the Gaussian bulk).
+#: The sentinel value of the likelihood ratio for a call that raised, and for a release through a
+#: path whose final step the statistic does not read (the attack's thresholds separate both from the
+#: Gaussian bulk).
 EXCEPTION_VALUE = 1e6
 FEW_ROWS_VALUE = -1e6
 #: The runs (seeded apart from the audit's) over which the final step's mu is measured.
@@ -146,42 +157,21 @@ def _twice_rho_factor(noise_share: float) -> float:
     return math.sqrt(noise_share / (1.0 + noise_share))
 
 
-def _controls() -> tuple[Control, ...]:
-    from egmlib.peers.algorithm3_robust import SHARES
-
-    twice = _twice_rho_factor(float(SHARES["noise"]))
-    return (Control("ESM", "esm"),
-            Control("0.85 of the final noise", "noise", 0.85),
-            Control("0.75 of the final noise", "noise", 0.75),
-            Control(TWICE, "noise", twice),
-            Control("half the final noise", "noise", 0.5),
-            Control("a quarter of the final noise", "noise", 0.25),
-            Control("no clipping", "no clipping"),
-            Control("no centre step", "skipped centre"))
-
-
-#: The control that spends twice the stated budget (the audit's goal is to refute it).
-TWICE = "twice the stated ρ"
-
-
-#: ESM and its controls, in the order of the tables.
-CONTROLS: tuple[Control, ...] = _controls()
-
-
 @dataclass(frozen=True)
 class PowerSetting:
     r"""The audit's setting: the claim, the pair and the work.
 
-    At :math:`\rho = 1`, :math:`n = 200` rows in :math:`d = 2` dimensions in the box
-    :math:`[-1, 1]^2` with spread 0.1, ESM takes Algorithm 3's path in every run; its final step
-    alone is then a Gaussian mechanism with :math:`\mu = \sqrt{2\rho_{\rm noise}} = 1.21`.
-    At :math:`10^5` releases per dataset (half held out) the control at twice the stated
-    :math:`\rho` lies 0.23 above the claim at :math:`\delta' = 0.1` at the expected counts, about
-    three standard deviations of the bound; a first look at half the runs fell short by 0.04.
+    At :math:`\rho = 1`, :math:`n = 100` rows in :math:`d = 2` dimensions in the box
+    :math:`[-1, 1]^2` with spread 0.1, ESM's public stage releases IOME (the scales could not be
+    resolved at this :math:`n`, :func:`egmlib.peers.algorithm3_robust.scales_resolvable`), with the
+    coordinate-wise medians as its coarse centre: the path is a function of :math:`n, d, \rho`, the same
+    on both datasets and in every run.  IOME's final step alone is then a Gaussian mechanism with
+    :math:`\mu = \sqrt{2\rho_{\rm noise}} = 1.14` (:func:`final_noise_share`).  The runs are
+    looked at once, when all of them are done (``looks``).
     """
 
     rho: float = 1.0
-    n: int = 200
+    n: int = 100
     d: int = 2
     spread: float = 0.1
     lower: float = -1.0
@@ -191,10 +181,9 @@ class PowerSetting:
     primary_delta: float = 0.1
     seed: int = 20261201
     saved: int = 40  #: the first likelihood ratios stored per mechanism and dataset
-    #: How often the run's bounds were looked at, once at half the runs (which did not refute the
-    #: control at twice the stated rho at the primary delta) and once at all of them.  Every bound
-    #: is taken at the level that makes all of them, at both looks, hold jointly.
-    looks: int = 2
+    #: How often the run's bounds are looked at; every bound is taken at the level that makes all of
+    #: them, at every look, hold jointly.
+    looks: int = 1
 
     def __post_init__(self) -> None:
         _v.check_positive_finite("rho", self.rho)
@@ -226,6 +215,51 @@ def _check_setting(power_setting: Any) -> PowerSetting:
         raise TypeError(f"power_setting must be a PowerSetting, got power_setting of type "
                         f"{type(power_setting).__name__}")
     return power_setting
+
+
+def final_noise_share(power_setting: PowerSetting) -> float:
+    r"""The share of :math:`\rho` that ESM spends on its final noise on the setting's datasets.
+
+    Where the scales cannot be resolved (:func:`egmlib.peers.algorithm3_robust.scales_resolvable`),
+    ESM's public stage releases IOME with the whole budget, less its coarse centre's share
+    (:func:`egmlib.peers.algorithm3_robust.coarse_centre`, on the unit box ESM runs in), and IOME
+    spends ``IOME_SHARES["noise"]`` of the rest on its noise; elsewhere the audit reads Algorithm 3's
+    path, ``SHARES["noise"]``.  Read from the code's constants.
+
+    Examples
+    --------
+    >>> round(final_noise_share(PowerSetting()), 4)   # (1 - 1/8) x 0.75 x 0.99
+    0.6497
+    """
+    from egmlib.peers import algorithm3_robust as a3
+    from egmlib.peers.iome import IOME_SHARES
+
+    st = _check_setting(power_setting)
+    if a3.scales_resolvable(st.n, d=st.d, rho=st.rho):
+        return float(a3.SHARES["noise"])
+    coarse = a3.coarse_centre(st.n, d=st.d, rho=st.rho, lower=0.0, upper=1.0)
+    share = {"medians": a3.MEDIANS_SHARE, "anchor": a3.IOME_ANCHOR_SHARE, None: 0.0}[coarse]
+    return (1.0 - share) * float(IOME_SHARES["noise"])
+
+
+def _controls() -> tuple[Control, ...]:
+    twice = _twice_rho_factor(final_noise_share(PowerSetting()))
+    return (Control("ESM", "esm"),
+            Control("0.85 of the final noise", "noise", 0.85),
+            Control("0.75 of the final noise", "noise", 0.75),
+            Control(TWICE, "noise", twice),
+            Control("half the final noise", "noise", 0.5),
+            Control("a quarter of the final noise", "noise", 0.25),
+            Control("no clipping", "no clipping"),
+            Control("no centre step", "skipped centre"))
+
+
+#: The control that spends twice the stated budget (the audit's goal is to refute it).
+TWICE = "twice the stated ρ"
+
+
+#: ESM and its controls, in the order of the tables.
+CONTROLS: tuple[Control, ...] = _controls()
 
 
 def esm_pair(power_setting: PowerSetting) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -271,6 +305,41 @@ def _lr(y: NDArray[np.float64], T: NDArray[np.float64], Tp: NDArray[np.float64],
     return float((np.sum((y - Tp) ** 2) - np.sum((y - T) ** 2)) / (2.0 * s * s))
 
 
+class _Capture:
+    """IOME's inputs and result inside one call of ESM: a wrapper around ``iome_mean`` in ESM's module.
+
+    When ESM passes no rotation, the wrapper draws it as ``iome_mean`` would (first, from the same
+    generator, with the same rounds) and passes it on, so the release is the same bit for bit; it
+    records the rows IOME got, its box, the rotation and its result.  The rotation is public
+    randomness; IOME's centre and radius are intermediate releases that ESM's proof covers (each is
+    private on its own), so a statistic that reads them audits the transcript the proof is about.
+    """
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    def __enter__(self) -> _Capture:
+        from egmlib.peers import algorithm3_robust as a3
+        from egmlib.peers.hadamard import random_hadamard
+
+        self._module, self._original = a3, a3.iome_mean
+        original, calls = a3.iome_mean, self.calls
+
+        def iome_mean(X: Any, **kw: Any) -> Any:
+            if kw.get("rotation") is None and kw.get("rotated") is None:
+                kw["rotation"] = random_hadamard(np.shape(X)[1], rng=kw["rng"], rounds=kw.get("rounds", 3))
+            r = original(X, **kw)
+            calls.append({"X": np.asarray(X, dtype=float), "lower": kw["lower"], "upper": kw["upper"],
+                          "R": kw["rotation"], "result": r})
+            return r
+
+        a3.iome_mean = iome_mean
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._module.iome_mean = self._original
+
+
 def _one_run(esm: Callable[..., Any], D: np.ndarray, X: np.ndarray, Xp: np.ndarray, st: PowerSetting,
              rng: np.random.Generator, noise_rng: np.random.Generator) -> NDArray[np.float64]:
     """One release of every mechanism on dataset D: rows [L, estimate, centre, sigma, C]."""
@@ -278,10 +347,13 @@ def _one_run(esm: Callable[..., Any], D: np.ndarray, X: np.ndarray, Xp: np.ndarr
     k = 1 + 3 * d + 1
     out = np.zeros((len(CONTROLS), k))
     try:
-        r = esm(D, rho=st.rho, lower=st.lower, upper=st.upper, rng=rng)
+        with _Capture() as cap:
+            r = esm(D, rho=st.rho, lower=st.lower, upper=st.upper, rng=rng)
     except Exception:  # noqa: BLE001 - an exception is an outcome of the release
         out[:, 0] = EXCEPTION_VALUE
         return out
+    if r.path in ("iome", "centred-iome") and len(cap.calls) == 1:
+        return _iome_run(r, cap.calls[0], D, X, Xp, st, noise_rng, out)
     if r.path != "algorithm3":
         out[:, 0] = FEW_ROWS_VALUE
         out[:, 1:1 + d] = r.estimate
@@ -308,6 +380,65 @@ def _one_run(esm: Callable[..., Any], D: np.ndarray, X: np.ndarray, Xp: np.ndarr
             est = np.clip(centre + (TD_ctl + scale * noise_rng.standard_normal(d)) / (n * b), st.lower, st.upper)
         y = (est - centre) * b * n
         out[i] = [_lr(y, TX, TXp, scale), *est, *centre, *sigma, C]
+    return out
+
+
+def _iome_inputs(call: Mapping[str, Any], D: np.ndarray, X: np.ndarray, Xp: np.ndarray,
+                 st: PowerSetting) -> tuple[np.ndarray, np.ndarray, NDArray[np.float64]]:
+    """IOME's rows on X and on X' (rotated, in its box) from the rows it got on D, and the shift k of
+    ESM's public map x -> (x - l)/w + k onto IOME's rows (k: the offset, or minus the coarse centre)."""
+    w = st.upper - st.lower
+    rows = call["X"]
+    k = rows[0] - (D[0] - st.lower) / w  # the rows share their first one
+    other = rows.copy()
+    other[-1] = rows[-1] + ((Xp[-1] - X[-1]) if D is X else (X[-1] - Xp[-1])) / w
+    R, lo, hi = call["R"], call["lower"], call["upper"]
+    YD, Yo = (R._rotate(np.clip(A, lo, hi)) for A in (rows, other))
+    return (YD, Yo, k) if D is X else (Yo, YD, k)
+
+
+def _iome_run(r: Any, call: Mapping[str, Any], D: np.ndarray, X: np.ndarray, Xp: np.ndarray, st: PowerSetting,
+              noise_rng: np.random.Generator, out: NDArray[np.float64]) -> NDArray[np.float64]:
+    r"""The statistics of a run in which ESM released IOME (its ``iome`` and ``centred-iome`` paths).
+
+    IOME's release is :math:`R^{-1}(\tilde c + (T + \xi)/n)`, :math:`T` the clipped sum of the rotated
+    rows around its centre :math:`\tilde c` at radius :math:`C`, :math:`\xi \sim \mathcal N(0, s^2 I)`;
+    ESM maps it back to the caller's box (public).  The released estimate read back into IOME's rotated
+    space gives the observed noisy sum :math:`y`, and :math:`L` is its log likelihood ratio between
+    :math:`T_X` and :math:`T_{X'}`."""
+    n, d = D.shape
+    w = st.upper - st.lower
+    res, R = call["result"], call["R"]
+    if R.padded_dim != d:
+        raise ValueError(f"the audit reads IOME's release back only where d is a power of two, got d={d}")
+    YX, YXp, k = _iome_inputs(call, D, X, Xp, st)
+    c, C, s = res.centre, float(res.C), float(res.noise_std) * n  # the noise IOME added to its sum
+    T = {key: clipping.clipped_sum(Y, C=C, mu_hat=c).total for key, Y in (("X", YX), ("X'", YXp))}
+    YD = YX if D is X else YXp
+
+    def read_back(est: NDArray[np.float64], centre: NDArray[np.float64]) -> NDArray[np.float64]:
+        e = (est - st.lower) / w + k  # IOME's units
+        return (R._rotate(e[None, :])[0] - centre) * n
+
+    def release(centre: NDArray[np.float64], total: NDArray[np.float64], scale: float) -> NDArray[np.float64]:
+        e = R.unrotate(centre + (total + scale * noise_rng.standard_normal(d)) / n)
+        return st.lower + w * np.clip(e - k, 0.0, 1.0)
+
+    for i, ctl in enumerate(CONTROLS):
+        centre, TX, TXp, scale = c, T["X"], T["X'"], s
+        if ctl.kind == "esm":
+            est = r.estimate
+        else:
+            if ctl.kind == "noise":
+                scale = ctl.factor * s
+            elif ctl.kind == "no clipping":
+                TX, TXp = ((Y - c).sum(axis=0) for Y in (YX, YXp))
+            else:  # the centre step skipped: the rotated rows' own mean, without noise
+                centre = YD.mean(axis=0)
+                TX, TXp = (clipping.clipped_sum(Y, C=C, mu_hat=centre).total for Y in (YX, YXp))
+            est = release(centre, TX if D is X else TXp, scale)
+        L = _lr(read_back(est, centre), TX, TXp, scale) if scale > 0 else 0.0
+        out[i] = [L, *est, *(st.lower + w * (R.unrotate(centre) - k)), *np.zeros(d), C * w]
     return out
 
 
@@ -355,7 +486,7 @@ class PowerRow:
     eps_final: dict[float, float] | None  #: the exact epsilon of the final step alone on this pair
     attacks: list[pa.AttackResult]  #: one per delta
     exceptions: tuple[int, int]  #: calls that raised, on X and on X'
-    few_rows: tuple[int, int]  #: releases from the few-rows path, on X and on X'
+    few_rows: tuple[int, int]  #: releases through a path the statistic does not read, on X and on X'
 
     @property
     def caught(self) -> dict[float, bool]:
@@ -437,18 +568,27 @@ def _gaussian_eps(mu: float, delta: float) -> float:
 def _mu_final(X: np.ndarray, Xp: np.ndarray, st: PowerSetting, esm: Callable[..., Any], runs: int) -> NDArray:
     """Per mechanism, the median over ``runs`` runs on X of ||T_X - T_X'|| / (its noise sd)."""
     vals = np.full((len(CONTROLS), max(runs, 1)), np.nan)
+    n = X.shape[0]
     for j in range(runs):
-        r = esm(X, rho=st.rho, lower=st.lower, upper=st.upper, rng=np.random.default_rng([st.seed, 3, j]))
-        if r.path != "algorithm3":
+        with _Capture() as cap:
+            r = esm(X, rho=st.rho, lower=st.lower, upper=st.upper, rng=np.random.default_rng([st.seed, 3, j]))
+        if r.path in ("iome", "centred-iome") and len(cap.calls) == 1:
+            call = cap.calls[0]
+            YX, YXp, _ = _iome_inputs(call, X, X, Xp, st)
+            res = call["result"]
+            s = float(res.noise_std) * n
+            gap = float(np.linalg.norm(clipping.clipped_sum(YX, C=res.C, mu_hat=res.centre).total
+                                       - clipping.clipped_sum(YXp, C=res.C, mu_hat=res.centre).total))
+        elif r.path == "algorithm3":
+            b = 1.0 / np.sqrt(r.sigma * float(np.sum(r.sigma)))
+            s = float(np.median(r.noise_std * n * b))
+            gap = float(np.linalg.norm(clipping.clipped_sum(X, C=r.C, mu_hat=r.centre, b=b).total
+                                       - clipping.clipped_sum(Xp, C=r.C, mu_hat=r.centre, b=b).total))
+        else:
             continue
-        n = X.shape[0]
-        b = 1.0 / np.sqrt(r.sigma * float(np.sum(r.sigma)))
-        s = float(np.median(r.noise_std * n * b))
-        gap = float(np.linalg.norm(clipping.clipped_sum(X, C=r.C, mu_hat=r.centre, b=b).total
-                                   - clipping.clipped_sum(Xp, C=r.C, mu_hat=r.centre, b=b).total))
         for m, ctl in enumerate(CONTROLS):
-            vals[m, j] = gap / (ctl.factor * s) if ctl.kind in ("esm", "noise") else math.inf
-    if np.all(np.isnan(vals)):  # every run took the few-rows path: no final step of Algorithm 3's
+            vals[m, j] = gap / (ctl.factor * s) if ctl.kind in ("esm", "noise") and s > 0 else math.inf
+    if np.all(np.isnan(vals)):  # no run released through a final step the audit reads
         return np.full(len(CONTROLS), np.nan)
     return np.nanmedian(vals, axis=1)
 
@@ -481,13 +621,12 @@ def audit_from_releases(releases: PowerReleases, power_setting: PowerSetting) ->
     :func:`join_releases`): :func:`audit_rows` (Kairouz, Oh and Viswanath 2015) with ESM's noise share
     and the final step's mu over ``MU_RUNS`` runs of its own, and the first ``saved`` likelihood ratios."""
     st = _check_setting(power_setting)
-    from egmlib.peers.algorithm3_robust import SHARES
     from egmlib.peers.arms import ARMS
 
     Y = _check_releases(releases)
     X, Xp = esm_pair(st)
     mu = _mu_final(X, Xp, st, ARMS["Alg3"], min(MU_RUNS, Y.shape[2]))
-    rows = audit_rows(releases, st, noise_share=float(SHARES["noise"]), mu_final=mu)
+    rows = audit_rows(releases, st, noise_share=final_noise_share(st), mu_final=mu)
     k = min(st.saved, Y.shape[2])
     first = {ctl.name: {"X": tuple(float(v) for v in Y[0, m, :k, 0]), "X'": tuple(float(v) for v in Y[1, m, :k, 0])}
              for m, ctl in enumerate(CONTROLS)}
@@ -579,10 +718,8 @@ def power_figure(audit: PowerAudit) -> Any:
 
     if not isinstance(audit, PowerAudit):
         raise TypeError(f"audit must be a PowerAudit, got audit of type {type(audit).__name__}")
-    from egmlib.peers.algorithm3_robust import SHARES
-
     st, P = audit.setting, audit.setting.primary_delta
-    share = float(SHARES["noise"])
+    share = final_noise_share(st)
     esm = audit.row("ESM")
     mult = np.geomspace(1.0, 16.0, 60)
     half = st.trials // 2

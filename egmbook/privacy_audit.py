@@ -136,7 +136,11 @@ def released(result: Any) -> NDArray[np.float64]:
     Algorithm 3's results release a private sum, ``sum``; the peers' pipelines release a
     private mean, ``estimate``, and with it the intermediate releases that their budget
     covers (:data:`INTERMEDIATE`: the private centre, scales and radius), which the attack
-    sees too: the centre and radius steps are where issue 25's leaks were.
+    sees too: the centre and radius steps are where issue 25's leaks were.  A result that names
+    the path it took (ESM's, ``path``, one of ``egmlib.peers.path_errors.PATHS``) releases
+    that path too, as its index, and its scales as zeros where the path bought none: every release
+    of a mechanism then has one length, whichever path each run took, and the attack can read the
+    path (a function of public and released values, itself released).
     """
     out = getattr(result, "sum", None)
     if out is not None and not callable(out):
@@ -146,11 +150,24 @@ def released(result: Any) -> NDArray[np.float64]:
         raise TypeError("result must be a mechanism's result with a released vector `sum` (Algorithm 3) "
                         f"or `estimate` (a peer's pipeline), got result of type {type(result).__name__}")
     parts = [np.ravel(_v.check_finite_array("result's release", out))]
+    path = _path_index(result)
     for name in INTERMEDIATE:
         extra = getattr(result, name, None)
         if extra is not None and not callable(extra):
             parts.append(np.ravel(_v.check_finite_array(f"result's {name}", extra)))
+        elif path is not None and name == "sigma" and hasattr(result, name):
+            parts.append(np.zeros(parts[0].shape[0]))  # scales this path did not buy
+    if path is not None:
+        parts.append(np.array([float(path)]))
     return np.concatenate(parts)
+
+
+def _path_index(result: Any) -> int | None:
+    """The index in ESM's PATHS of the path a result names (None for a result that names none)."""
+    from egmlib.peers.path_errors import PATHS
+
+    path = getattr(result, "path", None)
+    return PATHS.index(path) if isinstance(path, str) and path in PATHS else None
 
 
 def clopper_pearson(k: int, n: int, *, alpha: float) -> tuple[float, float]:
@@ -570,8 +587,8 @@ def with_cancelling_distances(pipeline: Callable[..., Any]) -> Callable[..., Any
     """``pipeline`` run with CoinPress's step replaced by :func:`cancelling_step_sum`.
 
     A negative control for chapter 7b's audit of the pipelines on the constant-column and
-    far-from-origin pairs (:mod:`egmbook.neighbours`): the same pipeline with the code of
-    before issue 25, which the audit must refute.  The replacement lasts only for the call.
+    far-from-origin pairs (:mod:`egmbook.neighbours`): the same pipeline with distances
+    that cancel, which the audit must refute.  The replacement lasts only for the call.
     """
     pipeline = _v.check_callable("pipeline", pipeline)
     from egmlib.peers import coinpress

@@ -1,10 +1,11 @@
 #!/usr/bin/env python
 """Chapter 7b's audit of ESM with power: a likelihood-ratio attack on its final release, with controls.
 
-Runs egmbook.power_audit.run_power_audit at its setting (10^5 releases of ESM per dataset, about
-50 min of CPU on one idle core) and stores the result under "power" in data/privacy_audit.json (the
-file's other keys, chapter 7's stored audits, are kept).  Each block of runs is cached in a scratch
-folder, so an interrupted run resumes where it stopped (empty the folder after changing ESM).
+Runs egmbook.power_audit.run_power_audit at its setting (10^5 releases of ESM per dataset, through
+its public stage's IOME; about 20 min of CPU on one idle core) and stores the result under "power"
+in data/privacy_audit.json (the file's other keys, chapter 7's stored audits, are kept).  Each block
+of runs is cached in a scratch folder, so an interrupted run resumes where it stopped (empty the
+folder after changing ESM).
 Run from the repository root:
 
     python scripts/privacy_power_audit.py                 # the book's run, writes data/privacy_audit.json

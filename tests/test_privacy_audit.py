@@ -377,11 +377,22 @@ def test_released_reads_only_the_releases():
     r = pa.ALGORITHM3(np.ones((3, 2)), sigma=[1.0, 1.0], mu_hat=[1.0, 1.0], eps=1.0, delta=1e-6,
                       rng=np.random.default_rng(0), p_clip=0.1)
     np.testing.assert_array_equal(pa.released(r), r.sum)
+    from egmlib.peers.algorithm3_robust import algorithm3_robust
     from egmlib.peers.arms import ARMS
+    from egmlib.peers.path_errors import PATHS
     X = np.random.default_rng(1).normal(size=(3000, 3))
-    p = ARMS["Alg3"](X, rho=1.0, lower=-10.0, upper=10.0, rng=np.random.default_rng(2))
-    # the estimate with the private centre, scales and radius the budget covers
-    np.testing.assert_array_equal(pa.released(p), np.r_[p.estimate, p.centre, p.sigma, p.C])
+    # the estimate with the private centre, scales and radius the budget covers, and the path; a path
+    # that buys no scales releases zeros in their place, so every path's release has one length
+    seen = set()
+    for path in PATHS:
+        p = algorithm3_robust(X, rho=1.0, lower=-10.0, upper=10.0, rng=np.random.default_rng(2), path=path)
+        sigma = np.zeros(3) if p.sigma is None else p.sigma
+        np.testing.assert_array_equal(pa.released(p), np.r_[p.estimate, p.centre, sigma, p.C, PATHS.index(p.path)])
+        seen.add(p.path)
+    assert seen >= {"iome", "algorithm3", "plan"}
+    runs = pa.run_releases(ARMS["Alg3"], X[:40], trials=6, rng=np.random.default_rng(3), rho=1.0, lower=-10.0,
+                           upper=10.0)
+    assert runs.shape == (6, 3 * 3 + 2) and runs.dtype == np.float64
 
 
 def test_black_box_validation():

@@ -1,4 +1,4 @@
-"""The sensitivity harness over the whole double range (issue 35): every private arm, both of ESM's paths.
+"""The sensitivity harness over the whole double range (issue 35): every private arm, each of ESM's paths.
 
 For box widths on a log grid from 1e-300 to 1e300, boxes centred at 0 and far from it, and
 neighbouring datasets built at the box's extremes -- every row at one corner and one row moved
@@ -9,22 +9,29 @@ checks two things:
 1. **No exception that data decide.**  For each arm and box, every call (both neighbours of
    every pair, every seed) has the same outcome: all release, or all raise the same public
    refusal.  An exception that one row decides is a release with unbounded privacy loss.
-2. **No release outside its noise** (ESM, each forced path).  Called twice with the same seed on
-   neighbours, ESM draws the same noise; where its intermediate releases (scales, centre,
-   radius) come out bit for bit equal, the two final releases differ only through the clipped
-   sum, so ``n b (estimate - estimate')`` must be within the sum's stated sensitivity
-   (:func:`egmlib.clipping.sum_sensitivity`) plus the rounding of the last steps.  A control
-   with a quarter of the stated sensitivity must fail there.
+2. **No release outside its noise** (ESM, each forced path).  The proof conditions on the
+   intermediate releases (scales, centres, radii, thresholds): given them, the final step is a
+   Gaussian mechanism on a clipped sum.  The harness couples the two neighbours the same way: ESM
+   runs on X, recording each intermediate release and its generator's state after it; on X' it
+   runs again from the same seed with those releases and states replayed (:class:`Replay`), so the
+   intermediates are equal bit for bit and the final noise is the same draw.  (Neighbours whose
+   intermediates come out equal by themselves no longer arise on the paths that buy scales: the
+   paired scales and CoinPress's first step see every row.)  The two final releases then differ
+   only through the clipped sum, so ``n b (estimate - estimate')`` must be within the sum's stated
+   sensitivity (:func:`egmlib.clipping.sum_sensitivity`) plus the rounding of the last steps.  A
+   control with a quarter of the stated sensitivity must fail there, on every path.
 
 ESM's paths are read from ``RobustResult.path``'s ``Literal`` type where it has one (the
 forced paths of :func:`egmlib.peers.algorithm3_robust.algorithm3_robust`), so a path added
-later is covered.  The work is counted, not timed: the CI profile makes ``CI_CALLS`` calls
-(a few seconds); ``PRIVACY_HARNESS=large python -m pytest -n 0 tests/test_privacy_harness.py``
-runs the larger profile (every tenth decade, more rows, dimensions and seeds; minutes).
+later is covered.  The work is counted, not timed: the CI profile makes ``CI_CALLS_PER_VARIANT``
+calls per variant (every private arm and every path; a minute or two in all);
+``PRIVACY_HARNESS=large python -m pytest -n 0 tests/test_privacy_harness.py`` runs the larger
+profile (every tenth decade, more rows, dimensions and seeds; much longer).
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import os
@@ -40,6 +47,8 @@ import pytest
 
 from egmlib import clipping
 from egmlib.peers import algorithm3_robust as ar
+from egmlib.peers import iome as _iome
+from egmlib.peers import plan as _plan
 from egmlib.peers.arms import ARMS, Arm
 from egmlib.peers.normalise import unit_box
 
@@ -55,10 +64,10 @@ RHO = 1.0
 
 
 def _paths() -> tuple[str, ...]:
-    """ESM's forced paths: the Literal values of RobustResult.path, except PLAN's last step's."""
+    """ESM's forced paths: the Literal values of RobustResult.path."""
     hint = typing.get_type_hints(ar.RobustResult).get("path")
     values = typing.get_args(hint) if typing.get_origin(hint) is typing.Literal else ()
-    return tuple(v for v in values if v != "plan") or ("algorithm3", "iome")
+    return tuple(values) or ("algorithm3", "iome")
 
 
 PATHS = _paths()
@@ -141,8 +150,13 @@ def _cases() -> Iterator[tuple[float, float, int, int]]:
 
 
 CASES = list(_cases())
-#: The calls of the CI profile (the work guard: the harness makes exactly these).
-CI_CALLS = 2574
+#: The calls of the CI profile per variant (the work guard: the harness makes exactly these): 9 widths
+#: (7 decades of the grid and the two leaks'), each in 3 boxes, with 4 pairs in the 2 boxes centred at
+#: 0 or starting at it and 3 in the offset box (whose ties round away), 2 datasets per pair, 1 seed:
+#: 9 x (4 + 4 + 3) x 2 = 198.
+CI_CALLS_PER_VARIANT = 198
+#: The variants: ESM on each of its paths and every private arm of the registry.
+PRIVATE_ARMS = tuple(name for name, arm in ARMS.items() if arm.private)
 
 
 def exception_findings(variant: str) -> tuple[list[str], int]:
@@ -171,11 +185,14 @@ def test_no_exception_that_the_data_decide(variant):
 
 
 def test_the_profile_makes_the_calls_it_states():
-    """The work guard: the CI profile's calls over all variants (a change of the grid shows here)."""
+    """The work guard: the CI profile's calls per variant (a change of the grid shows here), and a
+    variant for each of ESM's paths and each private arm (a new path or arm shows here)."""
     per_variant = sum(2 * len(_pairs(lo, hi, n, d, np.random.default_rng(0))) * len(SEEDS) for lo, hi, n, d in CASES)
     if not LARGE:
-        assert per_variant * len(VARIANTS) == CI_CALLS, per_variant * len(VARIANTS)
-    assert min(WIDTHS) <= 1e-300 and max(WIDTHS) >= 1e300 and set(PATHS) >= {"algorithm3", "iome"}
+        assert per_variant == CI_CALLS_PER_VARIANT, per_variant
+    assert list(VARIANTS) == [f"ESM, {p} path" for p in PATHS] + list(PRIVATE_ARMS)
+    assert set(PATHS) == set(typing.get_args(ar.Path)) >= {"algorithm3", "iome", "centred-iome", "plan"}
+    assert min(WIDTHS) <= 1e-300 and max(WIDTHS) >= 1e300
 
 
 # --------------------------------------------------------------------------------------- #
@@ -192,19 +209,70 @@ def _norm(v: np.ndarray) -> float:
     return math.ldexp(float(np.linalg.norm(np.ldexp(v, -e))), e)
 
 
-def _moved_release(r: Any, rp: Any, n: int) -> tuple[float, float] | None:
-    """(the releases' difference in sum units, the bound it must meet) when the intermediate
-    releases are equal bit for bit, else None."""
-    same = r.path == rp.path and r.C == rp.C and np.array_equal(r.centre, rp.centre) and (
+class Replay:
+    """Record ESM's intermediate releases on one dataset and replay them on its neighbour.
+
+    Every function of ``STEPS`` is a private intermediate step of one of ESM's paths; each draws its
+    noise from the generator it is passed.  In ``"record"`` mode a call runs and its output and the
+    generator's state after it are kept; in ``"replay"`` mode the next kept output is returned and the
+    generator set to the kept state, so the neighbour's run sees the same intermediate releases and
+    draws the same final noise.  Only the final step runs on the neighbour's own rows.
+    """
+
+    STEPS = ((ar, "_paired_scales"), (ar, "_private_centre"), (ar, "_select_radius"), (ar, "_anchor"),
+             (ar, "binary_search_quantiles"), (_iome, "binary_search_quantiles"),
+             (_iome, "binary_search_quantile"), (_plan, "private_quantile"))
+
+    def __init__(self) -> None:
+        self.kept: dict[str, list[tuple[Any, Any]]] = defaultdict(list)
+        self.mode = "record"
+
+    def __enter__(self) -> Replay:
+        self._saved = [(m, name, getattr(m, name)) for m, name in self.STEPS]
+        for m, name, original in self._saved:
+            setattr(m, name, self._wrap(f"{m.__name__}.{name}", original))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for m, name, original in self._saved:
+            setattr(m, name, original)
+
+    def _wrap(self, key: str, original: Any) -> Any:
+        def step(*args: Any, **kwargs: Any) -> Any:
+            rng = next(v for v in (*args, *kwargs.values()) if isinstance(v, np.random.Generator))
+            if self.mode == "record":
+                out = original(*args, **kwargs)
+                self.kept[key].append((out, copy.deepcopy(rng.bit_generator.state)))
+                return out
+            out, state = self.kept[key].pop(0)
+            rng.bit_generator.state = copy.deepcopy(state)
+            return out
+        return step
+
+    def run(self, X: np.ndarray, Xp: np.ndarray, seed: int, path: str) -> tuple[Any, Any]:
+        """ESM forced onto ``path`` (unit box) on X, then on Xp with X's intermediate releases."""
+        self.kept.clear()
+        self.mode = "record"
+        r = ar.algorithm3_robust(X, rho=RHO, lower=0.0, upper=1.0, rng=np.random.default_rng(seed), path=path)
+        self.mode = "replay"
+        rp = ar.algorithm3_robust(Xp, rho=RHO, lower=0.0, upper=1.0, rng=np.random.default_rng(seed), path=path)
+        assert not any(self.kept.values()), "the neighbour's run made fewer private steps"
+        return r, rp
+
+
+def _moved_release(r: Any, rp: Any, n: int) -> tuple[float, float]:
+    """(the releases' difference in sum units, the bound it must meet) of two releases with the same
+    intermediate releases and the same final noise."""
+    assert r.path == rp.path and r.C == rp.C and np.array_equal(r.centre, rp.centre) and (
         (r.sigma is None and rp.sigma is None) or np.array_equal(r.sigma, rp.sigma))
-    if not same:
-        return None
     d = r.estimate.shape[0]
-    if r.path == "algorithm3":
-        b = 1.0 / np.sqrt(r.sigma * float(np.sum(r.sigma)))
+    if r.path in ("algorithm3", "plan"):
+        # the final sum is of the rows times b, around the centre; PLAN's b is 1 / sqrt(Delta)
+        b = (1.0 / np.sqrt(r.sigma * float(np.sum(r.sigma))) if r.path == "algorithm3"
+             else 1.0 / np.sqrt(_plan.plan_scaling(r.sigma)))
         moved = _norm((r.estimate - rp.estimate) * n * b)
         bound = clipping.sum_sensitivity(r.C, n=n, d=d) + 16.0 * _U * n * _norm(b) * (2.0 + _norm(r.noise_std * b * n))
-    else:  # IOME's release around the coarse centre: rotated back, an isometry of the padded space
+    else:  # IOME's release, around the coarse centre or the box's: rotated back, an isometry of the padded space
         N = 1 << (d - 1).bit_length()
         moved = n * _norm(r.estimate - rp.estimate)
         bound = clipping.sum_sensitivity(r.C, n=n, d=N) + 64.0 * _U * n * math.sqrt(N) * (2.0 + 10.0 * float(
@@ -214,9 +282,9 @@ def _moved_release(r: Any, rp: Any, n: int) -> tuple[float, float] | None:
 
 @functools.cache
 def coupled_releases(path: str) -> tuple[tuple[str, float, float], ...]:
-    """ESM forced onto ``path``, on the unit box, twice per pair with the same seed: for every pair
-    whose intermediate releases came out equal, (what, the releases' difference, its bound).  On the
-    boxes centred at 0, the corner and tie pairs, three seeds each."""
+    """ESM forced onto ``path``, on the unit box, on both neighbours of every pair coupled by
+    :class:`Replay`: (what, the releases' difference, its bound).  On the boxes centred at 0, the
+    corner and tie pairs, three seeds each."""
     out = []
     for lo, hi, n, d in CASES:
         if lo != -hi:
@@ -226,14 +294,11 @@ def coupled_releases(path: str) -> tuple[tuple[str, float, float], ...]:
             if pair.kind not in ("corners", "ties"):
                 continue
             for seed in range(3 * len(SEEDS)):
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), Replay() as replay:
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    r, rp = (ar.algorithm3_robust(box.to_unit(A), rho=RHO, lower=0.0, upper=1.0,
-                                                  rng=np.random.default_rng(seed), path=path)
-                             for A in (pair.X, pair.Xp))
-                got = _moved_release(r, rp, n)
-                if got is not None:
-                    out.append((f"box [{lo:.3g}, {hi:.3g}] n={n} d={d} {pair.kind} seed {seed}", *got))
+                    r, rp = replay.run(box.to_unit(pair.X), box.to_unit(pair.Xp), seed, path)
+                out.append((f"box [{lo:.3g}, {hi:.3g}] n={n} d={d} {pair.kind} seed {seed}",
+                            *_moved_release(r, rp, n)))
     return tuple(out)
 
 
@@ -254,6 +319,7 @@ def final_statistics() -> tuple[tuple[str, float, float], ...]:
         for pair in _pairs(lo, hi, n, d, np.random.default_rng(n * 10 + d)):
             U, Up = box.to_unit(pair.X), box.to_unit(pair.Xp)
             r = ar.algorithm3_robust(U, rho=RHO, lower=0.0, upper=1.0, rng=np.random.default_rng(0), path="algorithm3")
+            assert r.sigma is not None  # Algorithm 3's path releases its scales
             b = 1.0 / np.sqrt(r.sigma * float(np.sum(r.sigma)))
             T, Tp = (clipping.clipped_sum(A, C=r.C, mu_hat=r.centre, b=b).total for A in (U, Up))
             out.append((f"box [{lo:.3g}, {hi:.3g}] n={n} d={d} {pair.kind}", _norm(T - Tp),
@@ -275,6 +341,8 @@ def test_last_statistic_moves_within_the_sensitivity_at_the_released_inputs():
 
 
 def test_the_checks_catch_a_quarter_of_the_sensitivity():
-    """Controls: with a quarter of the stated sensitivity, the corner pairs (which attain C or 2C) fail."""
+    """Controls: with a quarter of the stated sensitivity, the corner pairs (which attain C or 2C) fail,
+    on every path."""
     assert any("corners" in what for what, moved, bound in final_statistics() if moved > 0.25 * bound)
-    assert any("corners" in p for p in release_findings("algorithm3", scale=0.25)[0])
+    for path in PATHS:
+        assert any("corners" in p for p in release_findings(path, scale=0.25)[0]), path
