@@ -176,12 +176,16 @@ def test_bad_results_are_refused():
 # ---------------------------------------------------------------------------------------
 # the calibration of ESM's predictions
 # ---------------------------------------------------------------------------------------
-def test_resolution_threshold_is_the_smallest_noise_at_which_a_ratio_fails():
-    pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 1.2), (3.0, 0.9)]
-    assert om.resolution_threshold(pairs, 1.25) == 0.1
-    assert om.resolution_threshold(pairs[1:], 1.25) == 1.0
+def test_resolution_threshold_is_the_smallest_noise_at_which_two_ratios_fail():
+    pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 1.2), (3.0, 0.9), (4.0, 1.3)]
+    assert om.resolution_threshold(pairs, 1.25, cells=1) == 0.1
+    assert om.resolution_threshold(pairs, 1.25) == 1.0  # the second failing cell
+    assert om.resolution_threshold(pairs[1:], 1.25) == 4.0
     assert om.resolution_threshold(pairs[1:], 1.5) == math.inf
-    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == 2.0
+    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == math.inf  # one failing cell only
+    assert om.resolution_threshold([(2.0, 2.0), (2.0, 1.3)], 1.25) == 2.0  # two cells at the same noise
+    with pytest.raises(ValueError, match="cells"):
+        om.resolution_threshold(pairs, 1.25, cells=0)
 
 
 def _run(release, measured, predicted, tau=0.5, n=1000, rho=0.25, run=0):

@@ -115,7 +115,7 @@ LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 IOME_ANCHOR_SHARE = 1 / 32
 #: The public stage releases IOME when a log scale's noise sd is at least this many nats: the
 #: smallest noise at which, on synthetic Gaussian rows, buying scales cost more than 1.25 times
-#: IOME alone (``benchmarks/offmodel_paths.py``).
+#: IOME alone in two cells (``benchmarks/offmodel_paths.py``; one cell can exceed it by chance).
 SCALE_RESOLUTION = 1.487
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
