@@ -50,7 +50,8 @@ __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NE
            "DIAGNOSIS_SEED", "Comparison", "Goal", "Goals", "goals", "KindGoals", "goals_by_kind", "PeerRatio",
            "best_peer_ratios",
            "OffModelComparison", "comparison", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
-           "RELEASES", "RELEASE_KIND", "RESOLUTION_TOLERANCE", "RESOLUTION_CELLS", "PathRun", "PathCell", "PathCalibration",
+           "RELEASES", "RELEASE_KIND", "RELEASE_NAMES", "RESOLUTION_TOLERANCE", "RESOLUTION_CELLS", "PathRun",
+           "PathCell", "PathCalibration",
            "path_runs", "resolution_threshold", "calibrate_paths"]
 
 #: G1 -- ESM adds at most this times the better of PLAN's and IOME's error, in every cell ...
@@ -300,10 +301,17 @@ def best_peer_ratios(offmodel: OffModelResults, *, rho: float) -> tuple[PeerRati
     rho = _v.check_positive_finite("rho", rho)
     out = []
     for ds in offmodel.datasets:
-        med = {a: offmodel.excess_of(ds, a, rho=rho).median for a in (NEW, OLD, *PEERS)}
+        med = {a: _median(offmodel.excess_of(ds, a, rho=rho)) for a in (NEW, OLD, *PEERS)}
         best = min(PEERS, key=lambda a: med[a])
         out.append(PeerRatio(ds, rho, best, med[best], med[NEW] / med[best], med[OLD] / med[best]))
     return tuple(out)
+
+
+def _median(summary: Any) -> float:
+    """The median of a summary of the sweeps' results (every row of the committed results has one)."""
+    if summary.median is None:
+        raise ValueError("the results must record medians over the runs: run benchmarks/peers_sweep.py again")
+    return float(summary.median)
 
 
 def goals(peers: PeersResults, offmodel: OffModelResults) -> Goals:
@@ -314,9 +322,15 @@ def goals(peers: PeersResults, offmodel: OffModelResults) -> Goals:
     have 4000 rows or more and fewer coordinates).
     """
     _check_results(peers, offmodel)
-    med = lambda ds, a, rho: offmodel.excess_of(ds, a, rho=rho).median  # noqa: E731
-    ex = lambda s, a, rho: peers.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho).median  # noqa: E731
-    g1, g2, g3 = [], [], []
+    def med(ds: str, a: str, rho: float) -> float:
+        return _median(offmodel.excess_of(ds, a, rho=rho))
+
+    def ex(s: gb.GaussianSetting, a: str, rho: float) -> float:
+        return _median(peers.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho))
+
+    g1: list[Comparison] = []
+    g2: list[Comparison] = []
+    g3: list[Comparison] = []
     for ds in offmodel.datasets:
         spec = od.DATASETS[ds]
         for rho in gb.RHOS:
@@ -355,6 +369,23 @@ class KindGoals(Finding):
     @property
     def g3_ok(self) -> bool | None:
         return None if self.g3 is None else max(self.g3.values()) <= GOAL_PARTS
+
+    @property
+    def g2_ok(self) -> bool:
+        """At least GOAL_NEAR_BEST_SHARE of the kind's cells within GOAL_NEAR_BEST at every budget."""
+        return min(self.g2.values()) >= GOAL_NEAR_BEST_SHARE
+
+    @property
+    def held(self) -> str:
+        """The goals that hold on the kind's cells ("G1, G2, G3"; G3 only where the kind has
+        few-rows or d > n cells), or "none"."""
+        names = [g for g, ok in (("G1", self.g1_ok), ("G2", self.g2_ok), ("G3", self.g3_ok)) if ok]
+        return ", ".join(names) or "none"
+
+    @property
+    def all_held(self) -> bool:
+        """Every goal that applies to the kind holds on its cells."""
+        return self.g1_ok and self.g2_ok and self.g3_ok is not False
 
 
 def _kind_of(c: Comparison) -> str:
@@ -560,12 +591,12 @@ def verdicts(peers: PeersResults, offmodel: OffModelResults) -> tuple[Verdict, .
         if members[0].startswith("Gaussian"):
             for s in [s for m in members for s in _gaussian_settings(m)]:
                 for r in gb.RHOS:
-                    values.append({a: peers.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=r).median
+                    values.append({a: _median(peers.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=r))
                                    for a in VERDICT_ARMS})
         else:
             for ds in (m for m in members if m in offmodel.datasets):
                 for r in gb.RHOS:
-                    values.append({a: offmodel.excess_of(ds, a, rho=r).median for a in VERDICT_ARMS})
+                    values.append({a: _median(offmodel.excess_of(ds, a, rho=r)) for a in VERDICT_ARMS})
         if values:
             out.append(_verdict(group, values))
     return tuple(out)
@@ -586,6 +617,9 @@ RELEASE_KIND = MappingProxyType({"whole iome": "iome", "whole centred-iome": "io
 #: The largest ratio of the scale stage's pick to IOME with the whole budget that the resolution
 #: threshold tolerates below it (the same 1.25 as G3).
 RESOLUTION_TOLERANCE = 1.25
+#: The prose names of ESM's releases (egmlib.peers.path_errors.PATHS).
+RELEASE_NAMES = MappingProxyType({"iome": "IOME alone", "centred-iome": "IOME around a coarse centre",
+                                  "algorithm3": "Algorithm 3", "plan": "PLAN's last step"})
 #: The resolution threshold is the smallest noise at which this many cells exceed the tolerance:
 #: where the scale stage picks IOME, buying scales costs sqrt(8/7) = 1.07 times IOME alone in
 #: expectation, and one cell's median over a few runs can exceed 1.25 by chance alone.
@@ -637,7 +671,8 @@ def path_runs(rows: Sequence[Mapping[str, Any]]) -> tuple[PathRun, ...]:
     for row in rows:
         d, n, rho, half = int(row["d"]), int(row["n"]), float(row["rho"]), float(row["half"])
         sigma = (d / np.arange(1, d + 1)) ** float(row["alpha"])
-        coords = dict(alpha=float(row["alpha"]), d=d, width=float(row["width"]), n=n, rho=rho, run=int(row["run"]))
+        coords: dict[str, Any] = dict(alpha=float(row["alpha"]), d=d, width=float(row["width"]), n=n, rho=rho,
+                                      run=int(row["run"]))
         tau = log_scale_noise(n, d=d, rho=esm.PAIRED_LOG_SHARE * esm.SHARES["scale"] * rho) if n >= 4 else math.inf
         for path in ("iome", "centred-iome"):
             share = 1.0 - esm._coarse_share(esm._coarse_centre(n, d, rho, -half, half) or "anchor") \
@@ -647,7 +682,8 @@ def path_runs(rows: Sequence[Mapping[str, Any]]) -> tuple[PathRun, ...]:
                                predicted=_model(pred, "iome"), log_noise=tau))
         if "scales" not in row:
             continue
-        sc = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v) for k, v in row["scales"].items()}
+        sc: dict[str, Any] = {k: (np.asarray(v, dtype=float) if isinstance(v, list) else v)
+                              for k, v in row["scales"].items()}
         errors = esm.predict_paths(n, rho=rho, lower=-half, upper=half, scales=PairedScales(**sc)).errors
         for path, pred in errors.items():
             release = f"after {path}"

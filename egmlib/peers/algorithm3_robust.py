@@ -565,7 +565,7 @@ def _check_path(path: Any) -> Path | None:
         raise TypeError(f"path must be None or a str, got path of type {type(path).__name__}")
     if path not in PATHS:
         raise ValueError(f"path must be None or one of {list(PATHS)}, got path={path!r}")
-    return path  # type: ignore[return-value]
+    return path
 
 
 def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
