@@ -433,10 +433,9 @@ class OffModelComparison(Finding):
     ratios: tuple[PeerRatio, ...]
     real: tuple[str, ...]  #: the real datasets
 
-    GLUE = MappingProxyType({"new-worst": "new_worst", "new-worst-where": "new_worst_where",
-                             "old-worst": "old_worst", "old-worst-where": "old_worst_where",
-                             "within2": "within_two", "cells": "n", "new-median": "new_median",
-                             "old-median": "old_median", "real-max": "real_max", "real-median": "real_median"})
+    GLUE = MappingProxyType({"new-worst": "new_worst", "old-worst": "old_worst", "within2": "within_two",
+                             "cells": "n", "new-median": "new_median", "old-median": "old_median",
+                             "real-max": "real_max", "real-median": "real_median"})
 
     @property
     def n(self) -> int:
