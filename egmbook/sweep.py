@@ -107,8 +107,8 @@ RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 SCRATCH = RESULTS / "scratch"
 #: The number of runs of the committed results of chapter 8's sweep.
 RUNS = 50
-#: The runs of each sweep's committed results: chapter 8's Gaussian sweep 50; chapter 9's off-model
-#: sweep 12, a reduced sweep on the final ESM (every dataset, family and budget kept, fewer runs a
+#: The runs of each sweep's committed results, 50 for chapter 8's Gaussian sweep and 12 for chapter
+#: 9's off-model sweep, a reduced sweep on the final ESM (every dataset, family and budget kept, fewer runs a
 #: cell, so that it ran in about an hour on the book's two shared cores).
 RUNS_OF: Mapping[str, int] = MappingProxyType({"gaussian": RUNS, "offmodel": 12})
 #: The five budgets rho of every sweep.

@@ -2,7 +2,7 @@ r"""Findings of chapter 9: ESM off Algorithm 3's model -- diagnosis, goals, verd
 
 ESM is the book's recommended private mean (the arm ``ARMS["Alg3"]``,
 :func:`egmlib.peers.algorithm3_robust.algorithm3_robust`).  Every function here is pure: it
-takes loaded results or data (:mod:`egmbook.peer_results`, :mod:`egmbook.offmodel_results`,
+takes loaded results or data (:mod:`egmbook.peer_results`, ``egmbook.offmodel_results``,
 :mod:`egmbook.offmodel_data`) and returns frozen records with their glue values.
 
 - :func:`diagnose` runs chapter 8's pipeline with private inputs and ESM's Algorithm 3 path on one
@@ -76,7 +76,7 @@ NEW, OLD = "Alg3", "Alg3-private"
 #: The seed of the diagnosis (benchmarks/offmodel_diagnosis.py).
 DIAGNOSIS_SEED = 20261126
 #: The datasets, runs and budget of chapter 9's diagnosis, which ``benchmarks/offmodel_diagnosis.py``
-#: saves and chapter 9 reads (:func:`egmbook.offmodel_results.load_diagnoses`).
+#: saves and chapter 9 reads (``egmbook.offmodel_results.load_diagnoses``).
 DIAGNOSIS_DATASETS = ("digits", "breast_cancer", "wine", "diabetes", "fair", "randhie", "baskets_n1e4")
 DIAGNOSIS_RUNS, DIAGNOSIS_RHO = 10, 0.25
 
@@ -360,7 +360,7 @@ class KindGoals(Finding):
     kind: str
     g1: Mapping[float, float]  #: rho -> the largest ratio to the better peer
     g2: Mapping[float, float]  #: rho -> the share of cells within GOAL_NEAR_BEST of the best
-    g3: Mapping[float, float] | None  #: rho -> the largest ratio in the few-rows cells (None: none)
+    g3: Mapping[float, float] | None  #: rho -> the largest ratio in the few-rows cells, or None without such cells
 
     @property
     def g1_ok(self) -> bool:
@@ -732,7 +732,7 @@ class PathCalibration(Finding):
 
     @property
     def scored(self) -> tuple[PathCell, ...]:
-        """The cells where ESM uses the prediction: after the scale step, with resolvable scales."""
+        """The cells where ESM uses the prediction, after the scale step with resolvable scales."""
         return tuple(c for c in self.cells if c.release.startswith("after") and c.log_noise < self.resolution)
 
     @property

@@ -113,7 +113,7 @@ PLAN_LAST_STEP_SHARES = MappingProxyType({
 LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 #: The share of an IOME path's budget spent on its anchor (the rest on IOME).
 IOME_ANCHOR_SHARE = 1 / 32
-#: The public stage releases IOME when a log scale's noise sd is at least this many nats: the
+#: The public stage releases IOME when a log scale's noise sd is at least this many nats, the
 #: smallest noise at which, on synthetic Gaussian rows, buying scales cost more than 1.25 times
 #: IOME alone in two cells (``benchmarks/offmodel_paths.py``; one cell can exceed it by chance).
 SCALE_RESOLUTION = 1.487
@@ -157,7 +157,7 @@ class PathPrediction:
 
     @property
     def best(self) -> Path:
-        """The path with the smallest predicted error (the first of :data:`PATHS` on a tie)."""
+        """The path with the smallest predicted error (the first of :data:`egmlib.peers.path_errors.PATHS` on a tie)."""
         return min((p for p in PATHS if p in self.errors), key=lambda p: self.errors[p])
 
 
@@ -178,7 +178,7 @@ class RobustResult:
     noise_std: FloatArray  #: (d,) std of the noise on the mean in the original coordinates
     n_clipped: int
     budget: _budget.ZCDPBudget
-    path: Path = "algorithm3"  #: the release that ran (:data:`PATHS`)
+    path: Path = "algorithm3"  #: the release that ran (:data:`egmlib.peers.path_errors.PATHS`)
     predicted: PathPrediction | None = None  #: the scale stage's predictions (None at the public stage)
 
 

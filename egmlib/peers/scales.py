@@ -434,7 +434,7 @@ PAIRED_LEVEL = 0.05
 #: The log scales' CoinPress takes the fewest steps whose last noise is within 1 + PAIRED_LEAN of the
 #: least (each step is a pass over the pairs).
 PAIRED_LEAN = 0.01
-#: The floor of the released scales: this share of the larger of their mean and the root mean
+#: The floor of the released scales, as this share of the larger of their mean and the root mean
 #: square scale the second moments' total vouches for.
 PAIRED_FLOOR_SHARE = 0.2
 __all__ += ["PAIRED_FLOOR_SHARE", "PAIRED_LEVEL", "PAIRED_LOG_FLOOR", "PAIRED_LOG_SHARE", "PairedScales",
@@ -456,7 +456,7 @@ class PairedScales:
     noise_sd: float  #: sd of the Gaussian noise on each entry of ``variance``
     radius: float  #: tau, the private radius at which the rows v_i were clipped
     pairs: int  #: m, the number of pairs
-    shrinkage: float  #: the James-Stein factor applied to the log scales' spread (1: none, 0: all)
+    shrinkage: float  #: the James-Stein factor applied to the log scales' spread (1 keeps it, 0 removes it)
 
 
 def second_moment_threshold(d: int) -> float:
