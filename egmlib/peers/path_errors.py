@@ -70,6 +70,7 @@ __all__ = [
 
 #: ESM's paths, by name (:func:`egmlib.peers.algorithm3_robust.algorithm3_robust`).
 Path = Literal["iome", "centred-iome", "algorithm3", "plan"]
+#: The paths in the order that breaks a tie between equal predictions.
 PATHS: tuple[Path, ...] = get_args(Path)
 #: Measured median error over the model's predicted noise, per kind of release, on synthetic
 #: Gaussian rows (``benchmarks/offmodel_paths.py``; chapter 9's figure of predictions).
