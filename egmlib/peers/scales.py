@@ -499,12 +499,16 @@ def log_scale_noise(n: int, *, d: int, rho: float, floor: float = PAIRED_LOG_FLO
     >>> round(log_scale_noise(20000, d=64, rho=1 / 16), 3), round(log_scale_noise(512, d=1024, rho=1 / 16), 2)
     (0.014, 5.51)
     """
-    n = _v.check_count("n", n, minimum=2)
-    d = _v.check_count("d", d)
+    n = _v.check_count("n", n, minimum=2, maximum=10**12)
+    d = _v.check_count("d", d, maximum=10**12)
     rho = _v.check_positive_finite("rho", rho)
+    if rho < 1e-200:  # egmlib.peers.path_errors.RHO_FLOOR (that module imports this one)
+        raise ValueError(f"rho must be at least 1e-200: below it the noise leaves the float64 range, got rho={rho!r}")
     floor = _v.check_probability("floor", floor)
     beta = _v.check_probability("beta", beta)
-    return _log_scale_noise(n, d, rho, floor, beta)
+    out = _log_scale_noise(n, d, rho, floor, beta)
+    _v.check_finite_result(out, what="the log scales' noise", inputs="d or rho")
+    return out
 
 
 def _log_scale_noise(n: int, d: int, rho: float, floor: float, beta: float = 0.01) -> float:
