@@ -82,8 +82,8 @@ ERROR_FACTORS: Mapping[str, float] = MappingProxyType({"iome": 0.978, "algorithm
 CENTRE_LEAN = 0.01
 #: IOME's bisection steps over the interval of PLAN's experiments (Huang, Liang and Yi 2021).
 IOME_STEPS = 20
-#: The smallest budget the predictions take: below it the noise of a share leaves the float64 range.
-RHO_FLOOR = 1e-200
+#: The smallest budget the predictions take, the arms' smallest (below it a share's noise leaves the float64 range).
+RHO_FLOOR = 1e-300
 #: The largest count (rows, coordinates) the predictions take.
 MAX_COUNT = 10**12
 
