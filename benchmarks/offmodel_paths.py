@@ -36,6 +36,7 @@ import json  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -75,7 +76,7 @@ def run_cell(alpha: float, d: int, width: float, n: int, rho: float, runs: int) 
         X.setflags(write=False)
         xbar = X.mean(axis=0)
         seed = [SEED, run, 1]
-        row = {"alpha": alpha, "d": d, "width": width, "n": n, "rho": rho, "run": run, "half": H}
+        row: dict[str, Any] = {"alpha": alpha, "d": d, "width": width, "n": n, "rho": rho, "run": run, "half": H}
         for path in ("iome", "centred-iome"):
             r = esm.algorithm3_robust(X, rho=rho, lower=-H, upper=H, rng=np.random.default_rng(seed), path=path)
             row[f"whole {path}"] = float(np.linalg.norm(r.estimate - xbar))

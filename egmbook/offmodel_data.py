@@ -797,6 +797,11 @@ def _synthetic(name: str, n: int, d: int, description: str, lower: float, upper:
                         Box(lower, upper, rule if rule is not None else _LAW_RULE), make, law)
 
 
+def _sup(k: int) -> str:
+    """The exponent k as superscript digits (10⁴ in the book's tables, never e-notation)."""
+    return str(k).translate(str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻"))
+
+
 def _family(name: str, description: str, lower: float, upper: float, noise, kind: str,
             factor: float = 1.0, n: int = FAMILY_N, d: int = FAMILY_D) -> OffModelSpec:
     return _synthetic(name, n, d, description, lower, upper, _standardised(noise, n, d, factor),
@@ -809,7 +814,7 @@ SMALL_NS = (20, 50, 200)
 def _sizes() -> tuple[OffModelSpec, ...]:
     small = tuple(_family(f"gaussian_n{n}", f"Algorithm 3's model, Gaussian, n = {n}, d = {SIZES_D}",
                           -50.0, 50.0, _gaussian, "normal", n=n, d=SIZES_D) for n in SMALL_NS)
-    return small + tuple(_family(f"gaussian_n1e{k}", f"Algorithm 3's model, Gaussian, n = 1e{k}, d = {SIZES_D}",
+    return small + tuple(_family(f"gaussian_n1e{k}", f"Algorithm 3's model, Gaussian, n = 10{_sup(k)}, d = {SIZES_D}",
                                  -50.0, 50.0, _gaussian, "normal", n=10**k, d=SIZES_D) for k in range(2, 7))
 
 
@@ -830,7 +835,7 @@ _SYNTHETIC_SPECS = (
     _family("sigma_x2", "Gaussian on the model; arms given sigma receive 2 sigma", -500.0, 500.0,
             _gaussian, "normal", factor=2.0),
     *(_synthetic(f"baskets_n1e{k}", 10**k, BASKET_D,
-                 f"sparse binary baskets: item j with probability 0.5/j (Zipf), d = {BASKET_D}, n = 1e{k}",
+                 f"sparse binary baskets: item j with probability 0.5/j (Zipf), d = {BASKET_D}, n = 10{_sup(k)}",
                  0.0, 1.0, _baskets(10**k), lambda: stats.bernoulli(_basket_p()),
                  "binary: every entry is 0 or 1 (nothing is clamped)")
       for k in (4, 5)),
@@ -843,7 +848,7 @@ _SYNTHETIC_SPECS = (
                "Likert answers, 12 five-point and 12 seven-point items, skewed, one latent factor",
                1.0, 7.0, _likert, lambda: _Categorical(_likert_probs()),
                "the answer codes: 1..5 and 1..7 (nothing is clamped)"),
-    _family("lomax_n1e5", f"one-sided heavy tail: standardised Lomax, tail index 2.5, n = 1e5, d = {LOMAX_D}",
+    _family("lomax_n1e5", f"one-sided heavy tail: standardised Lomax, tail index 2.5, n = 10⁵, d = {LOMAX_D}",
             0.0, 1e6, _lomax, "lomax", n=LOMAX_N, d=LOMAX_D),
     _synthetic("far_mean", FAR_N, FAR_D, "N(40, 1), n = 300, d = 16: the mean 40 sds from the box's centre",
                -50.0, 50.0, _far_mean, lambda: stats.norm(loc=np.full(FAR_D, FAR_MU), scale=1.0),
@@ -851,7 +856,8 @@ _SYNTHETIC_SPECS = (
     *_sizes(),
     *_many_coordinates(),
     *(_synthetic(f"zeros_n1e{k}", 10**k, ZEROS_D,
-                 f"mostly zeros: 80 to 99 % zeros by column, log-normal amounts otherwise, d = {ZEROS_D}, n = 1e{k}",
+                 f"mostly zeros: 80 to 99 % zeros by column, log-normal amounts otherwise, d = {ZEROS_D}, "
+                 f"n = 10{_sup(k)}",
                  0.0, 1e4, _zeros(10**k), lambda: _ZeroInflated(_zeros_p()))
       for k in (3, 4)),
     *_wide_boxes(),

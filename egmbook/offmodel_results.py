@@ -10,7 +10,14 @@ this module is the only one that touches the files:
   pipelines with private inputs on the real datasets (``benchmarks/offmodel_diagnosis.py``;
   :func:`load_diagnoses`, :func:`save_diagnoses`);
 * ``benchmarks/results/offmodel_scale.csv`` -- ESM's and PLAN's cost at scale
-  (``benchmarks/offmodel_scale.py``; :func:`load_scale_rows`, :func:`write_scale_rows`).
+  (``benchmarks/offmodel_scale.py``; :func:`load_scale_rows`, :func:`write_scale_rows`);
+* ``benchmarks/results/offmodel_misses.csv`` -- the release ESM took in each off-model cell
+  where it misses a goal (``benchmarks/offmodel_misses.py``; :func:`load_misses`);
+* ``benchmarks/results/esm_gaussian/`` -- chapter 8's Gaussian benchmarks with ESM and PLAN's last
+  step on its private inputs run again on the final ESM (``benchmarks/peers_sweep.py --sweep
+  gaussian --runs 6 --arms Alg3 PLAN-last-step``, the other arms' rows copied from chapter 8's
+  results), read with :func:`egmbook.peer_results.load_peers_results` (:data:`ESM_GAUSSIAN_DIR`):
+  the Gaussian cells of ESM's goals.
 
 The sweeps' summaries (``offmodel.csv``, ``peers.csv``) are read by :mod:`egmbook.peer_results`.
 """
@@ -20,15 +27,17 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from egmbook.findings.offmodel import Diagnosis, PathRun, StepDiagnostics
 
-__all__ = ["DIAGNOSIS_FILE", "PATHS_FILE", "SCALE_FILE", "ScaleRow", "load_diagnoses", "load_path_runs",
-           "load_scale_rows", "save_diagnoses", "write_path_runs", "write_scale_rows"]
+__all__ = ["DIAGNOSIS_FILE", "ESM_GAUSSIAN_DIR", "MISSES_FILE", "PATHS_FILE", "SCALE_FILE", "Miss", "ScaleRow",
+           "load_diagnoses", "load_misses", "load_path_runs", "load_scale_rows", "save_diagnoses", "write_path_runs",
+           "write_scale_rows"]
 
 _RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 #: Where ``benchmarks/offmodel_paths.py`` writes its runs (the repository's
@@ -45,6 +54,15 @@ DIAGNOSIS_FILE = _RESULTS / "offmodel_diagnosis.json"
 #:
 #: :meta hide-value:
 SCALE_FILE = _RESULTS / "offmodel_scale.csv"
+#: Chapter 8's Gaussian benchmarks with ESM's rows on the final ESM (6 runs a setting; the other
+#: arms' rows are chapter 8's): the folder to pass to :func:`egmbook.peer_results.load_peers_results`.
+#:
+#: :meta hide-value:
+ESM_GAUSSIAN_DIR = _RESULTS / "esm_gaussian"
+#: Where ``benchmarks/offmodel_misses.py`` writes the cells where ESM misses a goal.
+#:
+#: :meta hide-value:
+MISSES_FILE = _RESULTS / "offmodel_misses.csv"
 _PATH_COLUMNS = tuple(f.name for f in dataclasses.fields(PathRun))
 
 
@@ -94,8 +112,47 @@ def load_scale_rows(path: str | Path | None = None) -> tuple[ScaleRow, ...]:
     if not rows or list(rows[0]) != names:
         raise ValueError(f"{p} must have the columns {', '.join(names)} and at least one row")
     ints = {"n", "d", "peak_added_bytes", "data_bytes", "reps"}
-    return tuple(ScaleRow(**{k: int(v) if k in ints else float(v) if k.endswith("_s") else v for k, v in r.items()})
-                 for r in rows)
+    out = []
+    for r in rows:
+        values: dict[str, Any] = {k: int(v) if k in ints else float(v) if k.endswith("_s") else v for k, v in r.items()}
+        out.append(ScaleRow(**values))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Miss:
+    """One off-model cell where ESM misses G1 or G3 (``benchmarks/offmodel_misses.py``), and the
+    release it took there."""
+
+    dataset: str
+    rho: float
+    goal: str  #: "G1" or "G3"
+    ratio: float  #: ESM's median error added over the better of PLAN and IOME
+    best_peer: str  #: "PLAN" or "IOME"
+    best_error: float  #: that peer's median error added
+    esm_error: float  #: ESM's median error added, recomputed
+    path: str  #: the release ESM took most often (egmlib.peers.path_errors.PATHS)
+    path_share: float  #: the share of the runs that took it
+    public_share: float  #: the share of the runs stopped at the public stage
+    runs: int
+
+
+def load_misses(path: str | Path | None = None) -> tuple[Miss, ...]:
+    """The cells where ESM misses a goal (by default :data:`MISSES_FILE`), in the file's order."""
+    p = MISSES_FILE if path is None else _check_path(path, ".csv")
+    names = [f.name for f in dataclasses.fields(Miss)]
+    if not p.is_file():
+        raise FileNotFoundError(f"{p} does not exist: run benchmarks/offmodel_misses.py")
+    with p.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if rows and list(rows[0]) != names:
+        raise ValueError(f"{p} must have the columns {', '.join(names)}")
+    text = {"dataset", "goal", "best_peer", "path"}
+    out = []
+    for r in rows:
+        values: dict[str, Any] = {k: v if k in text else int(v) if k == "runs" else float(v) for k, v in r.items()}
+        out.append(Miss(**values))
+    return tuple(out)
 
 
 def _check_path(path: object, suffix: str) -> Path:
@@ -129,7 +186,7 @@ def load_path_runs(path: str | Path | None = None) -> tuple[PathRun, ...]:
     if not rows or tuple(rows[0]) != _PATH_COLUMNS:
         raise ValueError(f"{p} must have the columns {', '.join(_PATH_COLUMNS)} and at least one row")
     kinds = {f.name: f.type for f in dataclasses.fields(PathRun)}
-    conv = {"float": float, "int": int, "str": str, "bool": lambda v: v == "True"}
+    conv: dict[str, Callable[[str], Any]] = {"float": float, "int": int, "str": str, "bool": lambda v: v == "True"}
     try:
         return tuple(PathRun(**{k: conv[str(kinds[k])](v) for k, v in r.items()}) for r in rows)
     except (KeyError, ValueError) as err:

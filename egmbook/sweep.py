@@ -58,7 +58,7 @@ the client's, or the sweep stops with the difference.  A cluster with a single w
 runs the sweep serially and says so (a warning).  Progress: a tqdm bar over the tasks.
 
 Committed results are never replaced by a smaller sample: :func:`run_sweep` refuses to write
-fewer than :data:`RUNS` runs into :data:`RESULTS` (quick slices go to :data:`SCRATCH`,
+fewer than :data:`RUNS_OF` runs into :data:`RESULTS` (quick slices go to :data:`SCRATCH`,
 git-ignored), and a summary row is never replaced by one over fewer runs.
 
 Run:  python benchmarks/peers_sweep.py [--sweep gaussian offmodel] [--jobs 2] [--runs 50]
@@ -81,10 +81,11 @@ import time
 import warnings
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -95,7 +96,7 @@ from egmlib import validation as _v
 from egmlib.peers import budget
 from egmlib.peers.arms import ARMS
 
-__all__ = ["SEED", "RESULTS", "SCRATCH", "RUNS", "RHOS", "SWEEPS", "STREAM", "RUN_FIELDS",
+__all__ = ["SEED", "RESULTS", "SCRATCH", "RUNS", "RUNS_OF", "RHOS", "SWEEPS", "STREAM", "RUN_FIELDS",
            "Drawn", "Case", "Task", "all_cases", "run_task", "run_sweep", "code_fingerprint",
            "name_id", "keep_freed_memory"]
 
@@ -104,8 +105,12 @@ SEED = 20240613
 RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 #: Where slices with fewer than RUNS runs go (git-ignored).
 SCRATCH = RESULTS / "scratch"
-#: The number of runs of the committed results.
+#: The number of runs of the committed results of chapter 8's sweep.
 RUNS = 50
+#: The runs of each sweep's committed results, 50 for chapter 8's Gaussian sweep and 12 for chapter
+#: 9's off-model sweep, a reduced sweep on the final ESM (every dataset, family and budget kept, fewer runs a
+#: cell, so that it ran in about an hour on the book's two shared cores).
+RUNS_OF: Mapping[str, int] = MappingProxyType({"gaussian": RUNS, "offmodel": 12})
 #: The five budgets rho of every sweep.
 RHOS = gb.RHOS
 SWEEPS = {"gaussian": "peers", "offmodel": "offmodel"}  # sweep -> file stem
@@ -259,7 +264,8 @@ class _SharedInputs:
     """
 
     def __init__(self, seed: list[int], data: Drawn) -> None:
-        self._seed, self._data, self._values = seed, data, {}
+        self._seed, self._data = seed, data
+        self._values: dict[str, Any] = {}
 
     def __contains__(self, key: str) -> bool:
         return key in ("rotation", "rotated", "presorted")
@@ -368,8 +374,9 @@ def _summaries(done: dict[Any, Any], cases: Sequence[Case], runs: int, rhos: Seq
     for c in cases:
         for rho in rhos:
             for a in order:
-                entries = [done.get((c.dataset, c.index, r, a)) for r in range(runs)]
-                if any(e is None for e in entries):
+                found = [done.get((c.dataset, c.index, r, a)) for r in range(runs)]
+                entries = [e for e in found if e is not None]
+                if len(entries) < len(found):
                     continue
                 e = np.array([float(row[field]) for rows in entries for row in rows
                               if float(row["rho"]) == float(rho)])
@@ -452,7 +459,10 @@ def _package_digest(package: str) -> str:
     """SHA-256 of the files of an installed package (paths and contents; caches left out)."""
     import importlib
 
-    root = Path(importlib.import_module(package).__file__).resolve().parent
+    source = importlib.import_module(package).__file__
+    if source is None:
+        raise RuntimeError(f"the package {package} has no source files to fingerprint")
+    root = Path(source).resolve().parent
     h = hashlib.sha256()
     for f in sorted(root.rglob("*")):
         if f.is_file() and "__pycache__" not in f.parts and not any(p.endswith(".egg-info") for p in f.parts) \
@@ -576,7 +586,7 @@ def _check_rhos(value: Any) -> tuple[float, ...]:
     return out
 
 
-def run_sweep(sweep: str, *, arms: Sequence[str] | None = None, runs: int = RUNS, jobs: int = 2,
+def run_sweep(sweep: str, *, arms: Sequence[str] | None = None, runs: int | None = None, jobs: int = 2,
               results: str | Path = RESULTS, datasets: Sequence[str] | None = None, max_d: int | None = None,
               rhos: Sequence[float] = RHOS, scheduler: Any = None, progress: bool = True,
               redo: Sequence[str] | None = None) -> dict[str, float]:
@@ -588,9 +598,9 @@ def run_sweep(sweep: str, *, arms: Sequence[str] | None = None, runs: int = RUNS
     sweep : {"gaussian", "offmodel"}
     arms : sequence of str, optional
         Names of :data:`egmlib.peers.arms.ARMS` (default: every arm).
-    runs : int
-        Runs per case, at least 2 (the summaries give a standard deviation); fewer than
-        :data:`RUNS` only into a folder other than
+    runs : int, optional
+        Runs per case, at least 2 (the summaries give a standard deviation; default
+        :data:`RUNS_OF` of the sweep); fewer than that only into a folder other than
         :data:`RESULTS` (e.g. :data:`SCRATCH`).
     jobs : int
         Local worker processes (loky; 1 runs here); ignored with ``scheduler``.
@@ -615,11 +625,12 @@ def run_sweep(sweep: str, *, arms: Sequence[str] | None = None, runs: int = RUNS
     ------
     TypeError, ValueError
         For an argument of the wrong type or value, naming it; a slice of fewer than
-        :data:`RUNS` runs aimed at :data:`RESULTS` is refused.
+        :data:`RUNS_OF` runs aimed at :data:`RESULTS` is refused.
     """
     sweep = _v.check_choice("sweep", sweep, SWEEPS)
     arm_names = _check_names("arms", arms, tuple(ARMS), where="egmlib.peers.arms.ARMS") or tuple(ARMS)
-    runs = _v.check_count("runs", runs, minimum=2, maximum=_MAX_RUNS)  # sd over the runs needs two
+    committed = RUNS_OF[sweep]
+    runs = committed if runs is None else _v.check_count("runs", runs, minimum=2, maximum=_MAX_RUNS)  # sd needs two
     jobs = _v.check_count("jobs", jobs, maximum=_MAX_JOBS)
     if isinstance(results, bool) or not isinstance(results, (str, Path)):
         raise TypeError(f"results must be a str or pathlib.Path, got results of type {type(results).__name__}")
@@ -637,8 +648,8 @@ def run_sweep(sweep: str, *, arms: Sequence[str] | None = None, runs: int = RUNS
                         f"{type(scheduler).__name__}")
     progress = _v.check_bool("progress", progress)
     redo = _check_names("redo", redo, tuple(ARMS), where="egmlib.peers.arms.ARMS") or ()
-    if runs < RUNS and results.resolve() == RESULTS.resolve():
-        raise ValueError(f"runs={runs} into results={str(results)!r} would replace the committed {RUNS}-run "
+    if runs < committed and results.resolve() == RESULTS.resolve():
+        raise ValueError(f"runs={runs} into results={str(results)!r} would replace the committed {committed}-run "
                          f"summaries that chapters 8 and 9 read; write a slice to a scratch folder "
                          f"(results={str(SCRATCH)!r})")
     return _run(sweep, arm_names, runs, jobs, results, datasets, max_d, rhos, scheduler, progress, redo)

@@ -86,6 +86,25 @@ def test_goal_three_compares_with_the_parts_where_rows_are_few():
     assert om.few_rows_or_wide(178, 13) and om.few_rows_or_wide(2048, 4096) and not om.few_rows_or_wide(6366, 9)
 
 
+def test_goals_by_kind_say_which_goals_hold():
+    """Chapter 9's headline table: per kind of data, the goals that hold on its cells."""
+    kinds = om.goals_by_kind(om.goals(PEERS_RES, OFF_RES))
+    assert {k.kind for k in kinds} <= set(om.VERDICT_GROUPS)
+    for k in kinds:
+        assert k.g1_ok == (max(k.g1.values()) <= om.GOAL_OFF_MODEL)
+        assert k.g2_ok == (min(k.g2.values()) >= om.GOAL_NEAR_BEST_SHARE)
+        assert k.all_held == (k.g1_ok and k.g2_ok and k.g3_ok is not False)
+        assert k.held == (", ".join(g for g, ok in (("G1", k.g1_ok), ("G2", k.g2_ok), ("G3", k.g3_ok)) if ok)
+                          or "none")
+    rhos = MappingProxyType(dict.fromkeys(gb.RHOS, 1.0))
+    good = om.KindGoals("x", rhos, rhos, None)
+    assert good.held == "G1, G2" and good.all_held  # no few-rows cells: G3 does not apply
+    bad = om.KindGoals("x", MappingProxyType({**rhos, 1.0: 2.5}), MappingProxyType({**rhos, 1.0: 0.5}), rhos)
+    assert bad.held == "G3" and not bad.all_held
+    worse = om.KindGoals("x", bad.g1, bad.g2, MappingProxyType({**rhos, 1.0: 1.3}))
+    assert worse.held == "none"
+
+
 def test_comparison_flips_with_a_cell():
     """Observation 9.M: ESM's worst ratio, median and share within twice the better peer against
     chapter 8's pipeline's; one cell moved past each edge flips the verdict."""
@@ -176,12 +195,16 @@ def test_bad_results_are_refused():
 # ---------------------------------------------------------------------------------------
 # the calibration of ESM's predictions
 # ---------------------------------------------------------------------------------------
-def test_resolution_threshold_is_the_smallest_noise_at_which_a_ratio_fails():
-    pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 1.2), (3.0, 0.9)]
-    assert om.resolution_threshold(pairs, 1.25) == 0.1
-    assert om.resolution_threshold(pairs[1:], 1.25) == 1.0
+def test_resolution_threshold_is_the_smallest_noise_at_which_two_ratios_fail():
+    pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 1.2), (3.0, 0.9), (4.0, 1.3)]
+    assert om.resolution_threshold(pairs, 1.25, cells=1) == 0.1
+    assert om.resolution_threshold(pairs, 1.25) == 1.0  # the second failing cell
+    assert om.resolution_threshold(pairs[1:], 1.25) == 4.0
     assert om.resolution_threshold(pairs[1:], 1.5) == math.inf
-    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == 2.0
+    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == math.inf  # one failing cell only
+    assert om.resolution_threshold([(2.0, 2.0), (2.0, 1.3)], 1.25) == 2.0  # two cells at the same noise
+    with pytest.raises(ValueError, match="cells"):
+        om.resolution_threshold(pairs, 1.25, cells=0)
 
 
 def _run(release, measured, predicted, tau=0.5, n=1000, rho=0.25, run=0):

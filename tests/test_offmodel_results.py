@@ -31,6 +31,20 @@ def test_scale_rows_round_trip(tmp_path):
         omr.write_scale_rows([], tmp_path / "scale.csv")
 
 
+def test_misses_load_and_bad_files_are_refused(tmp_path):
+    path = tmp_path / "misses.csv"
+    path.write_text("dataset,rho,goal,ratio,best_peer,best_error,esm_error,path,path_share,public_share,runs\n"
+                    "corner,0.0625,G1,5.5,PLAN,17.6,97.0,centred-iome,0.75,1,12\n")
+    (m,) = omr.load_misses(path)
+    assert (m.dataset, m.rho, m.goal, m.path, m.runs) == ("corner", 0.0625, "G1", "centred-iome", 12)
+    assert m.ratio == 5.5 and m.path_share == 0.75 and m.public_share == 1.0
+    with pytest.raises(FileNotFoundError, match="offmodel_misses.py"):
+        omr.load_misses(tmp_path / "none.csv")
+    (tmp_path / "bad.csv").write_text("dataset,rho\ncorner,1\n")
+    with pytest.raises(ValueError, match="columns"):
+        omr.load_misses(tmp_path / "bad.csv")
+
+
 def test_committed_files_load():
     runs = omr.load_path_runs()
     assert len(runs) > 10_000 and {r.release for r in runs} >= {"whole iome", "after algorithm3", "after plan"}

@@ -6,7 +6,7 @@ setting that is not there (each must be a clear error naming the file, line or a
 and, on the committed results, a grid that is not the full sweep (3 datasets, 21 settings,
 5 budgets, every arm of egmlib.peers.arms.ARMS with 50 runs and a median), or an
 off-model table that misses a dataset of egmbook.offmodel_data or one of the arms the
-chapter compares.
+chapter compares (its runs: egmbook.sweep.RUNS_OF).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pytest
 from egmbook import gaussian_benchmarks as gb
 from egmbook import offmodel_data as od
 from egmbook.peer_results import PEERS_RESULTS_DIR, load_offmodel_results, load_peers_results
+from egmbook.sweep import RUNS_OF
 from egmlib.peers.arms import ARMS
 
 #: Every arm of the registry: every setting has them, 50 runs each (one regeneration).
@@ -107,7 +108,7 @@ def test_committed_offmodel_results():
         for a in off.algorithms:
             for rho in gb.RHOS:
                 x = off.excess_of(ds, a, rho=rho)
-                assert x.runs == 50 and x.median is not None and x.sd >= 0
+                assert x.runs == RUNS_OF["offmodel"] and x.median is not None and x.sd >= 0
                 assert (x.mean == 0) == (a == "empirical")
     # real data: the reference mean is the empirical one, so the two errors coincide
     for ds in od.REAL:

@@ -116,6 +116,17 @@ def test_a_quick_slice_never_replaces_the_committed_results():
     assert {p.name: p.read_bytes() for p in ps.RESULTS.glob("*.csv")} == before
 
 
+def test_each_sweep_has_its_committed_run_count():
+    """Chapter 8's sweep keeps 50 runs a cell; chapter 9's reduced sweep fewer, and no slice below
+    it reaches the committed results."""
+    assert ps.RUNS_OF["gaussian"] == ps.RUNS == 50 and 2 <= ps.RUNS_OF["offmodel"] < ps.RUNS
+    before = {p.name: p.read_bytes() for p in ps.RESULTS.glob("*.csv")}
+    k = ps.RUNS_OF["offmodel"] - 1
+    with pytest.raises(ValueError, match=rf"runs={k} into results=.* would replace the committed {k + 1}-run"):
+        ps.run_sweep("offmodel", arms=("PLAN",), runs=k, jobs=1, results=ps.RESULTS, datasets=["wine"])
+    assert {p.name: p.read_bytes() for p in ps.RESULTS.glob("*.csv")} == before
+
+
 def test_a_summary_over_fewer_runs_never_replaces_one_over_more(tmp_path):
     """The summary's key names no run count: a 2-run slice written where a 3-run summary is must
     leave the 3-run rows, and add only rows the file did not have."""

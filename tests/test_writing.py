@@ -348,21 +348,7 @@ RULES = {"numbers": number_problems, "verdict-cells": verdict_cell_problems, "ve
 # what fails today: (rule, page) -> what fails there, for the chapters' authors
 
 
-KNOWN: dict[tuple[str, str], str] = {
-    ("numbers", "chapters/09_offmodel.html"): "4 paragraphs over 8 numbers (24, 13, 11, 9)",
-    ("numbers", "chapters/09b_offmodel_results.html"): "4 paragraphs over 8 numbers (34, 11, 11, 10)",
-    ("aliases", "chapters/09_offmodel.html"):
-        "This chapter’s pipeline (2x); this chapter’s pipeline; robust pipeline (2x); this chapter's pipeline"
-        " (2x)",
-    ("aliases", "chapters/09b_offmodel_results.html"):
-        "this chapter’s pipeline (5x); This chapter's pipeline; this chapter's pipeline (2x)",
-    ("aliases", "chapters/09a_offmodel_privacy.html"): "chapter 9’s pipeline; robust pipeline (2x)",
-    ("e-notation", "chapters/09_offmodel.html"): "1e4 (2x); 1e5 (3x); 1e+06; 1e2; 1e3; 1e6",
-    ("history", "chapters/09b_offmodel_results.html"): "first version; were set before",
-    ("history", "chapters/09a_offmodel_privacy.html"): "earlier version (2x)",
-    ("numbers-share", "*"):
-        "7.8 % of 359 paragraphs have more than 4 numbers: 09_offmodel (9), 09b (8), 07b (7), 09a (4)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _cases(rule: str, pages: list[str]) -> list:
@@ -525,7 +511,6 @@ def web_only_problems(texts: list[str], owners: list[str]) -> dict[str, list[str
 #: them, or put a sentence meant for the screen in a ``{container} egm-web-only`` block, which
 #: the PDF leaves out); everything the PDF script itself prints must be clean.
 KNOWN_WEB_ONLY: dict[str, str] = {
-    "chapters/09b_offmodel_results": "'in two tables behind the first button below'",
 }
 
 

@@ -113,9 +113,9 @@ PLAN_LAST_STEP_SHARES = MappingProxyType({
 LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 #: The share of an IOME path's budget spent on its anchor (the rest on IOME).
 IOME_ANCHOR_SHARE = 1 / 32
-#: The public stage releases IOME when a log scale's noise sd is at least this many nats: the
+#: The public stage releases IOME when a log scale's noise sd is at least this many nats, the
 #: smallest noise at which, on synthetic Gaussian rows, buying scales cost more than 1.25 times
-#: IOME alone (``benchmarks/offmodel_paths.py``).
+#: IOME alone in two cells (``benchmarks/offmodel_paths.py``; one cell can exceed it by chance).
 SCALE_RESOLUTION = 1.487
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
@@ -157,7 +157,7 @@ class PathPrediction:
 
     @property
     def best(self) -> Path:
-        """The path with the smallest predicted error (the first of :data:`PATHS` on a tie)."""
+        """The path with the smallest predicted error (the first of :data:`egmlib.peers.path_errors.PATHS` on a tie)."""
         return min((p for p in PATHS if p in self.errors), key=lambda p: self.errors[p])
 
 
@@ -178,7 +178,7 @@ class RobustResult:
     noise_std: FloatArray  #: (d,) std of the noise on the mean in the original coordinates
     n_clipped: int
     budget: _budget.ZCDPBudget
-    path: Path = "algorithm3"  #: the release that ran (:data:`PATHS`)
+    path: Path = "algorithm3"  #: the release that ran (:data:`egmlib.peers.path_errors.PATHS`)
     predicted: PathPrediction | None = None  #: the scale stage's predictions (None at the public stage)
 
 
@@ -201,9 +201,9 @@ def scales_resolvable(n: int, *, d: int, rho: float) -> bool:
     >>> scales_resolvable(20_000, d=64, rho=0.25), scales_resolvable(512, d=1024, rho=1.0)
     (True, False)
     """
-    n = _v.check_count("n", n)
-    d = _v.check_count("d", d)
-    rho = _v.check_positive_finite("rho", rho)
+    n = _pe._check_size("n", n)
+    d = _pe._check_size("d", d)
+    rho = _pe._check_rho("rho", rho)
     return _resolvable(n, d, rho)
 
 
@@ -245,9 +245,9 @@ def coarse_centre(n: int, *, d: int, rho: float, lower: float, upper: float) -> 
     >>> coarse_centre(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0)
     'anchor'
     """
-    n = _v.check_count("n", n)
-    d = _v.check_count("d", d)
-    rho = _v.check_positive_finite("rho", rho)
+    n = _pe._check_size("n", n)
+    d = _pe._check_size("d", d)
+    rho = _pe._check_rho("rho", rho)
     lower, upper = _v.check_bounds(lower, upper)
     return _coarse_centre(n, d, rho, lower, upper)
 
@@ -265,13 +265,17 @@ def predict_paths(n: int, *, rho: float, lower: float, upper: float, scales: Pai
     released second moments :math:`\hat s`: rows much farther out than the scales say raise
     those predictions.  Every input is public or released by the scale step: post-processing.
     """
-    n = _v.check_count("n", n, minimum=2)
-    rho = _v.check_positive_finite("rho", rho)
+    n = _pe._check_size("n", n, minimum=2)
+    rho = _pe._check_rho("rho", rho)
     lower, upper = _v.check_bounds(lower, upper)
     if not isinstance(scales, PairedScales):
         raise TypeError(f"scales must be an egmlib.peers.scales.PairedScales, got scales of type "
                         f"{type(scales).__name__}")
-    return _predict(n, rho, lower, upper, scales)
+    try:
+        return _predict(n, rho, lower, upper, scales)
+    except OverflowError:
+        raise ValueError("the predicted errors overflow the float64 range: lower, upper or scales too large in "
+                         "magnitude; rescale the data") from None
 
 
 def _lower_bound(values: FloatArray, weights: FloatArray, sd: float) -> float:
@@ -565,7 +569,7 @@ def _check_path(path: Any) -> Path | None:
         raise TypeError(f"path must be None or a str, got path of type {type(path).__name__}")
     if path not in PATHS:
         raise ValueError(f"path must be None or one of {list(PATHS)}, got path={path!r}")
-    return path  # type: ignore[return-value]
+    return path
 
 
 def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
@@ -619,7 +623,7 @@ def algorithm3_robust(X: Any, *, rho: float, lower: float, upper: float, rng: np
     p = 1.0 / n if p_clip is None else _v.check_probability("p_clip", p_clip)
     forced = _check_path(path)
     scales_first = _v.check_bool("scales_first", scales_first)
-    rho = _v.check_positive_finite("rho", rho)
+    rho = _pe._check_rho("rho", rho)
     _budget.split_budget(rho, shares=SHARES)  # a rho whose shares underflow names rho
     return _to_caller(_esm(X, rho, 0.0, 1.0, rng, p, forced, scales_first, colsum, box.lower / box.width), box)
 
@@ -843,7 +847,7 @@ def plan_last_step_private_inputs(X: Any, *, rho: float, lower: float, upper: fl
         ``path`` is "plan"; ``predicted`` holds ESM's predictions for the same scales.
     """
     X, box, rng, colsum = _check(X, lower, upper, rng)
-    rho = _v.check_positive_finite("rho", rho)
+    rho = _pe._check_rho("rho", rho)
     _budget.split_budget(rho, shares=PLAN_LAST_STEP_SHARES)
     return _to_caller(_esm(X, rho, 0.0, 1.0, rng, 1.0 / X.shape[0], "plan", colsum=colsum,
                            offset=box.lower / box.width), box)

@@ -58,6 +58,8 @@ from egmlib.validation import FloatArray
 __all__ = [
     "CENTRE_LEAN",
     "ERROR_FACTORS",
+    "MAX_COUNT",
+    "RHO_FLOOR",
     "IOME_STEPS",
     "PATHS",
     "Path",
@@ -70,15 +72,39 @@ __all__ = [
 
 #: ESM's paths, by name (:func:`egmlib.peers.algorithm3_robust.algorithm3_robust`).
 Path = Literal["iome", "centred-iome", "algorithm3", "plan"]
+#: The paths in the order that breaks a tie between equal predictions.
 PATHS: tuple[Path, ...] = get_args(Path)
 #: Measured median error over the model's predicted noise, per kind of release, on synthetic
 #: Gaussian rows (``benchmarks/offmodel_paths.py``; chapter 9's figure of predictions).
-ERROR_FACTORS: Mapping[str, float] = MappingProxyType({"iome": 1.004, "algorithm3": 1.016, "plan": 1.019})
+ERROR_FACTORS: Mapping[str, float] = MappingProxyType({"iome": 0.978, "algorithm3": 1.016, "plan": 1.019})
 #: ESM's CoinPress centre takes the fewest steps whose last noise is within 1 + CENTRE_LEAN of the
 #: least (each step is a pass over the data; egmlib.peers.coinpress._lean_schedule).
 CENTRE_LEAN = 0.01
 #: IOME's bisection steps over the interval of PLAN's experiments (Huang, Liang and Yi 2021).
 IOME_STEPS = 20
+#: The smallest budget the predictions take, the arms' smallest (below it a share's noise leaves the float64 range).
+RHO_FLOOR = 1e-300
+#: The largest count (rows, coordinates) the predictions take.
+MAX_COUNT = 10**12
+
+
+def _check_rho(name: str, value: Any) -> float:
+    """A budget the predictions can use: positive, finite and at least :data:`RHO_FLOOR` (ValueError naming it)."""
+    rho = _v.check_positive_finite(name, value)
+    if rho < RHO_FLOOR:
+        raise ValueError(f"{name} must be at least {RHO_FLOOR:g}: below it the noise of its shares leaves the "
+                         f"float64 range, got {name}={rho!r}")
+    return rho
+
+
+def _check_size(name: str, value: Any, *, minimum: int = 1) -> int:
+    """A count of rows or coordinates the predictions can use: an int from ``minimum`` to :data:`MAX_COUNT`."""
+    return _v.check_count(name, value, minimum=minimum, maximum=MAX_COUNT)
+
+
+def _finite(value: float, inputs: str) -> float:
+    _v.check_finite_result(value, what="the predicted error", inputs=inputs)
+    return value
 
 
 def _padded(d: int) -> int:
@@ -101,11 +127,11 @@ def bisection_accuracy(n: int, *, coordinates: int, rho: float, steps: int) -> f
     >>> round(bisection_accuracy(10_000, coordinates=64, rho=0.25, steps=20), 4)
     0.0127
     """
-    n = _v.check_count("n", n)
-    coordinates = _v.check_count("coordinates", coordinates)
-    rho = _v.check_positive_finite("rho", rho)
+    n = _check_size("n", n)
+    coordinates = _check_size("coordinates", coordinates)
+    rho = _check_rho("rho", rho)
     steps = _v.check_count("steps", steps, maximum=10**4)
-    return math.sqrt(2.0 * math.pi) * _count_noise(coordinates, rho, steps) / n
+    return _finite(math.sqrt(2.0 * math.pi) * _count_noise(coordinates, rho, steps) / n, "coordinates or rho")
 
 
 def _count_noise(coordinates: int, rho: float, steps: int) -> float:
@@ -129,12 +155,12 @@ def coinpress_accuracy(n: int, *, d: int, prior_radius: float, rho: float, beta:
     >>> bool(a < 0.1 < 10 < b)
     True
     """
-    n = _v.check_count("n", n)
-    d = _v.check_count("d", d)
+    n = _check_size("n", n)
+    d = _check_size("d", d)
     prior_radius = _v.check_positive_finite("prior_radius", prior_radius)
-    rho = _v.check_positive_finite("rho", rho)
+    rho = _check_rho("rho", rho)
     beta = _v.check_probability("beta", beta)
-    return _coinpress_accuracy(n, d, prior_radius, rho, beta)
+    return _finite(_coinpress_accuracy(n, d, prior_radius, rho, beta), "d, prior_radius or rho")
 
 
 def _coinpress_accuracy(n: int, d: int, radius: float, rho: float, beta: float = 0.01) -> float:
@@ -172,11 +198,13 @@ def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float
     >>> round(e / (8.0 * 2 * 8.0 / (10_000 * math.sqrt(2 * 0.7425 * 0.25))), 1)   # over sqrt(d) 2 sqrt(V) / ...
     1.2
     """
-    n = _v.check_count("n", n, minimum=2)
-    rho = _v.check_positive_finite("rho", rho)
+    n = _check_size("n", n, minimum=2)
+    rho = _check_rho("rho", rho)
     v = _v.check_nonnegative_vector("variances", variances)
+    if not math.isfinite(float(np.sum(v))):
+        raise ValueError("variances must have a finite sum (the predictions add them), got entries too large")
     lower, upper = _v.check_bounds(lower, upper)
-    return _iome_error(n, rho, v, lower, upper)
+    return _finite(_iome_error(n, rho, v, lower, upper), "variances, lower or upper")
 
 
 def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float) -> float:
@@ -219,6 +247,11 @@ def _wander(n: int, sigma_c: float, half: float, sd: float, N: int) -> float:
 
 def _check_sigma(sigma: Any) -> FloatArray:
     s = _v.check_positive_vector("sigma", sigma)
+    with np.errstate(over="ignore", under="ignore"):
+        squares = s * s
+    if not (np.all(np.isfinite(squares)) and np.all(squares > 0) and math.isfinite(float(np.sum(s)))):
+        raise ValueError("sigma's entries must have positive, finite squares and a finite sum (the predictions "
+                         "weight by them), got entries too large or too small")
     return s
 
 
@@ -244,13 +277,14 @@ def algorithm3_error(n: int, *, sigma: Any, rho_centre: float, rho_noise: float,
     >>> bool(0 < e < iome_error(10_000, rho=0.25, variances=s**2, lower=-500.0, upper=500.0))
     True
     """
-    n = _v.check_count("n", n, minimum=2)
+    n = _check_size("n", n, minimum=2)
     s = _check_sigma(sigma)
-    rho_centre = _v.check_positive_finite("rho_centre", rho_centre)
-    rho_noise = _v.check_positive_finite("rho_noise", rho_noise)
+    rho_centre = _check_rho("rho_centre", rho_centre)
+    rho_noise = _check_rho("rho_noise", rho_noise)
     lower, upper = _v.check_bounds(lower, upper)
     mismatch = _v.check_positive_finite("mismatch", mismatch)
-    return _algorithm3_error(n, s, rho_centre, rho_noise, lower, upper, max(mismatch, 1.0))
+    return _finite(_algorithm3_error(n, s, rho_centre, rho_noise, lower, upper, max(mismatch, 1.0)),
+                   "sigma, lower, upper or mismatch")
 
 
 def _whitened_radius(s: FloatArray, lower: float, upper: float) -> float:
@@ -293,14 +327,15 @@ def plan_last_step_error(n: int, *, sigma: Any, rho_centre: float, rho_threshold
     >>> bool(0 < e < 0.1)
     True
     """
-    n = _v.check_count("n", n, minimum=2)
+    n = _check_size("n", n, minimum=2)
     s = _check_sigma(sigma)
-    rho_centre = _v.check_positive_finite("rho_centre", rho_centre)
-    rho_threshold = _v.check_positive_finite("rho_threshold", rho_threshold)
-    rho_noise = _v.check_positive_finite("rho_noise", rho_noise)
+    rho_centre = _check_rho("rho_centre", rho_centre)
+    rho_threshold = _check_rho("rho_threshold", rho_threshold)
+    rho_noise = _check_rho("rho_noise", rho_noise)
     lower, upper = _v.check_bounds(lower, upper)
     mismatch = _v.check_positive_finite("mismatch", mismatch)
-    return _plan_error(n, s, rho_centre, rho_threshold, rho_noise, lower, upper, max(mismatch, 1.0))
+    return _finite(_plan_error(n, s, rho_centre, rho_threshold, rho_noise, lower, upper, max(mismatch, 1.0)),
+                   "sigma, lower, upper or mismatch")
 
 
 def _plan_error(n: int, s: FloatArray, rho_centre: float, rho_threshold: float, rho_noise: float,

@@ -60,6 +60,7 @@ point of an interval, the Gaussian noise) are not analysed (Mironov 2012).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -324,8 +325,8 @@ def _count_leq_columns(X: np.ndarray, v: np.ndarray, lo: np.ndarray,
     return counts
 
 
-def _bisect(count, k: int, *, rank: float, noise_std: float, lower: float, upper: float,
-            steps: int, rng: np.random.Generator) -> np.ndarray:
+def _bisect(count: Callable[[np.ndarray], np.ndarray], k: int, *, rank: float, noise_std: float, lower: float,
+            upper: float, steps: int, rng: np.random.Generator) -> np.ndarray:
     """Noisy bisection for k quantiles at once; ``count(mid)`` returns the exact counts."""
     left = np.full(k, lower)
     right = np.full(k, upper)

@@ -434,7 +434,7 @@ PAIRED_LEVEL = 0.05
 #: The log scales' CoinPress takes the fewest steps whose last noise is within 1 + PAIRED_LEAN of the
 #: least (each step is a pass over the pairs).
 PAIRED_LEAN = 0.01
-#: The floor of the released scales: this share of the larger of their mean and the root mean
+#: The floor of the released scales, as this share of the larger of their mean and the root mean
 #: square scale the second moments' total vouches for.
 PAIRED_FLOOR_SHARE = 0.2
 __all__ += ["PAIRED_FLOOR_SHARE", "PAIRED_LEVEL", "PAIRED_LOG_FLOOR", "PAIRED_LOG_SHARE", "PairedScales",
@@ -456,7 +456,7 @@ class PairedScales:
     noise_sd: float  #: sd of the Gaussian noise on each entry of ``variance``
     radius: float  #: tau, the private radius at which the rows v_i were clipped
     pairs: int  #: m, the number of pairs
-    shrinkage: float  #: the James-Stein factor applied to the log scales' spread (1: none, 0: all)
+    shrinkage: float  #: the James-Stein factor applied to the log scales' spread (1 keeps it, 0 removes it)
 
 
 def second_moment_threshold(d: int) -> float:
@@ -499,12 +499,16 @@ def log_scale_noise(n: int, *, d: int, rho: float, floor: float = PAIRED_LOG_FLO
     >>> round(log_scale_noise(20000, d=64, rho=1 / 16), 3), round(log_scale_noise(512, d=1024, rho=1 / 16), 2)
     (0.014, 5.51)
     """
-    n = _v.check_count("n", n, minimum=2)
-    d = _v.check_count("d", d)
+    n = _v.check_count("n", n, minimum=2, maximum=10**12)
+    d = _v.check_count("d", d, maximum=10**12)
     rho = _v.check_positive_finite("rho", rho)
+    if rho < 1e-300:  # egmlib.peers.path_errors.RHO_FLOOR (that module imports this one)
+        raise ValueError(f"rho must be at least 1e-300: below it the noise leaves the float64 range, got rho={rho!r}")
     floor = _v.check_probability("floor", floor)
     beta = _v.check_probability("beta", beta)
-    return _log_scale_noise(n, d, rho, floor, beta)
+    out = _log_scale_noise(n, d, rho, floor, beta)
+    _v.check_finite_result(out, what="the log scales' noise", inputs="d or rho")
+    return out
 
 
 def _log_scale_noise(n: int, d: int, rho: float, floor: float, beta: float = 0.01) -> float:
