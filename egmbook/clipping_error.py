@@ -8,7 +8,7 @@ baseline) and eta is Gaussian noise independent of the data.  The report
 compares the two by E||eta||^2 alone (eqs. (5), (24), Figure 2) and leaves the
 clipping bias and the choice of the clipping probability p_C open (Sections 6
 and 6.1).  With D_i = clip(x_i) - x_i and i.i.d. rows, the book's chapter 7
-(proposition "Decomposition of the error") has
+(Proposition 7.A) has
 
     E||M(X) - sum_i x_i||^2 = E||eta||^2 + n E||D||^2 + n (n - 1) ||E D||^2,
 
@@ -484,7 +484,7 @@ def expected_error(
 ) -> float | NDArray[np.float64]:
     """E||M(X) - f(X)||^2 = noise + n E||D||^2 + n (n - 1) ||E D||^2.
 
-    The decomposition of chapter 7 (proposition "Decomposition of the error") for
+    The decomposition of chapter 7 (Proposition 7.A) for
     n i.i.d. rows: ``noise`` = E||eta||^2 (:func:`noise_error_at_radius`), ``e2`` =
     E||D||^2 and ``m2`` = ||E D||^2 of one row (:func:`row_clip_moments`).  Broadcasts.
     ``m2`` may be slightly negative (the unbiased estimate of

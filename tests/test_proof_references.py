@@ -43,19 +43,7 @@ THE_REPORT = re.compile(r"poulsen|Poulsen")
 
 #: References that do not resolve yet, each with the owner who fixes it and how (strict:
 #: a reference listed here that resolves fails the test until its entry is removed).
-PENDING: dict[str, str] = {
-    'egmlib/peers/algorithm3_robust.py: chapter "The robust pipeline is rho-zCDP" (by title)':
-        "estimator: a theorem's title, not a chapter: cite Theorem 9.L",
-    'egmlib/peers/algorithm3_robust.py: Lemma "The utility of a radius has sensitivity 1" (by title)':
-        "estimator: no such lemma; the fact is inside Proposition 9.J: cite it",
-    'egmlib/peers/algorithm3_robust.py: lemma "Choosing the path from released scales costs nothing" (by title)':
-        "estimator: cite Lemma 9.G",
-    'egmbook/clipping_error.py: proposition "Decomposition of the error" (by title)':
-        "science: cite Proposition 7.A",
-    "egmbook/findings/problem_setup.py: eq. (25)":
-        "science: the report's eq. (25) is shown as (6.1) in chapter 6 (label ch6-eq-25); number it (25) "
-        "there, or cite it as (6.1)",
-}
+PENDING: dict[str, str] = {}
 
 
 def _built_book() -> str:
