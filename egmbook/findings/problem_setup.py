@@ -5,7 +5,7 @@ the expected transformed norm behind eqs. (7)-(8) and (10), and Algorithm 3's no
 eqs. (9) and (24).  Section 4a: the clipped sum's sensitivity (Proposition 4.B),
 data-independent inputs, the corrected Algorithm 3 against the report's pseudo-code, the
 transformed norm's law, the expected number of clipped rows, a misplaced centre and the
-uncentred constraint, eq. (6.1) of chapter 6 (the report's twenty-fifth equation).
+uncentred constraint, eq. (6.1) of chapter 6 (the report's eq. 25).
 """
 
 from __future__ import annotations
