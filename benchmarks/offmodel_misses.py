@@ -33,7 +33,6 @@ import numpy as np  # noqa: E402
 from egmbook import sweep  # noqa: E402
 from egmbook.cli import argument_parser  # noqa: E402
 from egmbook.findings import offmodel as om  # noqa: E402
-from egmbook.offmodel_results import ESM_GAUSSIAN_DIR  # noqa: E402
 from egmbook.peer_results import load_offmodel_results, load_peers_results  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 
@@ -59,7 +58,7 @@ def esm_runs(dataset: str, rho: float, runs: int) -> list[tuple[float, str, bool
 def main(argv: list[str] | None = None) -> int:
     argument_parser(doc=__doc__).parse_args(argv)
     off = load_offmodel_results()
-    goals = om.goals(load_peers_results(ESM_GAUSSIAN_DIR), off)
+    goals = om.goals(load_peers_results(), off)
     cells: dict[tuple[str, float], list[tuple[str, float]]] = {}
     for name, goal in (("G1", goals.off_model), ("G3", goals.parts)):
         for c in goal.misses:

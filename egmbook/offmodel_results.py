@@ -13,11 +13,6 @@ this module is the only one that touches the files:
   (``benchmarks/offmodel_scale.py``; :func:`load_scale_rows`, :func:`write_scale_rows`);
 * ``benchmarks/results/offmodel_misses.csv`` -- the release ESM took in each off-model cell
   where it misses a goal (``benchmarks/offmodel_misses.py``; :func:`load_misses`);
-* ``benchmarks/results/esm_gaussian/`` -- chapter 8's Gaussian benchmarks with ESM and PLAN's last
-  step on its private inputs run again on the final ESM (``benchmarks/peers_sweep.py --sweep
-  gaussian --runs 6 --arms Alg3 PLAN-last-step``, the other arms' rows copied from chapter 8's
-  results), read with :func:`egmbook.peer_results.load_peers_results` (:data:`ESM_GAUSSIAN_DIR`):
-  the Gaussian cells of ESM's goals.
 
 The sweeps' summaries (``offmodel.csv``, ``peers.csv``) are read by :mod:`egmbook.peer_results`.
 """
@@ -35,7 +30,7 @@ from typing import Any
 
 from egmbook.findings.offmodel import Diagnosis, PathRun, StepDiagnostics
 
-__all__ = ["DIAGNOSIS_FILE", "ESM_GAUSSIAN_DIR", "MISSES_FILE", "PATHS_FILE", "SCALE_FILE", "Miss", "ScaleRow",
+__all__ = ["DIAGNOSIS_FILE", "MISSES_FILE", "PATHS_FILE", "SCALE_FILE", "Miss", "ScaleRow",
            "load_diagnoses", "load_misses", "load_path_runs", "load_scale_rows", "save_diagnoses", "write_path_runs",
            "write_scale_rows"]
 
@@ -54,11 +49,6 @@ DIAGNOSIS_FILE = _RESULTS / "offmodel_diagnosis.json"
 #:
 #: :meta hide-value:
 SCALE_FILE = _RESULTS / "offmodel_scale.csv"
-#: Chapter 8's Gaussian benchmarks with ESM's rows on the final ESM (6 runs a setting; the other
-#: arms' rows are chapter 8's): the folder to pass to :func:`egmbook.peer_results.load_peers_results`.
-#:
-#: :meta hide-value:
-ESM_GAUSSIAN_DIR = _RESULTS / "esm_gaussian"
 #: Where ``benchmarks/offmodel_misses.py`` writes the cells where ESM misses a goal.
 #:
 #: :meta hide-value:

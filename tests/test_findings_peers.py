@@ -37,8 +37,10 @@ def test_findings_on_the_committed_results_hold_and_glue_numbers(finding):
 
 def test_run_counts_want_fifty_runs_for_chapter_8s_arms():
     assert pf.run_counts(RES).ok
-    assert not pf.RunCounts(frozenset({50, 49}), frozenset({50})).ok
-    assert not pf.RunCounts(frozenset({50}), frozenset({20, 50})).ok
+    assert pf.RunCounts(frozenset({50}), frozenset({50}), frozenset({6})).ok
+    assert not pf.RunCounts(frozenset({50, 49}), frozenset({50}), frozenset({6})).ok
+    assert not pf.RunCounts(frozenset({50}), frozenset({20, 50}), frozenset({6})).ok
+    assert not pf.RunCounts(frozenset({50}), frozenset({50}), frozenset({6, 50})).ok
 
 
 def test_published_accounting_is_twelve_times_on_centre_and_scales():

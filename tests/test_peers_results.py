@@ -19,6 +19,7 @@ import pytest
 
 from egmbook import gaussian_benchmarks as gb
 from egmbook import offmodel_data as od
+from egmbook.findings import peers as pf
 from egmbook.peer_results import PEERS_RESULTS_DIR, load_offmodel_results, load_peers_results
 from egmbook.sweep import RUNS_OF
 from egmlib.peers.arms import ARMS
@@ -40,7 +41,8 @@ def test_committed_results_cover_the_whole_sweep():
             for a in arms:
                 e = res.error_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho)
                 x = res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=rho)
-                assert e.runs == x.runs == 50
+                # ESM and PLAN's last step on its inputs: rerun on ESM's final code with --runs 6
+                assert e.runs == x.runs == (6 if a in pf.ESM_ARMS else 50)
                 assert e.n == s.n and e.mean > 0 and x.sd >= 0
                 assert e.median is not None and e.median > 0
     # the empirical mean's excess over itself is zero

@@ -40,7 +40,8 @@ from egmlib.peers.coinpress import CoinPressResult
 from egmlib.peers.iome import IOMEResult
 from egmlib.peers.plan import PlanResult
 
-__all__ = ["DATASETS", "FIRST_ARMS", "ADDED_ARMS", "RunCounts", "run_counts", "BudgetSplits", "budget_splits",
+__all__ = ["DATASETS", "FIRST_ARMS", "ADDED_ARMS", "ESM_ARMS", "RunCounts", "run_counts", "BudgetSplits",
+           "budget_splits",
            "OneDataset", "budgets_on_one_dataset", "LastStepGain", "last_step_gain", "PublishedAccounting",
            "published_accounting", "CentreOutside", "centre_outside_data", "Faithfulness", "faithfulness",
            "ZcdpCalibration", "zcdp_calibration", "NotesConvention", "notes_convention", "PrivateInputsPrice",
@@ -52,7 +53,10 @@ DATASETS = ("GaussianA", "GaussianB", "GaussianC")
 #: Chapter 8's arms (50 runs everywhere) and the arms added with chapter 9.
 FIRST_ARMS = ("PLAN", "PLAN-noscale", "IOME", "CoinPress", "Alg3-oracle", "PLAN-oracle", "Alg3-private-centre",
               "Alg3-private", "empirical")
-ADDED_ARMS = ("CoinPress-authors", "PLAN-last-step", "Alg3")
+ADDED_ARMS = ("CoinPress-authors",)
+#: ESM and PLAN's last step on its private inputs, run on ESM's final code with fewer runs
+#: (``benchmarks/peers_sweep.py --sweep gaussian --runs 6 --arms Alg3 PLAN-last-step``).
+ESM_ARMS = ("PLAN-last-step", "Alg3")
 #: The budgets as the tables print them.
 RHO_TEXT: Mapping[float, str] = MappingProxyType({r: str(Fraction(r).limit_denominator(16)) for r in gb.RHOS})
 _DELTA = 1e-6
@@ -98,17 +102,19 @@ def _frac(x: float) -> str:
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunCounts(Finding):
-    """The run counts of the sweep's arms: chapter 8's (``first``) and those added with chapter 9."""
+    """The run counts of the sweep's arms: chapter 8's (``first``), those added with chapter 9
+    (``added``), and ESM with PLAN's last step on its inputs (``esm``)."""
 
     first: frozenset[int]
     added: frozenset[int]
+    esm: frozenset[int]
 
-    GLUE = MappingProxyType({"first-runs": "first_runs", "added-runs": "added_runs"})
+    GLUE = MappingProxyType({"first-runs": "first_runs", "added-runs": "added_runs", "esm-runs": "esm_runs"})
 
     @property
     def ok(self) -> bool:
-        """Chapter 8's arms have 50 runs everywhere, the added arms one count."""
-        return self.first == {50} and len(self.added) == 1
+        """Chapter 8's arms have 50 runs everywhere, the other two groups one count each."""
+        return self.first == {50} and len(self.added) == 1 and len(self.esm) == 1
 
     @property
     def first_runs(self) -> int:
@@ -117,7 +123,13 @@ class RunCounts(Finding):
 
     @property
     def added_runs(self) -> int:
+        """The runs of each arm added with chapter 9."""
         return min(self.added)
+
+    @property
+    def esm_runs(self) -> int:
+        """The runs of ESM and of PLAN's last step on its inputs."""
+        return min(self.esm)
 
 
 def run_counts(peers: PeersResults) -> RunCounts:
@@ -125,7 +137,7 @@ def run_counts(peers: PeersResults) -> RunCounts:
     res = _check_res(peers)
     runs_of = lambda arms: frozenset(res.excess_of(s.dataset, a, d=s.d, alpha=s.alpha, rho=r).runs  # noqa: E731
                                      for s in _all() for r in gb.RHOS for a in arms)
-    return RunCounts(runs_of(FIRST_ARMS), runs_of(ADDED_ARMS))
+    return RunCounts(runs_of(FIRST_ARMS), runs_of(ADDED_ARMS), runs_of(ESM_ARMS))
 
 
 @dataclass(frozen=True)
