@@ -5,7 +5,7 @@ ESM is the book's recommended private mean (the arm ``ARMS["Alg3"]``,
 takes loaded results or data (:mod:`egmbook.peer_results`, ``egmbook.offmodel_results``,
 :mod:`egmbook.offmodel_data`) and returns frozen records with their glue values.
 
-- :func:`diagnose` runs chapter 8's pipeline with private inputs and ESM's Algorithm 3 path on one
+- :func:`diagnose` runs Algorithm 3 with private inputs and ESM's Algorithm 3 path on one
   dataset and records each step (scales, centre, radius, clipped rows, error) next to the errors
   of the arms given more inputs.
 - :func:`goals` measures ESM's three goals on the sweeps' results, cell by cell (dataset or
@@ -16,7 +16,7 @@ takes loaded results or data (:mod:`egmbook.peer_results`, ``egmbook.offmodel_re
   inputs, PLAN, IOME) in at least :data:`GOAL_NEAR_BEST_SHARE` of the cells; G3, at most
   :data:`GOAL_PARTS` times the better of IOME and PLAN in the few-rows and d > n cells
   (:func:`few_rows_or_wide`).
-- :func:`comparison` sets ESM against chapter 8's pipeline over the better peer (Observation 9.M).
+- :func:`comparison` sets ESM against Algorithm 3 with private inputs over the better peer (Observation 9.M).
 - :func:`verdicts` says, for each kind of data, which method given nothing adds the least error
   most often.
 - :func:`path_runs` and :func:`calibrate_paths` turn ``benchmarks/offmodel_paths.py``'s runs on
@@ -37,6 +37,7 @@ import numpy as np
 
 from egmbook import gaussian_benchmarks as gb
 from egmbook import offmodel_data as od
+from egmbook.claims import readable
 from egmbook.findings import Finding
 from egmbook.peer_results import OffModelResults, PeersResults
 from egmlib import validation as _v
@@ -69,9 +70,9 @@ GOAL_PARTS = 1.25
 FEW_ROWS = 600
 #: The peers G1 and G3 compare with (the better of the two, cell by cell).
 PEERS = ("PLAN", "IOME")
-#: The methods given nothing that G2 and the verdicts compare (chapter 8's pipeline left out).
+#: The methods given nothing that G2 and the verdicts compare (Algorithm 3 with private inputs left out).
 VERDICT_ARMS = ("Alg3", "PLAN-last-step", "PLAN", "IOME")
-#: ESM and chapter 8's pipeline with private inputs, by their names in the sweeps.
+#: ESM and Algorithm 3 with private inputs, by their names in the sweeps.
 NEW, OLD = "Alg3", "Alg3-private"
 #: The seed of the diagnosis (benchmarks/offmodel_diagnosis.py).
 DIAGNOSIS_SEED = 20261126
@@ -146,7 +147,7 @@ def _steps(r: Any, X: np.ndarray, sd: np.ndarray, xbar: np.ndarray) -> dict[str,
 
 def diagnose(sample: od.OffModelSample, *, runs: int, rho: float) -> Diagnosis:
     """Chapter 9's diagnosis of the pipelines with private inputs on one loaded dataset at budget
-    ``rho`` (medians over ``runs`` runs): chapter 8's pipeline and ESM's Algorithm 3 path (forced).
+    ``rho`` (medians over ``runs`` runs): Algorithm 3 with private inputs and ESM's Algorithm 3 path (forced).
 
     The reference errors are those of Algorithm 3 given sigma with a private centre, given sigma and
     mu, of PLAN, IOME (Huang, Liang and Yi 2021) and of ESM as released (``ARMS["Alg3"]``, drawing
@@ -289,12 +290,12 @@ class PeerRatio(Finding):
     best_peer: str  #: "PLAN" or "IOME"
     best: float  #: its median error added
     esm: float  #: ESM's median over it
-    old: float  #: chapter 8's pipeline's median over it
+    old: float  #: Algorithm 3 with private inputs's median over it
 
 
 def best_peer_ratios(offmodel: OffModelResults, *, rho: float) -> tuple[PeerRatio, ...]:
     """Per off-model dataset (chapter 9) at budget rho: the better of PLAN and IOME by the median
-    error added, its median, and the ratios of ESM and of chapter 8's pipeline to it."""
+    error added, its median, and the ratios of ESM and of Algorithm 3 with private inputs to it."""
     if not isinstance(offmodel, OffModelResults):
         raise TypeError(f"offmodel must be egmbook.peer_results.OffModelResults, got offmodel of type "
                         f"{type(offmodel).__name__}")
@@ -420,11 +421,11 @@ def goals_by_kind(g: Goals) -> tuple[KindGoals, ...]:
 
 
 # ---------------------------------------------------------------------------------------
-# ESM against chapter 8's pipeline (Observation 9.M)
+# ESM against Algorithm 3 with private inputs (Observation 9.M)
 # ---------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class OffModelComparison(Finding):
-    """ESM and chapter 8's pipeline over the better of PLAN and IOME, over every off-model cell.
+    """ESM and Algorithm 3 with private inputs over the better of PLAN and IOME, over every off-model cell.
 
     ``ok`` is Observation 9.M's verdict: ESM's worst ratio is more than ten times below chapter 8's,
     its median ratio is at most 1, and it is within twice the better peer in at least 90 % of the cells.
@@ -489,9 +490,9 @@ class OffModelComparison(Finding):
     @property
     def evidence(self) -> str:
         return (f"{self.n} pairs of dataset and budget, error added, medians over the runs: ESM at most "
-                f"{self.new_worst:.3g} times the better peer ({self.new_worst_where}), median "
-                f"{self.new_median:.2f}, within twice in {self.within_two}; chapter 8's pipeline up to "
-                f"{self.old_worst:.3g} times ({self.old_worst_where}), median {self.old_median:.2f}.")
+                f"{readable(self.new_worst, 3)} times the better peer ({self.new_worst_where}), median "
+                f"{self.new_median:.2f}, within twice in {self.within_two}; Algorithm 3 with private inputs up "
+                f"to {readable(self.old_worst, 3)} times ({self.old_worst_where}), median {self.old_median:.2f}.")
 
 
 def _rho_text(rho: float) -> str:
@@ -505,7 +506,7 @@ def _where(dataset: str, rho: float) -> str:
 
 
 def comparison(offmodel: OffModelResults) -> OffModelComparison:
-    """ESM and chapter 8's pipeline over the better of PLAN and IOME on every off-model dataset and
+    """ESM and Algorithm 3 with private inputs over the better of PLAN and IOME on every off-model dataset and
     budget (:func:`best_peer_ratios`; Observation 9.M)."""
     if not isinstance(offmodel, OffModelResults):
         raise TypeError(f"offmodel must be egmbook.peer_results.OffModelResults, got offmodel of type "
