@@ -278,7 +278,8 @@ class RowClipModel:
         """E||D||^2, ||E D||^2 and P(clip) of one row at radius C (in the transformed space for "alg3")."""
         C = _v.check_nonnegative_finite("C", C)
         if not math.isfinite(C * C):
-            raise ValueError(f"C must be at most 1e154 (C**2, the squared radius, overflows the float range), got C={C!r}")
+            raise ValueError(f"C must be at most 1e154 (C**2, the squared radius, overflows the float range), "
+                             f"got C={C!r}")
         if C > 0.0 and C * C < sys.float_info.min:
             raise ValueError(f"C must be 0 or at least 1.5e-154 (C**2, the squared radius, underflows), got C={C!r}")
         N, b, v, m, k, rest = self.N, self.b, self.v, self.m, self.k, self.rest

@@ -40,7 +40,14 @@ from typing import Any
 
 import numpy as np
 
-from egmlib.validation import as_real_array, check_bool, check_choice, check_count, check_positive_finite, check_positive_vector
+from egmlib.validation import (
+    as_real_array,
+    check_bool,
+    check_choice,
+    check_count,
+    check_positive_finite,
+    check_positive_vector,
+)
 
 __all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap",
            "legend_beside_on_phone", "math_html", "phone_rendition", "ratio_panel", "save_figure", "table",
@@ -830,7 +837,8 @@ def ratio_panel(ax: Any, ratios: Mapping[str, Any], *, band: Any, ticks: Sequenc
     from egmbook.arm_styles import ARM_STYLES
 
     if not isinstance(ratios, Mapping):
-        raise TypeError(f"ratios must be a mapping from arm names to ratios, got ratios of type {type(ratios).__name__}")
+        raise TypeError(f"ratios must be a mapping from arm names to ratios, got ratios of type "
+                        f"{type(ratios).__name__}")
     if not ratios:
         raise ValueError("ratios must name at least one arm, got an empty mapping")
     check_choice("reference", reference, ARM_STYLES)

@@ -244,7 +244,8 @@ VALID: dict[str, Any] = {
     "sample": lambda: importlib.import_module("egmbook.offmodel_data").load("wine"),
     "pairs": [(0.5, 1.0), (2.0, 0.9)],
     # the coverage page: chapter labels from a parsed _toc.yml, the linked item table
-    "toc": {"parts": [{"numbered": True, "chapters": [{"file": "chapters/02_a", "sections": [{"file": "chapters/02b"}]}]},
+    "toc": {"parts": [{"numbered": True,
+                       "chapters": [{"file": "chapters/02_a", "sections": [{"file": "chapters/02b"}]}]},
                       {"chapters": [{"file": "chapters/appendix_a_x"}]}]},
     "html_text": "<table><tr><td>@@0@@</td></tr></table>", "plain": "ch. 1 \u2713",
     "links": {"@@0@@": ("02_a.html#check-ch1-check-x", "ch. 1 \u2713")},
