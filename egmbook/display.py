@@ -43,7 +43,6 @@ import numpy as np
 from egmlib.validation import (
     as_real_array,
     check_bool,
-    check_choice,
     check_count,
     check_positive_finite,
     check_positive_vector,
@@ -841,10 +840,12 @@ def ratio_panel(ax: Any, ratios: Mapping[str, Any], *, band: Any, ticks: Sequenc
                         f"{type(ratios).__name__}")
     if not ratios:
         raise ValueError("ratios must name at least one arm, got an empty mapping")
-    check_choice("reference", reference, ARM_STYLES)
-    unknown = [a for a in ratios if a not in ARM_STYLES]
+    if not isinstance(reference, str):
+        raise TypeError(f"reference must be the name of an arm of ARM_STYLES, got reference of type "
+                        f"{type(reference).__name__}")
+    unknown = [a for a in [*ratios, reference] if a not in ARM_STYLES]
     if unknown:
-        raise ValueError(f"ratios must name arms of ARM_STYLES, got {unknown}")
+        raise ValueError(f"ratios and reference must name arms of ARM_STYLES, got {unknown}")
     if isinstance(ticks, (str, bytes)) or not isinstance(ticks, Sequence) or not all(isinstance(t, str) for t in ticks):
         raise TypeError(f"ticks must be a sequence of strings (the datasets' names), got ticks={ticks!r:.60}")
     if not ticks:
@@ -856,9 +857,9 @@ def ratio_panel(ax: Any, ratios: Mapping[str, Any], *, band: Any, ticks: Sequenc
     band = as_real_array("band", band, ndim=1)
     x = np.arange(len(ticks))
     if band.shape != x.shape:
-        raise ValueError(f"band must have one value per entry of ticks ({len(ticks)}), got band of shape {band.shape}")
+        raise ValueError(f"band must have one value per tick ({len(ticks)} in ticks), got band of shape {band.shape}")
     if any(np.shape(v) != x.shape for v in ratios.values()):
-        raise ValueError(f"every ratio must have one value per entry of ticks ({len(ticks)}), got other lengths")
+        raise ValueError(f"every ratio must have one value per tick ({len(ticks)} in ticks), got other lengths")
     for xi, b in zip(x, band, strict=True):
         ax.fill_between([xi - 0.42, xi + 0.42], b, 2 * b, color="0.85", lw=0)
     ax.axhline(1.0, color=ARM_STYLES[reference].color, lw=1.2)
