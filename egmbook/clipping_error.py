@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -276,6 +277,11 @@ class RowClipModel:
     def moments(self, C: float) -> RowClipMoments:
         """E||D||^2, ||E D||^2 and P(clip) of one row at radius C (in the transformed space for "alg3")."""
         C = _v.check_nonnegative_finite("C", C)
+        if not math.isfinite(C * C):
+            raise ValueError(f"C must be at most 1e154 (C**2, the squared radius, overflows the float range), "
+                             f"got C={C!r}")
+        if C > 0.0 and C * C < sys.float_info.min:
+            raise ValueError(f"C must be 0 or at least 1.5e-154 (C**2, the squared radius, underflows), got C={C!r}")
         N, b, v, m, k, rest = self.N, self.b, self.v, self.m, self.k, self.rest
         theta = self._tilt(C * C)
         with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported below
@@ -292,7 +298,7 @@ class RowClipModel:
             if self.offset is not None:
                 s_max += 2.0 * float(self.nodes.max(initial=0.0) * self.E.max())
             if not math.isfinite(s_max):
-                raise ValueError("the clipping moments overflow: sigma_data, sigma_mech or offset out of the "
+                raise ValueError("the clipping moments overflow: Z, sigma_data, sigma_mech or offset out of the "
                                  "float range (the squared norm of a row is not finite)")
             top = _TopCoordinate(mean=float(m[k]), var=float(v[k]), C=C, s_max=s_max)
             g_parts, h_parts, c_parts, a_parts = [], [], [], []

@@ -16,6 +16,7 @@ from typing import Any
 
 from egmbook.claims import report_items
 from egmbook.display import table
+from egmlib.validation import check_mapping
 
 __all__ = ["SYMBOL", "chapter_numbers", "LinkedTable", "item_table"]
 
@@ -27,6 +28,7 @@ _WORDS = {"confirms": "confirmed", "corrects": "corrected", "beyond": "extended"
 def chapter_numbers(toc: Mapping[str, Any]) -> dict[str, str]:
     """The book's chapter of each page ("ch. 4" for chapter 4 and its sections, appendices "App. A"),
     by notebook stem, from the parsed ``_toc.yml``."""
+    check_mapping("toc", toc, keys=["parts"])
     numbers: dict[str, str] = {}
     chapter = letter = 0
     for part in toc["parts"]:
@@ -45,6 +47,17 @@ class LinkedTable:
     """A table (HTML and its plain-text twin) whose check references link to the badges."""
 
     def __init__(self, html_text: str, plain: str, links: Mapping[str, tuple[str, str]]) -> None:
+        for name, value in (("html_text", html_text), ("plain", plain)):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string, got {name} of type {type(value).__name__}")
+        if not isinstance(links, Mapping):
+            raise TypeError(f"links must be a mapping from tokens to (href, text), got links of type "
+                            f"{type(links).__name__}")
+        for token, link in links.items():
+            if not (isinstance(token, str) and isinstance(link, tuple) and len(link) == 2
+                    and all(isinstance(part, str) for part in link)):
+                raise TypeError(f"links must map each token (a string) to a pair of strings (href, text), got "
+                                f"{token!r}: {link!r:.60}")
         self.html_text, self.plain, self.links = html_text, plain, links
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
@@ -59,6 +72,12 @@ def item_table(items: Sequence[Mapping[str, str]], records: Sequence[Mapping[str
                numbers: Mapping[str, str], *, caption: str, label: str) -> LinkedTable:
     """For each numbered item of the report: what its checks found and a link to each check's badge
     (shown as the badge's chapter and outcome, "ch. 4 ✓")."""
+    if not isinstance(numbers, Mapping):
+        raise TypeError(f"numbers must be a mapping from notebook stems to chapter labels, got numbers of type "
+                        f"{type(numbers).__name__}")
+    for name, value in (("caption", caption), ("label", label)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a string, got {name} of type {type(value).__name__}")
     links: dict[str, tuple[str, str]] = {}
     rows: dict[str, list[str]] = {"report item": [], "found": [], "badges": []}
     for item in items:

@@ -40,7 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from egmlib.validation import check_bool, check_count, check_positive_finite
+from egmlib.validation import (
+    as_real_array,
+    check_bool,
+    check_count,
+    check_positive_finite,
+    check_positive_vector,
+)
 
 __all__ = ["PHONE_WIDTH_IN", "STYLE", "glue_text", "glue_values", "heatmap",
            "legend_beside_on_phone", "math_html", "phone_rendition", "ratio_panel", "save_figure", "table",
@@ -829,15 +835,31 @@ def ratio_panel(ax: Any, ratios: Mapping[str, Any], *, band: Any, ticks: Sequenc
     """
     from egmbook.arm_styles import ARM_STYLES
 
-    if not isinstance(ratios, Mapping) or not ratios:
-        raise TypeError("ratios must be a non-empty mapping from arm names to ratios")
+    if not isinstance(ratios, Mapping):
+        raise TypeError(f"ratios must be a mapping from arm names to ratios, got ratios of type "
+                        f"{type(ratios).__name__}")
+    if not ratios:
+        raise ValueError("ratios must name at least one arm, got an empty mapping")
+    if not isinstance(reference, str):
+        raise TypeError(f"reference must be the name of an arm of ARM_STYLES, got reference of type "
+                        f"{type(reference).__name__}")
     unknown = [a for a in [*ratios, reference] if a not in ARM_STYLES]
     if unknown:
         raise ValueError(f"ratios and reference must name arms of ARM_STYLES, got {unknown}")
-    band = np.asarray(band, dtype=float)
+    if isinstance(ticks, (str, bytes)) or not isinstance(ticks, Sequence) or not all(isinstance(t, str) for t in ticks):
+        raise TypeError(f"ticks must be a sequence of strings (the datasets' names), got ticks={ticks!r:.60}")
+    if not ticks:
+        raise ValueError("ticks must name at least one dataset, got none")
+    low, high = check_positive_vector("ylim", ylim, length=2, of="the axis' lower and upper limits")
+    if not low < high:
+        raise ValueError(f"ylim must be increasing, got ylim=({low!r}, {high!r})")
+    ylim = (low, high)
+    band = as_real_array("band", band, ndim=1)
     x = np.arange(len(ticks))
-    if band.shape != x.shape or any(np.shape(v) != x.shape for v in ratios.values()):
-        raise ValueError(f"band and every ratio must have one value per tick ({len(ticks)}), got other lengths")
+    if band.shape != x.shape:
+        raise ValueError(f"band must have one value per tick ({len(ticks)} in ticks), got band of shape {band.shape}")
+    if any(np.shape(v) != x.shape for v in ratios.values()):
+        raise ValueError(f"every ratio must have one value per tick ({len(ticks)} in ticks), got other lengths")
     for xi, b in zip(x, band, strict=True):
         ax.fill_between([xi - 0.42, xi + 0.42], b, 2 * b, color="0.85", lw=0)
     ax.axhline(1.0, color=ARM_STYLES[reference].color, lw=1.2)

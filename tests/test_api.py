@@ -26,7 +26,7 @@ import egmlib
 from test_fuzz_api import public_callables, public_modules
 
 CITATION = re.compile(
-    r"\beqs?\.|Lemma|Theorem|Algorithm|Definition|Corollary|Section|Figure|Appendix|"
+    r"\beqs?\.|Lemma|Theorem|Proposition|Algorithm|Definition|Corollary|Section|Figure|Appendix|"
     r"Balle|Dwork|Pagh|lecture notes|chapter 7|report|"
     # the papers that egmlib.peers implements
     r"Aumuller|Huang, Liang and Yi|Biswas|Bun and Steinke|Kaplan|Smith \(2011|Laurent and Massart|"

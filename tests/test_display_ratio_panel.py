@@ -42,5 +42,7 @@ def test_bad_arguments_are_refused():
         _panel(reference="nobody")
     with pytest.raises(ValueError, match="one value per tick"):
         _panel(band=[1.0, 2.0])
-    with pytest.raises(TypeError, match="ratios"):
+    with pytest.raises(ValueError, match="ratios"):  # an empty mapping is a bad value, as for every mapping
         _panel(ratios={})
+    with pytest.raises(TypeError, match="ratios"):
+        _panel(ratios=[0.5, 2.0, 100.0])

@@ -243,7 +243,33 @@ VALID: dict[str, Any] = {
     "ratios": {"Alg3": [0.5, 2.0]}, "ax": lambda: _small_figure().axes[0],
     "sample": lambda: importlib.import_module("egmbook.offmodel_data").load("wine"),
     "pairs": [(0.5, 1.0), (2.0, 0.9)],
+    # the coverage page: chapter labels from a parsed _toc.yml, the linked item table
+    "toc": {"parts": [{"numbered": True,
+                       "chapters": [{"file": "chapters/02_a", "sections": [{"file": "chapters/02b"}]}]},
+                      {"chapters": [{"file": "chapters/appendix_a_x"}]}]},
+    "html_text": "<table><tr><td>@@0@@</td></tr></table>", "plain": "ch. 1 \u2713",
+    "links": {"@@0@@": ("02_a.html#check-ch1-check-x", "ch. 1 \u2713")},
+    "items": [{"item": "Lemma 4.1", "section": "4"}, {"item": "Theorem 1", "section": "3"}],
+    "records": [{"claim": "Lemma 4.1", "notebook": "02_a", "label": "ch1-check-x", "outcome": "confirms"}],
+    "numbers": {"02_a": "ch. 1"},
+    # chapters 3-5's findings at small sizes (a few hundred draws; one exponent of Figure 2)
+    "draws": 400, "step": 1e-3, "digits": 15, "order": 2,
+    "published": lambda: _figure2_at_alpha_one(), "exact": lambda: _figure2_at_alpha_one(),
+    "dense": lambda: _figure2_at_alpha_one(),
+    "scan": lambda: __import__("json").loads((Path(__file__).resolve().parent.parent / "data"
+                                              / "schur_threshold_scan.json").read_text(encoding="utf-8")),
+    "certified": {2: "9 of 9"}, "matrix": lambda: sp.Matrix([[0, 1, 1], [1, 2, 0], [1, 0, 3]]),
+    # chapter 1's three-lens review (the errata page's ranks: egmbook.claims.errata_backing's records)
+    "lens": "sources", "errata_ranks": [{"rank": "Results", "anchors": ["err-a"]}], "page_markdown": "",
 }
+
+
+def _figure2_at_alpha_one() -> Any:
+    """The published Figure 2 at one exponent (alpha = 1: every d and n), a small Figure2Table."""
+    experiments = importlib.import_module("egmbook.experiments")
+    published = experiments.load_published_figure2()
+    keep = published.alpha == 1.0
+    return experiments.Figure2Table(**{f.name: getattr(published, f.name)[keep] for f in dataclasses.fields(published)})
 
 
 def _small_figure() -> Any:
@@ -374,6 +400,13 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "egmbook.offmodel_results.load_scale_rows": {"path": None},
     "egmbook.offmodel_results.load_diagnoses": {"path": None},
     "egmbook.display.ratio_panel": {"reference": "IOME"},
+    # a labelled table is numbered in its caption: a label needs one
+    "egmbook.coverage_page.item_table": {"label": "tab-fuzz-items", "caption": "The report's items in the fuzz test"},
+    "egmbook.findings.report_review.list_table": {"label": "tab-fuzz-review"},
+    "egmbook.findings.clipping_choice.realistic_centre": {"draws": 20},
+    # chapter 7b's audit of ESM: the stored audit, not the book audit of the vocabulary
+    **{f"egmbook.power_audit.{f}": {"audit": lambda: importlib.import_module("egmbook.power_audit").load_power_audit()}
+       for f in ("power_figure", "power_summary", "power_table")},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},

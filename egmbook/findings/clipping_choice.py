@@ -29,6 +29,7 @@ from egmbook.clipping_error import clipping_log10_probability, noise_error_at_ra
 from egmbook.display import Table, table
 from egmbook.experiments import clipping_radii, zipf_sigmas
 from egmbook.findings import Finding
+from egmlib.validation import check_count
 
 __all__ = ["Tuning", "tuning", "RealisticCentre", "OffsetLawClipping", "realistic_centre", "FreeOptimum",
            "free_optimum"]
@@ -415,6 +416,8 @@ def realistic_centre(res: BeyondReport, *, draws: int = 4000, seed: int = 7003) 
     the isotropic centre at d = 1000, alpha = 2, the clipping probability of its radius under the law of
     the rows it faces, from ``draws`` seeded Gaussian rows (row_clip_moments without tilting)."""
     res = _check(res)
+    draws = check_count("draws", draws, minimum=1, maximum=10**5)  # rows of d = 1000: at most 0.8 GB
+    seed = check_count("seed", seed, minimum=0)
     rows = centre_improvements(res, c=0.1)
     record = next(r for r in res.centre if (r.d, r.alpha, r.method) == (1000, 2.0, "alg3"))
     sigma = zipf_sigmas(1000, alpha=2.0)

@@ -26,6 +26,7 @@ from egmbook.claims import readable
 from egmbook.display import Table, table
 from egmbook.findings import Finding
 from egmlib import gchisq, scaling
+from egmlib.validation import check_count, check_finite_vector, check_positive_finite
 
 __all__ = ["Figure1", "figure1_laws", "DFactor", "published_d_factor", "Figure2", "figure2_exact",
            "Accuracy", "published_accuracy", "PublishedTails", "published_tails", "SimulatedRate",
@@ -310,6 +311,9 @@ def published_tails(published: experiments.Figure2Table, exact: experiments.Figu
     """n P at each published C_n^2 and C_t^2 (egmlib.gchisq's exact tail of the weighted chi-square laws with
     weights sigma_j^2 and sigma_j / sum sigma), and the tail exponents by a central difference of ``step`` in
     ln C^2 at the exact radii."""
+    step = check_positive_finite("step", step)
+    if step > 1.0:
+        raise ValueError(f"step must be at most 1 (a relative step in ln C^2), got step={step!r}")
     size = published.improvement.size
     n_tail_n, n_tail_t, eta_n, eta_t = (np.empty(size) for _ in range(4))
     for dimension in D_VALUES:
@@ -342,7 +346,15 @@ def simulated_ct_rates(published: experiments.Figure2Table, *, alphas: tuple[flo
                        draws: int = 200_000, seed: int = 20230120) -> tuple[SimulatedRate, ...]:
     """Simulate sum_j w_j Z_j^2 (w = sigma / sum sigma, d = 100) ``draws`` times, in 4 chunks, for each
     exponent, and count how often it exceeds the published C_t^2 at n = 10^3."""
-    generator, dimension, rows = np.random.default_rng(seed), 100, []
+    draws = check_count("draws", draws, minimum=4, maximum=10**6)
+    if draws % 4:
+        raise ValueError(f"draws must be a multiple of 4 (the draws come in 4 equal chunks), got draws={draws}")
+    generator, dimension, rows = np.random.default_rng(check_count("seed", seed, minimum=0)), 100, []
+    shown = published.alpha[(published.d == dimension) & (published.n == 1000)]
+    missing = [a for a in check_finite_vector("alphas", alphas) if a not in shown]
+    if missing:
+        raise ValueError(f"alphas must be Zipf exponents of the published Figure 2 at d = 100 and n = 1000 "
+                         f"({sorted(shown.tolist())}), got {missing}")
     for alpha in alphas:
         sigma = experiments.zipf_sigmas(dimension, alpha=alpha)
         weights = sigma / sigma.sum()

@@ -36,6 +36,7 @@ from egmbook.claims import readable
 from egmbook.display import Table, table
 from egmbook.findings import Finding
 from egmlib import gchisq, scaling
+from egmlib.validation import check_count, check_mapping
 
 __all__ = ["SchurReduction", "schur_reduction", "TwoWeights", "two_weights", "TwoWeightSharpness",
            "two_weight_sharpness", "LevelThree", "level_three", "ChiOneLevel", "chi_one_level",
@@ -86,6 +87,7 @@ class SchurReduction(Finding):
 def schur_reduction(scan: Mapping[str, Any]) -> SchurReduction:
     """The checks of chapter 5c's reduction (seeded): ``scan`` is the stored Schur-Ostrowski scan
     (``data/schur_threshold_scan.json``, loaded by the chapter)."""
+    check_mapping("scan", scan, keys=["t", "x_d2", "gap_d2", "x_d", "rows"])
     rng = np.random.default_rng(55)
     lemma_ok, thm_ok, thm_pts = True, True, 0
     for _ in range(300):
@@ -239,6 +241,7 @@ def two_weight_sharpness(*, digits: int = 30) -> TwoWeightSharpness:
     """R/R_bar - 1 for two coordinates at n = 2..8, in mpmath with ``digits`` digits (the polar form of
     Proposition 5.F, an independent route from the library's tails), against the equal-weights limit of
     Proposition 5.D(b) at d = 2: 1 - 3 (2 - ln n)/4, below 1 exactly when n < e^2."""
+    digits = check_count("digits", digits, minimum=15, maximum=1000)  # at least double precision
     ns = tuple(range(2, 9))
     with mpmath.workdps(digits):
         m7, m8 = (float(_margin_mp(("0.55", "0.45"), n)) for n in (7, 8))
@@ -498,6 +501,7 @@ class UniformThresholds(Finding):
 def uniform_thresholds(certified: Mapping[int, str]) -> UniformThresholds:
     """The thresholds for d in (2, 3, 5, 10, 30, 100, 300, 1000); ``certified`` the counts of
     :func:`level_three` by d (text, e.g. "180 of 180")."""
+    check_mapping("certified", certified)
     ds = (2, 3, 5, 10, 30, 100, 300, 1000)
     p_low = tuple(improvement_margin.schur_threshold_p0(d, x0=(d + 2) / d) for d in ds)
     fails = tuple(math.ceil(1 / p - 1e-12) - 1 for p in p_low)

@@ -26,6 +26,7 @@ from egmbook.claims import readable
 from egmbook.display import Table, table
 from egmbook.findings import Finding
 from egmlib import calibration, gchisq, mechanisms, scaling
+from egmlib.validation import check_count
 
 __all__ = ["TransformedNorm", "transformed_norm", "NoiseError", "noise_error", "ClippedSensitivity",
            "clipped_sensitivity", "PublicInputs", "public_inputs", "CorrectedAlgorithm3", "corrected_algorithm3",
@@ -522,6 +523,8 @@ def normal_marginals(*, n: int = 100, draws: int = 10**6) -> NormalMarginals:
     """The counterexample of :class:`NormalMarginals` (seeded): ``draws`` pairs (Z, S Z), their marginals,
     correlation and zero sums, and the clipping probability at the radius of the joint model with
     sigma = (1, 1) and p_C = 1/n (scipy's chi2 for the exact values)."""
+    n = check_count("n", n, minimum=2)  # p_C = 1/n below 1
+    draws = check_count("draws", draws, minimum=2, maximum=10**7)  # two coordinates each: at most 0.3 GB
     rng = np.random.default_rng(404)
     z = rng.standard_normal(draws)
     x = np.stack([z, np.where(rng.random(draws) < 0.5, -1.0, 1.0) * z], axis=1)

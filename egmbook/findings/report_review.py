@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Literal
 
 from egmbook.findings import Finding
+from egmlib.validation import check_choice
 
 __all__ = ["LENSES", "RANKS", "ReviewRow", "ROWS", "list_table", "Consistency", "consistency"]
 
@@ -430,8 +431,9 @@ def _linked(where: str) -> str:
 
 def list_table(lens: str, *, label: str) -> str:
     """The rows of one lens as a MyST ``list-table`` with its caption and ``label`` (numbered in the book)."""
-    if lens not in LENSES:
-        raise ValueError(f"lens must be one of {list(LENSES)}, got lens={lens!r}")
+    check_choice("lens", lens, LENSES)
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string (the table's name), got label of type {type(label).__name__}")
     head = (f"```{{list-table}} {LENSES[lens]}\n:header-rows: 1\n:name: {label}\n:class: egm-review\n\n"
             "* - \\#\n  - the report\n  - compared with\n  - finding\n  - rank\n  - entry or check\n")
     rows = [r for r in ROWS if r.lens == lens]
@@ -493,6 +495,8 @@ def consistency(errata_ranks: Sequence[Mapping[str, object]], page_markdown: str
     """Check :data:`ROWS` against the errata page's ranks (``errata_ranks``: the records of
     :func:`egmbook.claims.errata_backing`, with their ``anchors``) and against the Markdown of the
     page that shows them (``page_markdown``, which must contain each lens's :func:`list_table`)."""
+    if not isinstance(page_markdown, str):
+        raise TypeError(f"page_markdown must be a string, got page_markdown of type {type(page_markdown).__name__}")
     rank_of: dict[str, str] = {}
     for record in errata_ranks:
         anchors = record["anchors"]

@@ -21,6 +21,7 @@ from egmbook.display import Table, table
 from egmbook.findings import Finding
 from egmbook.findings.theorem4 import SymbolicCheck
 from egmlib import gchisq, symbolic
+from egmlib.validation import check_count
 
 __all__ = ["FixedRadius", "fixed_radius", "lagrangian", "eq11_index", "eq12_14", "stationary_point", "Minors",
            "GlobalMinimum",
@@ -280,6 +281,11 @@ def induction_terms(matrix: Any, order: int) -> tuple[Any, Any, Any, Any]:
     r""":math:`|\bar H_r|`, :math:`|\bar H_{r-1}|`, :math:`|B_{r-1}|` and :math:`|\tilde B_{r-1}|` for the
     leading block of size ``order`` (:math:`r`) of a sympy matrix: :math:`B` deletes the block's first row and
     last column, :math:`\tilde B` then :math:`B`'s last row and first column (eqs. (26)-(27))."""
+    if not isinstance(matrix, sp.MatrixBase):
+        raise TypeError(f"matrix must be a sympy Matrix, got matrix of type {type(matrix).__name__}")
+    if not matrix.is_square:
+        raise ValueError(f"matrix must be square, got matrix of shape {matrix.shape}")
+    order = check_count("order", order, minimum=2, maximum=matrix.rows)
     block = matrix[:order, :order]
     previous = block[: order - 1, : order - 1].det(method="berkowitz")
     border = block[1:, : order - 1]
@@ -397,7 +403,7 @@ class ArrowheadInstances(Finding):
 def arrowhead_instances(seed: int = 31) -> ArrowheadInstances:
     """Appendix A (Theorem A.1): det [[0, c^T], [c, diag(a)]] = -sum_j c_j^2 prod_{l != j} a_l, exactly on random
     rationals for m = 1..12 (Bareiss) and in floating point (slogdet) for random sizes up to 200."""
-    generator = np.random.default_rng(seed)
+    generator = np.random.default_rng(check_count("seed", seed, minimum=0))
 
     def rationals(size: int) -> list[Any]:
         pairs = zip(generator.integers(-9, 10, size), generator.integers(1, 9, size), strict=True)

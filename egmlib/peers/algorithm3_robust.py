@@ -194,7 +194,8 @@ def scales_resolvable(n: int, *, d: int, rho: float) -> bool:
     :math:`e^{\tau_\ell}` in a typical coordinate, the James-Stein step shrinks the scales to a
     common one, and the paths that buy scales become isotropic releases that pay for inputs
     IOME does not need: ESM then releases IOME with the whole budget.  A function of
-    :math:`n, d, \rho` only.
+    :math:`n, d, \rho` only: the public stage of the book's Lemma 9.N, whose choice costs no
+    budget (Theorem 9.L).
 
     Examples
     --------
@@ -234,7 +235,8 @@ def coarse_centre(n: int, *, d: int, rho: float, lower: float, upper: float) -> 
       quarter of the search interval's width :math:`w/\sqrt N`;
     * None: IOME alone.
 
-    A function of :math:`n, d, \rho` and the box only.
+    A function of :math:`n, d, \rho` and the box only, so the choice costs no budget (the
+    book's Lemma 9.H, by Lemma 9.G with :math:`\rho_1 = 0`).
 
     Examples
     --------
@@ -263,7 +265,8 @@ def predict_paths(n: int, *, rho: float, lower: float, upper: float, scales: Pai
     (:func:`~egmlib.peers.path_errors.plan_last_step_error`).  The last two get ``mismatch``,
     the lower confidence bound of :math:`\sum_j\hat s_jb_j^2` (the model's value is 1) from the
     released second moments :math:`\hat s`: rows much farther out than the scales say raise
-    those predictions.  Every input is public or released by the scale step: post-processing.
+    those predictions.  Every input is public or released by the scale step: post-processing
+    (the book's Lemma 9.N, which makes the choice of path the :math:`g` of its Lemma 9.G).
     """
     n = _pe._check_size("n", n, minimum=2)
     rho = _pe._check_rho("rho", rho)
@@ -348,7 +351,7 @@ def radius_utility(norms: Any, *, radii: Any, target: float) -> FloatArray:
     :math:`c_k = \#\{i: \|y_i\| > C_k\}`, the rows a radius :math:`C_k` clips, and :math:`t` =
     ``target``.  Every radius that clips at most :math:`t` rows has utility 0; each row more
     costs 1.  Substituting one row moves every :math:`c_k` by at most 1, so :math:`u` has
-    sensitivity 1 for any public target (shown in the proof of the book's
+    sensitivity 1 for any public target (shown in the proof of the book's Proposition 9.J,
     :prf:ref:`book-proposition-9-j`).
 
     Examples

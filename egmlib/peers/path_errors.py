@@ -120,7 +120,9 @@ def bisection_accuracy(n: int, *, coordinates: int, rho: float, steps: int) -> f
     Gaussian values moves by :math:`n/(\sqrt{2\pi}s)` per unit of :math:`s`, so the noise
     displaces the threshold where the noisy count crosses :math:`n/2` by about
     :math:`\sqrt{2\pi}s\,\sigma_c/n`.  Valid while :math:`\sigma_c` is well below :math:`n/2`;
-    beyond it the bisection wanders over its interval (:func:`iome_error`).
+    beyond it the bisection wanders over its interval (:func:`iome_error`).  The bisection is
+    IOME's median step (Huang, Liang and Yi 2021); the prediction reads public values only
+    (the book's Lemma 9.N).
 
     Examples
     --------

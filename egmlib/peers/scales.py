@@ -465,7 +465,8 @@ def second_moment_threshold(d: int) -> float:
     :math:`\alpha` = ``PAIRED_LEVEL``.  For a column whose variance is 0 the probability
     that Gaussian noise passes :math:`z` sds is at most :math:`e^{-z^2/2}/2`, so over
     :math:`d` columns at most :math:`\alpha/2` (a union bound).  Public: it depends on
-    :math:`d` only.
+    :math:`d` only (the :math:`z` of the book's Lemma 9.F, whose post-processing costs no
+    budget).
 
     Examples
     --------
