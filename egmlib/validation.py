@@ -7,10 +7,11 @@ the same rules and the same messages::
     >>> from egmlib import validation
     >>> validation.check_positive_finite("eps", 0.5)
     0.5
-    >>> validation.check_positive_finite("eps", -1.0)
-    Traceback (most recent call last):
-    ...
-    ValueError: eps must be finite and > 0, got eps=-1.0
+    >>> try:
+    ...     validation.check_positive_finite("eps", -1.0)
+    ... except ValueError as error:
+    ...     print(error)
+    eps must be finite and > 0, got eps=-1.0
 
 Each validator is named for the rule it checks (``check_probability``: a number in
 ``(0, 1)``; ``check_positive_vector``: a vector of finite entries ``> 0``) and returns the

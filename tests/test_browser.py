@@ -1057,14 +1057,15 @@ def test_landing_page_opens_with_the_verdict_table():
 
 
 # the whole of _build/html: 15 MB until chapters 5c, 7b, 7c, 8c and 9 were added, 16 MB until every figure
-# got a phone rendition (issue 27: about 50 kB per figure, counted twice, as an image and in its notebook)
-MAX_BOOK_BYTES = 18_000_000
+# got a phone rendition (about 50 kB per figure, counted twice, as an image and in its notebook), 18 MB until
+# chapter 7b's power audit, chapter 9's supplement and the API pages of their modules (19.1 MB with them)
+MAX_BOOK_BYTES = 20_000_000
 
 
 @needs_build
-def test_built_book_is_at_most_18_mb():
+def test_built_book_is_at_most_20_mb():
     """The book ships only what its pages load (MathJax's one component, no source maps,
-    no theme translations): at most 18 MB in all (the PDF edition aside), and no absolute path of the machine
+    no theme translations): at most 20 MB in all (the PDF edition aside), and no absolute path of the machine
     that built it in any page."""
     # the PDF edition is a download beside the book, with its own limit (tests/test_pdf.py)
     files = [p for p in HTML.rglob("*") if p.is_file() and p.name != PDF_NAME]

@@ -50,7 +50,10 @@ class ReviewRow:
     where: str  #: the errata entry (first) or the check that shows it, as MyST references
 
 
-#: The comparisons of the three-lens pass, one :class:`ReviewRow` each, in the report's order within each lens.
+#: The comparisons of the three-lens pass, one :class:`ReviewRow` each, in the report's order within each lens
+#: (shown on the coverage page's three tables).
+#:
+#: :meta hide-value:
 ROWS: tuple[ReviewRow, ...] = (
     ReviewRow(
         lens='sources',
