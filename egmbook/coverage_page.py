@@ -20,8 +20,10 @@ from egmlib.validation import check_mapping
 
 __all__ = ["SYMBOL", "chapter_numbers", "LinkedTable", "item_table"]
 
-#: The outcome of a check as one character (confirms, corrects, goes beyond).
-SYMBOL: Mapping[str, str] = {"confirms": "\u2713", "corrects": "\u2717", "beyond": "+"}
+#: The outcome of a check as one character (confirms, corrects, goes beyond); a correction is
+#: marked as its badge marks it (the pencil of :mod:`egmbook.claims`; a cross means "refuted" on the
+#: landing page).
+SYMBOL: Mapping[str, str] = {"confirms": "\u2713", "corrects": "\u270e", "beyond": "+"}
 _WORDS = {"confirms": "confirmed", "corrects": "corrected", "beyond": "extended"}
 
 
