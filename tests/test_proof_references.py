@@ -41,10 +41,6 @@ CITATION = re.compile(r"\{cite\}`[^`]+`|\b[A-Z][A-Za-z-]+(?: et al\.)?,? (?:19|2
 #: The report itself, whose statements the book restates with the report's numbers.
 THE_REPORT = re.compile(r"poulsen|Poulsen")
 
-#: References that do not resolve yet, each with the owner who fixes it and how (strict:
-#: a reference listed here that resolves fails the test until its entry is removed).
-PENDING: dict[str, str] = {}
-
 
 def _built_book() -> str:
     """The text of every page of the built book, or skip (fail under CI) when there is none."""
@@ -143,8 +139,5 @@ def test_every_reference_in_a_docstring_resolves_in_the_built_book():
     assert {"Lemma 4.1", "Theorem 4", "Proposition 9.J"} <= captions and {"16", "8.B"} <= equations, (
         "the built book shows none of the statements this test looks for: is the build complete?")
     found = unresolved(html)
-    new = {ref: n for ref, n in found.items() if ref not in PENDING}
-    stale = [ref for ref in PENDING if ref not in found]
-    assert not new, ("docstrings cite statements the built book does not show (cite what it shows: its "
-                     f"caption, equation number or label): {new}")
-    assert not stale, f"these references resolve now: remove them from PENDING: {stale}"
+    assert not found, ("docstrings cite statements the built book does not show (cite what it shows: its "
+                       f"caption, equation number or label): {found}")

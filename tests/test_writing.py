@@ -47,11 +47,6 @@ A *paragraph* is a ``<p>`` of the article, or a list item without one, outside c
 outputs of code cells (tables, badges), tables, figures and captions, display math, the
 bibliography and footnotes: the prose a reader reads.
 
-Pages that the chapters' authors are still rewriting fail some rules today; each such
-(rule, page) is an expected failure listed in ``KNOWN`` with what fails there
-(``pytest.mark.xfail(strict=True)``): a page that is fixed passes, which fails the suite
-until its entry is removed, so the list only shrinks.
-
 Needs the built book (``_build/html``, README command 1) and skips, saying so, without it,
 unless ``REQUIRE_BROWSER_TEST=1`` (CI, after the build), which turns the skip into a
 failure; the PDF tests need the PDF (``REQUIRE_PDF_TEST=1`` likewise). The detectors are
@@ -344,18 +339,8 @@ RULES = {"numbers": number_problems, "verdict-cells": verdict_cell_problems, "ve
          "aliases": alias_problems, "code": code_problems, "e-notation": e_notation_problems}
 
 
-# --------------------------------------------------------------------------------------
-# what fails today: (rule, page) -> what fails there, for the chapters' authors
-
-
-KNOWN: dict[tuple[str, str], str] = {}
-
-
-def _cases(rule: str, pages: list[str]) -> list:
-    return [pytest.param(name, id=name.removeprefix("chapters/").removesuffix(".html"),
-                         marks=[pytest.mark.xfail(strict=True, reason=KNOWN[(rule, name)])]
-                         if (rule, name) in KNOWN else [])
-            for name in pages]
+def _cases(pages: list[str]) -> list:
+    return [pytest.param(name, id=name.removeprefix("chapters/").removesuffix(".html")) for name in pages]
 
 
 def _assert_none(rule: str, name: str, problems: list[str]) -> None:
@@ -364,43 +349,43 @@ def _assert_none(rule: str, name: str, problems: list[str]) -> None:
 
 
 @needs_build
-@pytest.mark.parametrize("name", _cases("numbers", PAPER_PAGES))
+@pytest.mark.parametrize("name", _cases(PAPER_PAGES))
 def test_no_paragraph_has_more_than_8_numbers(name):
     _assert_none("numbers", name, number_problems(page(name)))
 
 
 @needs_build
-@pytest.mark.parametrize("name", _cases("verdict-cells", PAPER_PAGES))
+@pytest.mark.parametrize("name", _cases(PAPER_PAGES))
 def test_verdict_cells_are_at_most_30_words(name):
     _assert_none("verdict-cells", name, verdict_cell_problems(page(name)))
 
 
 @needs_build
-@pytest.mark.parametrize("name", _cases("verdict-words", PAPER_PAGES))
+@pytest.mark.parametrize("name", _cases(PAPER_PAGES))
 def test_verdicts_are_the_five_words(name):
     _assert_none("verdict-words", name, verdict_word_problems(page(name)))
 
 
 @needs_build
-@pytest.mark.parametrize("name", _cases("aliases", PAPER_PAGES))
+@pytest.mark.parametrize("name", _cases(PAPER_PAGES))
 def test_the_recommended_estimator_has_one_name(name):
     _assert_none("aliases", name, alias_problems(page(name)))
 
 
 @needs_build
-@pytest.mark.parametrize("name", _cases("code", PAPER_PAGES))
+@pytest.mark.parametrize("name", _cases(PAPER_PAGES))
 def test_no_code_identifiers_in_prose_or_tables(name):
     _assert_none("code", name, code_problems(page(name)))
 
 
 @needs_build
-@pytest.mark.parametrize("name", _cases("e-notation", PAPER_PAGES))
+@pytest.mark.parametrize("name", _cases(PAPER_PAGES))
 def test_no_e_notation(name):
     _assert_none("e-notation", name, e_notation_problems(page(name)))
 
 
 @needs_build
-@pytest.mark.parametrize("name", _cases("history", EVERY_PAGE))
+@pytest.mark.parametrize("name", _cases(EVERY_PAGE))
 def test_no_revision_history_or_tracker_reference(name):
     _assert_none("history", name, history_problems(page(name)))
 
@@ -424,21 +409,15 @@ def _numbered_share() -> tuple[float, list[str]]:
     return share, [f"{n}: {k}" for n, k in sorted(unnumbered.items(), key=lambda x: -x[1])]
 
 
-def _aggregate_marks(rule: str) -> list:
-    return [pytest.mark.xfail(strict=True, reason=KNOWN[(rule, "*")])] if (rule, "*") in KNOWN else []
-
-
 @needs_build
-@pytest.mark.parametrize("rule", [pytest.param("numbers-share", marks=_aggregate_marks("numbers-share"))])
-def test_at_most_5_percent_of_paragraphs_have_more_than_4_numbers(rule):
+def test_at_most_5_percent_of_paragraphs_have_more_than_4_numbers():
     share, pages = _share_over_soft_limit()
     assert share <= MAX_SHARE, (f"{share:.1%} of the paragraphs of the landing page and chapters 7-9 have more than "
                                 f"{SOFT_LIMIT} numbers (limit {MAX_SHARE:.0%}); by page: " + ", ".join(pages))
 
 
 @needs_build
-@pytest.mark.parametrize("rule", [pytest.param("tables-numbered", marks=_aggregate_marks("tables-numbered"))])
-def test_at_least_90_percent_of_tables_are_numbered(rule):
+def test_at_least_90_percent_of_tables_are_numbered():
     share, pages = _numbered_share()
     assert share >= MIN_NUMBERED, (f"{share:.0%} of the tables of the landing page and chapters 7-9 are numbered in "
                                    f"their caption (at least {MIN_NUMBERED:.0%}); unnumbered by page: "
@@ -507,21 +486,13 @@ def web_only_problems(texts: list[str], owners: list[str]) -> dict[str, list[str
     return out
 
 
-#: The book's pages whose prose, printed, still has web-only words (the chapters' authors reword
-#: them, or put a sentence meant for the screen in a ``{container} egm-web-only`` block, which
-#: the PDF leaves out); everything the PDF script itself prints must be clean.
-KNOWN_WEB_ONLY: dict[str, str] = {
-}
-
-
 @needs_pdf
 def test_pdf_has_no_web_only_words():
+    """No page prints a web-only word (a sentence meant for the screen goes in a
+    ``{container} egm-web-only`` block, which the PDF leaves out)."""
     found = web_only_problems(pdf_pages(), pdf_page_owner())
-    unexpected = {owner: p for owner, p in found.items() if owner not in KNOWN_WEB_ONLY}
-    fixed = sorted(set(KNOWN_WEB_ONLY) - set(found))
-    assert not unexpected, "web-only words in the PDF:\n  " + "\n  ".join(
-        f"{owner}: {'; '.join(p[:3])}" for owner, p in unexpected.items())
-    assert not fixed, f"KNOWN_WEB_ONLY lists pages without web-only words any more: {fixed}: remove them"
+    assert not found, "web-only words in the PDF:\n  " + "\n  ".join(
+        f"{owner}: {'; '.join(p[:3])}" for owner, p in found.items())
 
 
 @needs_pdf
