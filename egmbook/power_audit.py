@@ -163,10 +163,11 @@ class PowerSetting:
 
     At :math:`\rho = 1`, :math:`n = 100` rows in :math:`d = 2` dimensions in the box
     :math:`[-1, 1]^2` with spread 0.1, ESM's public stage releases IOME (the scales could not be
-    resolved at this :math:`n`, :func:`egmlib.peers.algorithm3_robust.scales_resolvable`), with the
-    coordinate-wise medians as its coarse centre: the path is a function of :math:`n, d, \rho`, the same
-    on both datasets and in every run.  IOME's final step alone is then a Gaussian mechanism with
-    :math:`\mu = \sqrt{2\rho_{\rm noise}} = 1.14` (:func:`final_noise_share`).  The runs are
+    resolved at this :math:`n`, :func:`egmlib.peers.algorithm3_robust.scales_resolvable`), searching
+    its centre over the whole box (:func:`egmlib.peers.algorithm3_robust.whole_box_tracks`): the path is
+    a function of :math:`n, d, \rho`, the same on both datasets and in every run.  IOME's final step
+    alone is then a Gaussian mechanism with :math:`\mu = \sqrt{2\rho_{\rm noise}} = 1.22`
+    (:func:`final_noise_share`).  The runs are
     looked at once, when all of them are done (``looks``).
     """
 
@@ -228,8 +229,8 @@ def final_noise_share(power_setting: PowerSetting) -> float:
 
     Examples
     --------
-    >>> round(final_noise_share(PowerSetting()), 4)   # (1 - 1/8) x 0.75 x 0.99
-    0.6497
+    >>> round(final_noise_share(PowerSetting()), 4)   # 0.75 x 0.99: IOME over the whole box, no coarse centre
+    0.7425
     """
     from egmlib.peers import algorithm3_robust as a3
     from egmlib.peers.iome import IOME_SHARES
@@ -238,7 +239,7 @@ def final_noise_share(power_setting: PowerSetting) -> float:
     if a3.scales_resolvable(st.n, d=st.d, rho=st.rho):
         return float(a3.SHARES["noise"])
     coarse = a3.coarse_centre(st.n, d=st.d, rho=st.rho, lower=0.0, upper=1.0)
-    share = {"medians": a3.MEDIANS_SHARE, "anchor": a3.IOME_ANCHOR_SHARE, None: 0.0}[coarse]
+    share = a3.IOME_ANCHOR_SHARE if coarse == "anchor" else 0.0
     return (1.0 - share) * float(IOME_SHARES["noise"])
 
 

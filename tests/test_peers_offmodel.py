@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from egmlib import clipping
 from egmlib.clipping import clipped_sum
@@ -340,10 +341,18 @@ def test_predictions_grow_where_the_model_says_they_should():
     assert pe.algorithm3_error(10000, sigma=sigma, rho_centre=1 / 32, rho_noise=0.18, mismatch=0.5, **kw) == a[1]
 
 
-def test_coarse_centre_is_chosen_by_public_rules():
-    assert ar.coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0) == "medians"
+def test_coarse_centre_and_whole_box_are_chosen_by_public_rules():
+    assert ar.whole_box_tracks(10_000, d=64, rho=1 / 16)
+    assert ar.coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0) is None  # the whole box instead
+    assert not ar.whole_box_tracks(300, d=16, rho=1 / 16)
     assert ar.coarse_centre(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0) == "anchor"
     assert ar.coarse_centre(20, d=16, rho=1.0, lower=-500.0, upper=500.0) is None
+    # the whole box's rule: no wrong turn expected in the N T steps of IOME's centre, from first principles
+    for n, d, rho in ((1797, 64, 1 / 16), (200, 8, 1 / 8), (500, 16, 1 / 8), (500, 16, 1 / 16), (100, 2, 1.0)):
+        N = 1 << (d - 1).bit_length()
+        sigma_c = math.sqrt(N * 20 / (2 * 0.25 * rho))
+        q = stats.norm.cdf(-n / (2 * sigma_c))
+        assert ar.whole_box_tracks(n, d=d, rho=rho) == (N * 20 * q < math.log(2))
     # the anchor's rule: its noise sd against a quarter of the search interval's width w / sqrt(N)
     for n, d, rho in ((50, 8, 0.25), (500, 64, 1.0), (128, 256, 0.0625)):
         sd = 100.0 / (n * math.sqrt(2 * ar.IOME_ANCHOR_SHARE * rho))
@@ -351,34 +360,35 @@ def test_coarse_centre_is_chosen_by_public_rules():
         assert ar._anchor_pays(n, d, rho, -50.0, 50.0) == (sd <= 0.25 * 100.0 / math.sqrt(N))
 
 
-@pytest.mark.parametrize("path,n,shift", [("iome", 2000, 0.0), ("centred-iome", 2000, 0.0),
-                                          ("centred-iome", 100, 0.0), ("centred-iome", 2000, 42.0),
-                                          ("centred-iome", 100, 42.0)])
+@pytest.mark.parametrize("path,n,shift", [("iome", 2000, 0.0), ("iome", 2000, 42.0), ("iome", 20, 0.0),
+                                          ("centred-iome", 2000, 0.0), ("centred-iome", 100, 0.0),
+                                          ("centred-iome", 2000, 42.0), ("centred-iome", 100, 42.0)])
 def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
-    """IOME alone is PLAN's IOME in the caller's box; around a coarse centre (the bisection medians, or
-    the rows' private grand mean), IOME's rotation is drawn first, then the centre, and IOME runs on
-    the rows less that centre in a box as wide as the caller's where the centre is out of reach of
-    IOME alone (rows near a corner), else IOME alone; the same as those calls by hand, bit for bit."""
+    """IOME alone searches the whole box about its centre where its bisection tracks (n = 2000) and is
+    PLAN's IOME in the caller's box otherwise (n = 20); around the anchor, IOME's rotation is drawn
+    first, then the anchor, and IOME runs on the rows less the anchor in a box as wide as the caller's
+    where the anchor is out of reach of IOME alone (rows near a corner), else IOME alone; the same as
+    those calls by hand, bit for bit."""
     X = np.clip(_data(n=n) + shift, -50.0, 50.0)
     r = ar.algorithm3_robust(X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(8), path=path)
     g = np.random.default_rng(8)
     T = np.clip((X + 50.0) / 100.0, 0.0, 1.0)  # ESM computes on the unit box (egmlib.peers.normalise)
     back = lambda t: np.clip(-50.0 + 100.0 * t, -50.0, 50.0)  # noqa: E731
-    if path == "iome":  # IOME in the caller's box, scaled to the unit width
-        ref = iome_mean(T - 0.5, rho=0.5, lower=-0.5, upper=0.5, rng=g)
+    if path == "iome":
+        if n == 2000:  # the whole box [-W, W], W = sqrt(d N) / 2 on the unit rows, radius up to the diameter
+            assert ar.whole_box_tracks(n, d=6, rho=0.5)
+            W = 0.5 * math.sqrt(6 * 8)
+            ref = iome_mean(T - 0.5, rho=0.5, lower=-W, upper=W, rng=g, radius_top=math.sqrt(6))
+        else:  # IOME in the caller's box, scaled to the unit width
+            assert not ar.whole_box_tracks(n, d=6, rho=0.5)
+            ref = iome_mean(T - 0.5, rho=0.5, lower=-0.5, upper=0.5, rng=g)
         assert np.allclose(r.estimate, back(np.clip(ref.estimate + 0.5, 0.0, 1.0)), rtol=0, atol=1e-12)
-        assert set(r.budget.parts) == {"iome"}
+        assert set(r.budget.parts) == {"iome"} and r.path == "iome"
         return
-    kind = ar.coarse_centre(n, d=6, rho=0.5, lower=0.0, upper=1.0)
-    share = ar.MEDIANS_SHARE if kind == "medians" else ar.IOME_ANCHOR_SHARE
+    share = ar.IOME_ANCHOR_SHARE
     R = random_hadamard(6, rng=g)
-    if kind == "medians":
-        from egmlib.peers.quantiles import binary_search_quantiles
-        centre = binary_search_quantiles(T, rank=0.5 * n, rho=share * 0.5, lower=0.0, upper=1.0, rng=g, steps=20)
-        noise = 0.0
-    else:
-        centre = np.full(6, ar._anchor(T, share * 0.5, 0.0, 1.0, g))
-        noise = ar._anchor_noise(n, 6, share * 0.5, 0.0, 1.0)
+    centre = np.full(6, ar._anchor(T, share * 0.5, 0.0, 1.0, g))
+    noise = ar._anchor_noise(n, 6, share * 0.5, 0.0, 1.0)
     rotated = R.rotate(centre[None, :] - 0.5)[0]  # IOME alone searches [-1/2, 1/2] / sqrt(N) on the unit rows
     margin = 2.0 * noise * np.abs(R.rotate(np.ones((1, 6)))[0])
     centred = bool(np.any(np.abs(rotated) - 0.5 / math.sqrt(R.padded_dim) > margin))
@@ -391,7 +401,7 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
         expected = ref.estimate + 0.5
     assert r.path == ("centred-iome" if centred else "iome")
     assert np.allclose(r.estimate, back(np.clip(expected, 0.0, 1.0)), rtol=0, atol=1e-12)
-    assert set(r.budget.parts) == {"coarse centre", "iome"} and {kind} == ({"medians"} if n == 2000 else {"anchor"})
+    assert set(r.budget.parts) == {"coarse centre", "iome"}
 
 
 def test_anchor_sum_moves_at_most_its_sensitivity():

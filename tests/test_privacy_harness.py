@@ -38,7 +38,6 @@ import os
 import typing
 import warnings
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,15 +140,14 @@ def _outcome(arm: Arm, X: np.ndarray, lo: float, hi: float, seed: int) -> str:
     return "release"
 
 
-def _cases() -> Iterator[tuple[float, float, int, int]]:
-    for w in WIDTHS:
-        for lo, hi in _boxes(w):
-            for n in ROWS:
-                for d in DIMS:
-                    yield lo, hi, n, d
+def _cases(rows: tuple[int, ...] = ROWS) -> list[tuple[float, float, int, int]]:
+    return [(lo, hi, n, d) for w in WIDTHS for lo, hi in _boxes(w) for n in rows for d in DIMS]
 
 
-CASES = list(_cases())
+CASES = _cases()
+#: Rows at which ESM's IOME searches the whole box (egmlib.peers.algorithm3_robust.whole_box_tracks at
+#: d = 2, rho = 1; at ROWS it searches the caller's box): the IOME path is checked at both.
+WHOLE_BOX_ROWS = (200,)
 #: The calls of the CI profile per variant (the work guard: the harness makes exactly these): 9 widths
 #: (7 decades of the grid and the two leaks'), each in 3 boxes, with 4 pairs in the 2 boxes centred at
 #: 0 or starting at it and 3 in the offset box (whose ties round away), 2 datasets per pair, 1 seed:
@@ -159,11 +157,11 @@ CI_CALLS_PER_VARIANT = 198
 PRIVATE_ARMS = tuple(name for name, arm in ARMS.items() if arm.private)
 
 
-def exception_findings(variant: str) -> tuple[list[str], int]:
+def exception_findings(variant: str, rows: tuple[int, ...] = ROWS) -> tuple[list[str], int]:
     """Boxes where the outcomes of ``variant`` differ between datasets or seeds, and the calls made."""
     arm = VARIANTS[variant]
     problems, calls = [], 0
-    for lo, hi, n, d in CASES:
+    for lo, hi, n, d in _cases(rows):
         seen: dict[str, list[str]] = defaultdict(list)
         for pair in _pairs(lo, hi, n, d, np.random.default_rng(n * 10 + d)):
             for which, X in (("X", pair.X), ("X'", pair.Xp)):
@@ -220,7 +218,7 @@ class Replay:
     """
 
     STEPS = ((ar, "_paired_scales"), (ar, "_private_centre"), (ar, "_select_radius"), (ar, "_anchor"),
-             (ar, "binary_search_quantiles"), (_iome, "binary_search_quantiles"),
+             (_iome, "binary_search_quantiles"),
              (_iome, "binary_search_quantile"), (_plan, "private_quantile"))
 
     def __init__(self) -> None:
@@ -281,12 +279,12 @@ def _moved_release(r: Any, rp: Any, n: int) -> tuple[float, float]:
 
 
 @functools.cache
-def coupled_releases(path: str) -> tuple[tuple[str, float, float], ...]:
+def coupled_releases(path: str, rows: tuple[int, ...] = ROWS) -> tuple[tuple[str, float, float], ...]:
     """ESM forced onto ``path``, on the unit box, on both neighbours of every pair coupled by
     :class:`Replay`: (what, the releases' difference, its bound).  On the boxes centred at 0, the
     corner and tie pairs, three seeds each."""
     out = []
-    for lo, hi, n, d in CASES:
+    for lo, hi, n, d in _cases(rows):
         if lo != -hi:
             continue
         box = unit_box(lower=lo, upper=hi)
@@ -302,9 +300,9 @@ def coupled_releases(path: str) -> tuple[tuple[str, float, float], ...]:
     return tuple(out)
 
 
-def release_findings(path: str, *, scale: float = 1.0) -> tuple[list[str], int]:
+def release_findings(path: str, *, scale: float = 1.0, rows: tuple[int, ...] = ROWS) -> tuple[list[str], int]:
     """The coupled pairs whose releases moved beyond ``scale`` times their bound, and the pairs compared."""
-    rows = coupled_releases(path)
+    rows = coupled_releases(path, rows)
     return [f"{what}: moved {moved:.6g} > {scale:g} x bound {bound:.6g}"
             for what, moved, bound in rows if moved > scale * bound], len(rows)
 
@@ -346,3 +344,17 @@ def test_the_checks_catch_a_quarter_of_the_sensitivity():
     assert any("corners" in what for what, moved, bound in final_statistics() if moved > 0.25 * bound)
     for path in PATHS:
         assert any("corners" in p for p in release_findings(path, scale=0.25)[0]), path
+
+
+def test_iome_over_the_whole_box_at_the_edges():
+    """ESM's IOME searches the whole box where its bisection tracks (many rows); the CI rows take the
+    caller's box.  At WHOLE_BOX_ROWS the forced IOME path takes the whole box: no exception that the
+    data decide, coupled releases within the sensitivity, and the quarter-sensitivity control caught."""
+    assert all(ar.whole_box_tracks(n, d=d, rho=RHO) for n in WHOLE_BOX_ROWS for d in DIMS)
+    assert not any(ar.whole_box_tracks(n, d=d, rho=RHO) for n in ROWS for d in DIMS) or LARGE
+    problems, calls = exception_findings("ESM, iome path", WHOLE_BOX_ROWS)
+    assert calls == CI_CALLS_PER_VARIANT or LARGE
+    assert not problems, "\n".join(problems[:10])
+    problems, compared = release_findings("iome", rows=WHOLE_BOX_ROWS)
+    assert compared >= 1 and not problems, "\n".join(problems[:10])
+    assert any("corners" in p for p in release_findings("iome", scale=0.25, rows=WHOLE_BOX_ROWS)[0])

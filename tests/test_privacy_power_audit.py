@@ -65,7 +65,8 @@ def test_the_pair_takes_the_public_stage_and_the_capture_changes_nothing():
 
     st = pw.PowerSetting()
     assert not ar.scales_resolvable(st.n, d=st.d, rho=st.rho)
-    assert pw.final_noise_share(st) == (1.0 - ar.MEDIANS_SHARE) * IOME_SHARES["noise"]
+    assert ar.whole_box_tracks(st.n, d=st.d, rho=st.rho)  # IOME over the whole box, no coarse centre
+    assert pw.final_noise_share(st) == IOME_SHARES["noise"]
     for D in pw.esm_pair(st):
         for seed in range(5):
             plain = ARMS["Alg3"](D, rho=st.rho, lower=st.lower, upper=st.upper, rng=np.random.default_rng(seed))

@@ -25,12 +25,14 @@ every release that feeds it is paid before it is made:
    ``plan``           the same centre, then PLAN's last step (threshold, noise)          ``PLAN_LAST_STEP_SHARES``
    =================  =================================================================  ==========
 
-``centred-iome``'s coarse centre is the coordinate-wise medians by noisy bisection where they
-track the medians, else the rows' private grand mean in every coordinate (the *anchor*, one
+ESM's IOME (``iome``) searches its centre over the whole box, about the box's centre, where the
+bisection of that search tracks the data (:func:`whole_box_tracks`, public), so that it reaches a
+mean at a face or a corner of the box; elsewhere it is IOME as PLAN's experiments run it, whose
+search holds the means near the box's centre only.  ``centred-iome``'s coarse centre, where the
+whole box does not track, is the rows' private grand mean in every coordinate (the *anchor*, one
 number whatever :math:`d`) where its noise is well inside IOME's search (:func:`coarse_centre`,
-public); IOME searches its centre near the middle of its box and cannot reach a mean far from it,
-around the coarse centre it can.  Whichever stage releases IOME takes ``centred-iome`` where a
-coarse centre pays and ``iome`` otherwise.
+public); whichever stage releases IOME takes ``centred-iome`` where the anchor pays and lies out of
+IOME's reach, and ``iome`` otherwise.
 
 Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
 is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
@@ -60,9 +62,8 @@ from egmlib.peers import normalise
 from egmlib.peers import path_errors as _pe
 from egmlib.peers import plan as _plan
 from egmlib.peers.hadamard import RandomizedHadamard, random_hadamard
-from egmlib.peers.iome import iome_mean
+from egmlib.peers.iome import IOME_SHARES, iome_mean
 from egmlib.peers.path_errors import PATHS, Path
-from egmlib.peers.quantiles import binary_search_quantiles
 from egmlib.peers.scales import (
     PAIRED_LEVEL,
     PAIRED_LOG_FLOOR,
@@ -77,7 +78,6 @@ __all__ = [
     "IOME_ANCHOR_SHARE",
     "LOG_SCALE_FLOOR",
     "PATHS",
-    "MEDIANS_SHARE",
     "coarse_centre",
     "PLAN_LAST_STEP_SHARES",
     "RADIUS_DOWN",
@@ -98,6 +98,7 @@ __all__ = [
     "radius_utility",
     "scales_resolvable",
     "select_radius",
+    "whole_box_tracks",
 ]
 
 #: Budget shares of the ``algorithm3`` path; they sum to 1.
@@ -219,29 +220,23 @@ def _scales_floor() -> float:
 
 
 def coarse_centre(n: int, *, d: int, rho: float, lower: float, upper: float) -> str | None:
-    r"""The coarse centre an IOME path of ESM uses at budget ``rho``: ``"medians"``, ``"anchor"`` or None.
+    r"""The coarse centre an IOME path of ESM uses at budget ``rho``: ``"anchor"`` or None.
 
     IOME (as PLAN's experiments run it) searches its centre within :math:`\pm w/(2\sqrt N)` of its
     box's centre in every rotated coordinate, :math:`N` the padded dimension, and cannot reach a
-    mean far from it.  A coarse centre moves IOME's box to the data, where it pays:
-
-    * ``"medians"``: the coordinate-wise medians by noisy bisection, at ``MEDIANS_SHARE`` of the
-      budget, reach any point of the box; they pay where the bisection tracks the medians, that is
-      where a step whose rows all lie on one side of its midpoint turns the wrong way
-      (probability :math:`q = \Phi(-n/(2\sigma_c))`, :math:`\sigma_c = \sqrt{dT/(2\rho_m)}`) less than
-      :math:`\ln 2` times in the :math:`dT` steps (the median run has none);
-    * ``"anchor"``: otherwise the rows' private grand mean in every coordinate (one number, whatever
-      :math:`d`, at ``IOME_ANCHOR_SHARE``), where its noise sd :math:`w/(n\sqrt{2\rho_a})` is at most a
-      quarter of the search interval's width :math:`w/\sqrt N`;
-    * None: IOME alone.
+    mean far from it.  Where its bisection tracks, ESM's IOME searches the whole box instead
+    (:func:`whole_box_tracks`) and needs no coarse centre.  Elsewhere the *anchor*, the rows' private
+    grand mean in every coordinate (one number, whatever :math:`d`, at ``IOME_ANCHOR_SHARE``), moves
+    IOME's box to the data where its noise sd :math:`w/(n\sqrt{2\rho_a})` is at most a quarter of the
+    search interval's width :math:`w/\sqrt N`; otherwise None, IOME alone.
 
     A function of :math:`n, d, \rho` and the box only, so the choice costs no budget (the
     book's Lemma 9.H, by Lemma 9.G with :math:`\rho_1 = 0`).
 
     Examples
     --------
-    >>> coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0)
-    'medians'
+    >>> coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0) is None   # the whole box tracks
+    True
     >>> coarse_centre(20, d=16, rho=1.0, lower=0.0, upper=1.0) is None
     True
     >>> coarse_centre(300, d=16, rho=1 / 16, lower=-50.0, upper=50.0)
@@ -304,8 +299,9 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
     v = v * (total / float(np.sum(v)))
     coarse = _coarse_centre(n, d, rest, lower, upper)
     errors: dict[str, float] = {}
-    errors["centred-iome" if coarse else "iome"] = _pe._iome_error(n, (1.0 - _coarse_share(coarse)) * rest, v,
-                                                                   lower, upper)
+    rho_iome = (1.0 - _coarse_share(coarse)) * rest
+    errors["centred-iome" if coarse else "iome"] = _pe._iome_error(n, rho_iome, v,
+                                                                   *_iome_box(n, d, rho_iome, lower, upper))
     errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
                                                  lower, upper, mismatch)
     Delta = _plan.plan_scaling(s)
@@ -659,8 +655,48 @@ def _esm(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.G
 
 
 _IOME = ("iome", "centred-iome")
-#: The share of an IOME path's budget spent on coordinate-wise medians as its coarse centre.
-MEDIANS_SHARE = 1 / 8
+
+
+def whole_box_tracks(n: int, *, d: int, rho: float) -> bool:
+    r"""Whether ESM's IOME at budget ``rho`` searches its centre over the whole box (public).
+
+    IOME as PLAN's experiments run it searches each rotated coordinate of the mean in its box divided
+    by :math:`\sqrt N` (:mod:`egmlib.peers.iome`), which holds the rotated means near the box's
+    centre only.  Every rotated coordinate of a point of the box lies within
+    :math:`\pm w\sqrt d/2` of the rotated centre (:math:`\|x - c\| \le w\sqrt d/2`), so IOME on the
+    rows :math:`x_i - c` in the box :math:`[-W, W]^d`, :math:`W = \tfrac12 w\sqrt{dN}`, reaches any
+    mean, with the same bisection steps and the same noise on each count.  Its price: the steps
+    whose interval is wider than the data are more, and a step whose rows all lie on one side of its
+    midpoint turns the wrong way with probability :math:`q = \Phi(-n/(2\sigma_c))`,
+    :math:`\sigma_c = \sqrt{NT/(2\rho_c)}` (:math:`\rho_c` IOME's centre share of ``rho``).  ESM
+    searches the whole box where the median run of its :math:`NT` steps has no such turn
+    (:math:`NTq < \ln 2`), and the box as PLAN's experiments do otherwise.  A function of
+    :math:`n, d, \rho` only: the choice costs no budget (the book's Lemma 9.H).
+
+    Examples
+    --------
+    >>> whole_box_tracks(1797, d=64, rho=1 / 16), whole_box_tracks(200, d=8, rho=1 / 8)
+    (True, False)
+    """
+    n = _pe._check_size("n", n)
+    d = _pe._check_size("d", d)
+    rho = _pe._check_rho("rho", rho)
+    return _whole_box_tracks(n, d, rho)
+
+
+def _whole_box_tracks(n: int, d: int, rho: float) -> bool:
+    N = 1 << (d - 1).bit_length()
+    q = _pe._wrong_turn(n, _pe._count_noise(N, IOME_SHARES["centre"] * rho, _pe.IOME_STEPS))
+    return N * _pe.IOME_STEPS * q < math.log(2.0)
+
+
+def _iome_box(n: int, d: int, rho: float, lower: float, upper: float) -> tuple[float, float]:
+    """The box ESM's IOME at budget ``rho`` searches, about the box's centre: [-W, W] where
+    :func:`whole_box_tracks`, else the caller's box [lower, upper] (public)."""
+    if _whole_box_tracks(n, d, rho):
+        W = 0.5 * (upper - lower) * math.sqrt(d * (1 << (d - 1).bit_length()))
+        return -W, W
+    return lower, upper
 
 
 def _anchor_pays(n: int, d: int, rho: float, lower: float, upper: float) -> bool:
@@ -669,25 +705,15 @@ def _anchor_pays(n: int, d: int, rho: float, lower: float, upper: float) -> bool
     return sd <= 0.25 * (upper - lower) / math.sqrt(N)
 
 
-def _medians_pay(n: int, d: int, rho: float) -> bool:
-    """Whether the noisy bisection medians of every coordinate, at ``MEDIANS_SHARE`` of an IOME path's
-    budget ``rho``, track the medians: no wrong turn expected in the median run (public)."""
-    steps = _pe.IOME_STEPS
-    q = _pe._wrong_turn(n, _pe._count_noise(d, MEDIANS_SHARE * rho, steps))
-    return d * steps * q < math.log(2.0)
-
-
 def _coarse_centre(n: int, d: int, rho: float, lower: float, upper: float) -> str | None:
-    """The coarse centre an IOME path at budget ``rho`` uses: "medians", "anchor" or None (public)."""
-    if _medians_pay(n, d, rho):
-        return "medians"
-    if _anchor_pays(n, d, rho, lower, upper):
+    """The coarse centre an IOME path at budget ``rho`` uses: "anchor" or None (public)."""
+    if not _whole_box_tracks(n, d, rho) and _anchor_pays(n, d, rho, lower, upper):
         return "anchor"
     return None
 
 
 def _coarse_share(kind: str | None) -> float:
-    return {"medians": MEDIANS_SHARE, "anchor": IOME_ANCHOR_SHARE, None: 0.0}[kind]
+    return {"anchor": IOME_ANCHOR_SHARE, None: 0.0}[kind]
 
 
 def _anchor(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator) -> float:
@@ -731,7 +757,7 @@ def _out_of_reach(centre: FloatArray, R: RandomizedHadamard, lower: float, upper
     (:mod:`egmlib.peers.iome`).  The released centre :math:`c` is out of its reach when some rotated
     coordinate :math:`(Rc)_k` lies outside that interval by more than twice its noise's sd,
     :math:`2\sigma_a|(R\mathbf 1)_k|` for the anchor (:math:`\sigma_a` = ``noise``, the same noise in
-    every coordinate), 0 for the medians.  A function of the released centre, the public rotation and
+    every coordinate).  A function of the released centre, the public rotation and
     the box: post-processing."""
     root = math.sqrt(R.padded_dim)
     rotated = R._rotate(centre[None, :])[0]
@@ -742,20 +768,21 @@ def _out_of_reach(centre: FloatArray, R: RandomizedHadamard, lower: float, upper
 
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
                coarse: str | None, offset: float, spent: dict[str, float]) -> RobustResult:
-    r"""IOME alone (``iome``), or around a coarse centre (``centred-iome``), with budget ``rho``.
+    r"""IOME alone (``iome``), or around the anchor (``centred-iome``), with budget ``rho``.
 
     IOME alone is :func:`egmlib.peers.iome.iome_mean` (Huang, Liang and Yi 2021, as PLAN's
-    experiments run it) in the caller's box: on the unit rows shifted by ``offset`` (the caller's
-    :math:`l/w`), in the box :math:`[l/w, u/w]`, which is IOME on the caller's rows scaled by
-    :math:`1/w`, the same release in the caller's units.  Around a coarse centre :math:`c`: the
-    coordinate-wise medians by noisy bisection (``coarse == "medians"``, ``MEDIANS_SHARE`` of
-    ``rho``, :func:`egmlib.peers.quantiles.binary_search_quantiles`) or the rows' private grand
-    mean in every coordinate (``"anchor"``, ``IOME_ANCHOR_SHARE`` of ``rho``, :func:`_anchor`); then
-    IOME with the rest on the rows :math:`x_i - c` clamped to the box :math:`[-w/2, w/2]`,
-    :math:`w = u - l` (IOME clamps its rows to its box), so that IOME searches around :math:`c` in
-    an interval as wide as around the box's centre; only coordinates more than half the box from
-    :math:`c` are clamped.  Adding :math:`c` back and projecting on the box are post-processing.  ``spent``
-    names the budget already spent (the scales), for the record.
+    experiments run it) on the rows :math:`x_i - c` about the box's centre :math:`c` in the box
+    :math:`[-W, W]^d`, :math:`W = \tfrac12 w\sqrt{dN}`, whose search interval holds every rotated
+    coordinate of the box, with the radius searched up to the box's diameter :math:`w\sqrt d`, where
+    :func:`whole_box_tracks`; elsewhere in the caller's box: on the unit rows shifted by ``offset``
+    (the caller's :math:`l/w`), in the box :math:`[l/w, u/w]`, which is IOME on the caller's rows
+    scaled by :math:`1/w`.  Around the anchor :math:`c` (``coarse == "anchor"``,
+    ``IOME_ANCHOR_SHARE`` of ``rho``, :func:`_anchor`): IOME's rotation is drawn first, then the
+    anchor, then IOME with the rest on the rows :math:`x_i - c` clamped to the box
+    :math:`[-w/2, w/2]` (IOME clamps its rows to its box) where the anchor lies out of reach of IOME in
+    the caller's box (:func:`_out_of_reach`), else IOME in the caller's box.  Adding the centre back
+    and projecting on the box are post-processing.  ``spent`` names the budget already spent (the
+    scales), for the record.
     """
     n, d = X.shape
     total = rho + sum(spent.values())
@@ -764,16 +791,19 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
     centred = False
     if coarse is None:
-        r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng)
-        centre, estimate = np.full(d, offset), r.estimate - offset
+        if _whole_box_tracks(n, d, budget["iome"]):  # IOME over the whole box, about its centre c
+            c = 0.5 * (lower + upper)
+            lo, hi = _iome_box(n, d, budget["iome"], lower, upper)
+            r = iome_mean(X - c, rho=budget["iome"], lower=lo, upper=hi, rng=rng,
+                          radius_top=(upper - lower) * math.sqrt(d))  # the box's diameter
+            centre, estimate = np.full(d, c), r.estimate + c
+        else:  # IOME in the caller's box, as PLAN's experiments run it
+            r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng)
+            centre, estimate = np.full(d, offset), r.estimate - offset
     else:
         R = random_hadamard(d, rng=rng)  # IOME's rotation, drawn before any look at the data
-        if coarse == "medians":
-            centre, noise = binary_search_quantiles(X, rank=0.5 * n, rho=budget["coarse centre"], lower=lower,
-                                                    upper=upper, rng=rng, steps=_pe.IOME_STEPS), 0.0
-        else:
-            centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
-            noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
+        centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
+        noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
         centred = _out_of_reach(centre + offset, R, lower + offset, upper + offset, noise)
         if centred:
             h = 0.5 * (upper - lower)

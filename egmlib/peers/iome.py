@@ -116,7 +116,7 @@ class IOMEResult:
 
 def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
               rotation: RandomizedHadamard | None = None, rounds: int = 3,
-              steps: int = 20, rotated: RotatedData | None = None) -> IOMEResult:
+              steps: int = 20, rotated: RotatedData | None = None, radius_top: float | None = None) -> IOMEResult:
     r"""IOME (Huang, Liang and Yi 2021) as in PLAN's experiments, :math:`\rho`-zCDP.
 
     See the module docstring for the steps and the split ``IOME_SHARES``.
@@ -141,6 +141,10 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
         (then ``rotation`` may be omitted or must be R): the rotated rows and their sorted
         columns, computed once for several releases.  The release is the same as with
         ``rotation=R`` alone.
+    radius_top : float, finite and > 0, optional
+        The top of step 3's search interval for the radius, public; default
+        :math:`(\text{upper}-\text{lower})/2`, PLAN's experiments' choice.  The norms are clamped
+        to it before they are counted, so any public value keeps the release private.
 
     Returns
     -------
@@ -173,7 +177,7 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
                                      upper=upper / root, rng=rng, steps=steps, presorted=presorted)
     norms = clipping.transformed_norms(Y, mu_hat=centre)
     m = int(n - iome_clip_count(d, rho=rho, steps=steps))
-    top = 0.5 * (upper - lower)
+    top = 0.5 * (upper - lower) if radius_top is None else _v.check_positive_finite("radius_top", radius_top)
     C = binary_search_quantile(np.minimum(norms, top), rank=m, rho=budget["threshold"], lower=0.0,
                                upper=top, rng=rng, steps=steps)
     clipped = clipping.clipped_sum(Y, C=C, mu_hat=centre, norms=norms)
