@@ -7,9 +7,9 @@ private mean) has four releases; it runs the one whose *predicted* error is smal
 path               release
 =================  ==========================================================================
 ``iome``           IOME (Huang, Liang and Yi 2021, as PLAN's experiments run it) alone, with
-                   the whole budget (or what the scale step left)
-``centred-iome``   a coarse centre (the coordinate-wise medians, or the rows' private
-                   grand mean), then IOME around it
+                   the whole budget (or what the scale step left), searching the whole box
+                   where its bisection tracks the data
+``centred-iome``   a coarse centre (the rows' private grand mean), then IOME around it
 ``algorithm3``     private scales, CoinPress's whitened centre, a private radius, Algorithm 3
 ``plan``           the same scales and centre, then PLAN's last step (Aumuller et al. 2024)
 =================  ==========================================================================
@@ -191,7 +191,9 @@ def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float
     purpose; with :math:`m = n - k` kept, the radius is :math:`C^2 = q_{k/n} + \delta^2`, :math:`q_p`
     the upper :math:`p` quantile of :math:`\sum_j v_jZ_j^2`, and the error is
     :math:`\sqrt d\cdot 2C/(n\sqrt{2\rho_{\rm noise}})`; when :math:`m \le 0` the release is the
-    centre and the error :math:`\sqrt{d/N}\,\delta`.  Times ``ERROR_FACTORS["iome"]``.
+    centre and the error :math:`\sqrt{d/N}\,\delta`.  Times ``ERROR_FACTORS["iome"]``.  ``lower``
+    and ``upper`` are the box IOME searches: the caller's, or for ESM's search over the whole box
+    (:func:`egmlib.peers.algorithm3_robust.whole_box_tracks`) :math:`[-W, W]`.
 
     Examples
     --------
