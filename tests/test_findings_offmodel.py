@@ -195,16 +195,22 @@ def test_bad_results_are_refused():
 # ---------------------------------------------------------------------------------------
 # the calibration of ESM's predictions
 # ---------------------------------------------------------------------------------------
-def test_resolution_threshold_is_the_smallest_noise_at_which_two_ratios_fail():
-    pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 1.2), (3.0, 0.9), (4.0, 1.3)]
-    assert om.resolution_threshold(pairs, 1.25, cells=1) == 0.1
-    assert om.resolution_threshold(pairs, 1.25) == 1.0  # the second failing cell
-    assert om.resolution_threshold(pairs[1:], 1.25) == 4.0
-    assert om.resolution_threshold(pairs[1:], 1.5) == math.inf
-    assert om.resolution_threshold([(1.0, 0.5), (2.0, 2.0)], 1.25) == math.inf  # one failing cell only
-    assert om.resolution_threshold([(2.0, 2.0), (2.0, 1.3)], 1.25) == 2.0  # two cells at the same noise
-    with pytest.raises(ValueError, match="cells"):
-        om.resolution_threshold(pairs, 1.25, cells=0)
+def test_resolution_threshold_minimises_the_summed_log_ratio():
+    pairs = [(0.1, 3.0), (0.5, 1.1), (1.0, 1.4), (2.0, 0.5), (3.0, 0.9), (4.0, 1.3)]
+    # buying below t costs sum ln r over the cells below t; checked against every threshold by brute force
+    for subset in (pairs, pairs[1:], pairs[:3], [(2.0, 2.0), (2.0, 0.3)], [(1.0, 0.5), (2.0, 2.0)]):
+        costs = {t: sum(math.log(r) for tau, r in subset if tau < t) for t in [tau for tau, _ in subset] + [math.inf]}
+        least = min(costs.values())
+        assert om.resolution_threshold(subset) == min(t for t, c in costs.items() if c == least)
+    assert om.resolution_threshold(pairs) == 0.1  # the first cell's 3.0 outweighs the 0.5 later on
+    assert om.resolution_threshold(pairs[1:]) == 4.0  # buy below 4: the 0.5 pays for 1.1 and 1.4, not for 1.3
+    assert om.resolution_threshold([(1.0, 0.5), (2.0, 1.5)] + [(3.0, 0.9)]) == 2.0
+    assert om.resolution_threshold([(1.0, 0.5), (2.0, 0.9)]) == math.inf  # buy everywhere
+    assert om.resolution_threshold([(1.0, 1.5), (2.0, 0.9)]) == 1.0  # never buy
+    with pytest.raises(ValueError, match="ratios must be > 0"):
+        om.resolution_threshold([(1.0, 0.0)])
+    with pytest.raises(ValueError, match="pairs"):
+        om.resolution_threshold([(1.0, 2.0, 3.0)])
 
 
 def _run(release, measured, predicted, tau=0.5, n=1000, rho=0.25, run=0):
@@ -219,7 +225,7 @@ def test_calibration_takes_medians_per_kind_and_the_stage_threshold():
     cal = om.calibrate_paths(runs)
     assert dict(cal.factors) == {"iome": 0.5, "algorithm3": 2.0, "plan": 3.0}
     assert cal.n_cells == 1 and cal.runs == 1 and cal.within_two == 1.0
-    # the pick after the scales (algorithm3, 2.0 measured) against IOME alone (5.0): 0.4, no failure
+    # the pick after the scales (algorithm3, 2.0 measured) against IOME alone (5.0): 0.4, buy everywhere
     assert cal.resolution == math.inf
     with pytest.raises(TypeError, match="PathRun"):
         om.calibrate_paths([1.0])  # type: ignore[list-item]

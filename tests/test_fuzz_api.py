@@ -381,9 +381,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
                                 "datasets": ["GaussianA"], "max_d": 16, "rhos": [1.0], "progress": False,
                                 "scheduler": None, "redo": None},
     "egmbook.findings.offmodel.diagnose": {"runs": 2},
-    "egmbook.findings.offmodel.resolution_threshold": {"tolerance": 1.25, "cells": 2},
     "egmbook.findings.offmodel.calibrate_paths": {"runs": lambda: list(importlib.import_module(
-        "egmbook.offmodel_results").load_path_runs()[:60]), "tolerance": 1.25},
+        "egmbook.offmodel_results").load_path_runs()[:60])},
     "egmbook.findings.offmodel.path_runs": {"rows": lambda: [{"alpha": 0.75, "d": 3, "width": 50.0, "n": 40, "rho": 1.0,
                                                               "run": 0, "half": 50.0, "whole iome": 1.0,
                                                               "whole centred-iome": 1.0}]},
@@ -424,8 +423,8 @@ DOCUMENTED_INFINITIES = {
     "gchisq.logsf": "log 0 = -inf beyond the support", "gchisq.logcdf": "log 0 = -inf below 0",
     "gchisq.WeightedChiSquare.logsf": "log 0", "gchisq.WeightedChiSquare.logcdf": "log 0",
     "egmbook.report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",
-    "egmbook.findings.offmodel.resolution_threshold": "inf when fewer than cells pairs exceed the tolerance",
-    "egmbook.findings.offmodel.calibrate_paths": "resolution = inf when fewer than two cells exceed the tolerance",
+    "egmbook.findings.offmodel.resolution_threshold": "inf when buying scales in every cell costs least",
+    "egmbook.findings.offmodel.calibrate_paths": "resolution = inf when buying scales in every cell costs least",
     **{f"egmbook.power_audit.{f}": "rho_true and the true epsilon are inf for the controls without a finite rho"
        for f in ("audit_rows", "audit_from_releases", "run_power_audit", "load_power_audit")},
 }

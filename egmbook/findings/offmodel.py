@@ -51,7 +51,7 @@ __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NE
            "DIAGNOSIS_SEED", "Comparison", "Goal", "Goals", "goals", "KindGoals", "goals_by_kind", "PeerRatio",
            "best_peer_ratios",
            "OffModelComparison", "comparison", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
-           "RELEASES", "RELEASE_KIND", "RELEASE_NAMES", "RESOLUTION_TOLERANCE", "RESOLUTION_CELLS", "PathRun",
+           "RELEASES", "RELEASE_KIND", "RELEASE_NAMES", "PathRun",
            "PathCell", "PathCalibration",
            "path_runs", "resolution_threshold", "calibrate_paths"]
 
@@ -614,18 +614,9 @@ RELEASES = ("whole iome", "whole centred-iome", "after algorithm3", "after plan"
 RELEASE_KIND = MappingProxyType({"whole iome": "iome", "whole centred-iome": "iome", "after iome": "iome",
                                  "after centred-iome": "iome", "after algorithm3": "algorithm3",
                                  "after plan": "plan"})
-#: The largest ratio of the scale stage's pick to IOME with the whole budget that the resolution
-#: threshold tolerates below it (the same 1.25 as G3).
-RESOLUTION_TOLERANCE = 1.25
 #: The prose names of ESM's releases (egmlib.peers.path_errors.PATHS).
 RELEASE_NAMES = MappingProxyType({"iome": "IOME alone", "centred-iome": "IOME around a coarse centre",
                                   "algorithm3": "Algorithm 3", "plan": "PLAN's last step"})
-#: The resolution threshold is the smallest noise at which this many cells exceed the tolerance:
-#: where the scale stage picks IOME, buying scales costs sqrt(8/7) = 1.07 times IOME alone in
-#: expectation, and one cell's median over a few runs can exceed 1.25 by chance alone.
-RESOLUTION_CELLS = 2
-
-
 @dataclass(frozen=True)
 class PathRun(Finding):
     """One release in one run of one calibration cell: the error it added and the model's prediction.
@@ -716,7 +707,6 @@ class PathCalibration(Finding):
     factors: Mapping[str, float]  #: kind -> median over the cells of measured / model
     resolution: float  #: the threshold on the log scales' noise (nats)
     cells: tuple[PathCell, ...]
-    tolerance: float = RESOLUTION_TOLERANCE
 
     GLUE = MappingProxyType({"paths-cells": "n_cells", "paths-runs": "runs", "paths-resolution": "resolution",
                              "paths-within2": "within_two", "paths-within-cells": "n_scored",
@@ -762,7 +752,7 @@ class PathCalibration(Finding):
         lines = [f"{self.n_cells} cells, {self.runs} runs each; factors (measured / model, median): "
                  + ", ".join(f"{k} {v:.3f}" for k, v in self.factors.items()),
                  f"public stage: IOME alone where the log scales' noise is at least {self.resolution:.3g} nats "
-                 f"(tolerance {self.tolerance})",
+                 "(the threshold of least summed log ratio to IOME alone)",
                  f"predictions within a factor 2 of the measured error in {self.within_two:.0%} of the "
                  f"{self.n_scored} cells where ESM uses them"]
         return "\n".join(lines)
@@ -776,24 +766,39 @@ def _medians(runs: Sequence[PathRun]) -> dict[tuple[Any, ...], tuple[float, floa
                 v[0].log_noise, len(v)) for k, v in groups.items()}
 
 
-def resolution_threshold(pairs: Sequence[tuple[float, float]], tolerance: float = RESOLUTION_TOLERANCE,
-                         cells: int = RESOLUTION_CELLS) -> float:
-    """The smallest noise at which ``cells`` pairs' ratios exceed ``tolerance`` (inf when fewer do).
+def resolution_threshold(pairs: Sequence[tuple[float, float]]) -> float:
+    """The noise from which ESM's public stage stops buying scales: the threshold of least summed log ratio.
 
     ``pairs`` are (log scales' noise, error of the release the scale stage picks over the error of
-    IOME with the whole budget): below the returned noise, buying scales cost more than
-    ``tolerance`` times IOME alone in fewer than ``cells`` cells (one cell of a few runs can
-    exceed it by chance, see :data:`RESOLUTION_CELLS`)."""
+    IOME with the whole budget), one per calibration cell.  A threshold :math:`t` buys scales in the
+    cells whose noise is below it and releases IOME alone (ratio 1) in the others, so its cost is
+    :math:`\sum_{\tau < t}\ln r`, the log of the product of the ratios it accepts; the result is the
+    smallest of the cells' noises (and inf, buy everywhere) that minimises it.  Every cell counts by its
+    size, not by whether it crosses a tolerance: a cell where the scales are wasted (the pick is IOME
+    after the scales, about sqrt(8/7) times IOME alone) and one where they pay (Algorithm 3 on skewed
+    scales, a fraction of it) weigh against each other, and a single cell's chance excess moves the
+    threshold only as far as its log ratio.
+
+    Examples
+    --------
+    >>> resolution_threshold([(0.1, 0.5), (0.5, 1.1), (1.0, 1.4), (2.0, 0.9), (3.0, 3.0)])   # buy below 0.5
+    0.5
+    """
     arr = _v.check_finite_data("pairs", pairs)
     if arr.shape[1] != 2:
         raise ValueError(f"pairs must be (noise, ratio) pairs, got rows of {arr.shape[1]} entries")
-    tolerance = _v.check_positive_finite("tolerance", tolerance)
-    cells = _v.check_count("cells", cells)
-    failing = sorted(noise for noise, ratio in arr.tolist() if ratio > tolerance)
-    return float(failing[cells - 1]) if len(failing) >= cells else math.inf
+    if not np.all(arr[:, 1] > 0):
+        raise ValueError("pairs' ratios must be > 0, got a ratio <= 0")
+    order = np.argsort(arr[:, 0], kind="stable")
+    noise, logs = arr[order, 0], np.log(arr[order, 1])
+    thresholds = np.unique(noise)
+    before = np.concatenate([[0.0], np.cumsum(logs)])  # before[k]: the summed log ratios of the k smallest noises
+    costs = np.append(before[np.searchsorted(noise, thresholds, side="left")], before[-1])
+    best = int(np.argmin(costs))
+    return float(thresholds[best]) if best < thresholds.size else math.inf
 
 
-def calibrate_paths(runs: Sequence[PathRun], tolerance: float = RESOLUTION_TOLERANCE) -> PathCalibration:
+def calibrate_paths(runs: Sequence[PathRun]) -> PathCalibration:
     """ESM's constants from the calibration runs (synthetic Gaussian rows only).
 
     * factors: for each kind of release, the median over the cells of (median measured error) /
@@ -808,7 +813,6 @@ def calibrate_paths(runs: Sequence[PathRun], tolerance: float = RESOLUTION_TOLER
 
     if not runs or not all(isinstance(r, PathRun) for r in runs):
         raise TypeError("runs must be a non-empty sequence of egmbook.findings.offmodel.PathRun (path_runs())")
-    tolerance = _v.check_positive_finite("tolerance", tolerance)
     med = _medians(runs)
     factors = {}
     for kind in ("iome", "algorithm3", "plan"):
@@ -830,5 +834,5 @@ def calibrate_paths(runs: Sequence[PathRun], tolerance: float = RESOLUTION_TOLER
         box = w * (d ** a)  # the box's half-width, w sigma_1 with sigma_1 = d^alpha
         alone = rel["whole centred-iome" if esm.coarse_centre(n, d=d, rho=r, lower=-box, upper=box) else "whole iome"]
         pairs.append((pick.log_noise, pick.measured / alone.measured))
-    return PathCalibration(factors=MappingProxyType(factors), resolution=resolution_threshold(pairs, tolerance),
-                           cells=cells, tolerance=tolerance)
+    return PathCalibration(factors=MappingProxyType(factors), resolution=resolution_threshold(pairs),
+                           cells=cells)
