@@ -8,7 +8,7 @@ lower bounds on :math:`\varepsilon` at several :math:`\delta'`
 (:func:`egmbook.privacy_audit.distinguishing_attack`; Kairouz, Oh and Viswanath 2015).
 
 **The audited path.**  At the setting's :math:`n, d, \rho` (:class:`PowerSetting`) ESM's public
-stage releases IOME around its coordinate-wise medians: the path is a function of :math:`n, d,
+stage releases IOME searching the whole box: the path is a function of :math:`n, d,
 \rho` only, the same on both datasets and in every run, and a release costs a few milliseconds, so
 :math:`10^5` of them per dataset fit in a run.  The statistic also reads Algorithm 3's path (for a
 caller who forces it); a release through any other path is an outcome with a sentinel value.
