@@ -168,7 +168,7 @@ def _immutable(value: Any, depth: int = 0) -> bool:
     if isinstance(value, np.ndarray):
         return value.dtype != object and not value.flags.writeable
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return bool(type(value).__dataclass_params__.frozen) and all(  # type: ignore[attr-defined]
+        return bool(type(value).__dataclass_params__.frozen) and all(
             _immutable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value))
     if isinstance(value, tuple):
         return all(_immutable(v, depth + 1) for v in value)
@@ -869,3 +869,17 @@ def test_the_hang_guard_stops_a_call_that_does_not_end():
             spins += 1
     assert spins > 0 and signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
     assert HANG_LIMIT >= 10.0  # generous: a guard against hangs, never a speed target
+
+
+def test_shared_examples_are_fresh_unless_immutable():
+    """A costly valid example built once (:func:`_shared`) reaches each call as its own copy,
+    or as the same object only when nothing in it can change."""
+    for name in ("res", "peers", "offmodel"):
+        first, second = VALID[name](), VALID[name]()
+        assert first is not second or _immutable(first), name
+    res = VALID["res"]()
+    assert not _immutable(res) and VALID["res"]() is not res
+    assert not _immutable((1.0, "a", np.zeros(2)))  # a writeable array
+    frozen = np.zeros(2)
+    frozen.flags.writeable = False
+    assert _immutable((1.0, "a", frozen, types.MappingProxyType({"k": frozen})))
