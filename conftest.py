@@ -14,6 +14,7 @@ whichever worker is free:
 
 Groups of whole files rather than single items keep the scheduling cheap: handed out one
 by one, the suite's 11,800 items cost about 20 s more CPU than a few hundred groups.
+It also gives every test process one BLAS thread (below).
 This file sits at the repository root so that it applies however the tests are selected
 (``python -m pytest chapters/05_empirical_evaluation.ipynb`` too);
 ``tests/test_distribution.py`` checks that the groups hold.
@@ -21,9 +22,20 @@ This file sits at the repository root so that it applies however the tests are s
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-import pytest
+# One BLAS (and OpenMP) thread per test process, unless the environment says otherwise:
+# set here, before anything imports numpy, so that it holds in the pytest-xdist workers and
+# in what they start (notebook kernels, dask workers, scripts).  The README's command runs
+# one worker per core already; with OpenBLAS's own threads on top, small matrix products
+# repeated thousands of times spent most of their CPU time handing work between threads
+# (the second-contour check of egmlib.gchisq: 8.7 s of CPU for one reference tail, 0.8 s
+# with one thread).  The notebooks' stored outputs pass nbval either way.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import pytest  # noqa: E402
 
 BROWSER_TEST = "tests/test_browser.py"
 

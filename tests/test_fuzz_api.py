@@ -31,6 +31,7 @@ layer's public callables (egmbook) are fuzzed too, named ``egmbook.<module>.<nam
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import importlib
@@ -41,6 +42,7 @@ import os
 import pkgutil
 import signal
 import threading
+import types
 import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -156,6 +158,44 @@ def _algorithm3_on_sigma(X: Any, *, rng: np.random.Generator) -> Any:
         X, sigma=SIGMA, mu_hat=[0.0, 0.0, 0.0], eps=1.0, delta=1e-6, rng=rng)
 
 
+def _immutable(value: Any, depth: int = 0) -> bool:
+    """Whether nothing in ``value`` can be changed in place: numbers, strings, read-only
+    arrays, and tuples, read-only mappings and frozen dataclasses of such values."""
+    if depth > 12:
+        return False
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, np.number, np.bool_)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype != object and not value.flags.writeable
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return bool(type(value).__dataclass_params__.frozen) and all(
+            _immutable(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value))
+    if isinstance(value, tuple):
+        return all(_immutable(v, depth + 1) for v in value)
+    if isinstance(value, (types.MappingProxyType, frozenset)):
+        items = value.items() if isinstance(value, types.MappingProxyType) else ((v, v) for v in value)
+        return all(_immutable(k, depth + 1) and _immutable(v, depth + 1) for k, v in items)
+    return False
+
+
+def _shared(load: Callable[[], Any]) -> Callable[[], Any]:
+    """A valid example that is costly to build (a stored result parsed from disk, a summary
+    of one): built once per test process.  Every call gets it as built when nothing in it can
+    change (:func:`_immutable`), else its own deep copy, equal to a fresh build, so that no
+    call sees what another did to it.  (The bad-value cases rebuild their valid arguments for
+    every case: parsing chapter 7's stored results each time was half the file's time.)"""
+    built: list[Any] = []
+
+    def example() -> Any:
+        if not built:
+            value = load()
+            built.append((value, _immutable(value)))
+        value, frozen = built[0]
+        return value if frozen else copy.deepcopy(value)
+
+    return example
+
+
 #: A valid example per parameter name: the library's vocabulary.  Callables build fresh
 #: objects (random generators) per call.
 VALID: dict[str, Any] = {
@@ -204,7 +244,7 @@ VALID: dict[str, Any] = {
         np.random.default_rng(6).normal(size=(40, 5)), rho=1.0, lower=-10.0, upper=10.0,
         rng=np.random.default_rng(7), floor=1e-6),
     # chapter 7's stored results, chapter 5b's threshold, the off-model datasets
-    "res": lambda: importlib.import_module("egmbook.beyond_report").load_beyond_report(), "x0": 2.0,
+    "res": _shared(lambda: importlib.import_module("egmbook.beyond_report").load_beyond_report()), "x0": 2.0,
     "name": "wine", "seed": 0,
     # chapter 7b's black-box audit: counts, releases, controls (small trial counts: 1 s per call)
     "result": lambda: _algorithm3_on_sigma(np.random.default_rng(1).normal(size=(6, D)), rng=_rng()),
@@ -229,8 +269,8 @@ VALID: dict[str, Any] = {
     "rec": lambda: importlib.import_module("egmbook.book_audit").to_json(
         importlib.import_module("egmbook.book_audit").load_book_audit())["mechanisms"][0],
     # the sweeps' engine (egmbook.sweep) and the scripts' command lines (egmbook.cli)
-    "peers": lambda: importlib.import_module("egmbook.peer_results").load_peers_results(),
-    "offmodel": lambda: importlib.import_module("egmbook.peer_results").load_offmodel_results(),
+    "peers": _shared(lambda: importlib.import_module("egmbook.peer_results").load_peers_results()),
+    "offmodel": _shared(lambda: importlib.import_module("egmbook.peer_results").load_offmodel_results()),
     "stat": "median",
     "sweep": "gaussian", "arm": "Alg3", "reference": False, "doc": "A script.\n\nRun:  python benchmarks/x.py",
     "task": lambda: importlib.import_module("egmbook.sweep").Task("gaussian", "GaussianA", 0, 0, ("empirical",),
@@ -381,20 +421,20 @@ OVERRIDES: dict[str, dict[str, Any]] = {
                                 "datasets": ["GaussianA"], "max_d": 16, "rhos": [1.0], "progress": False,
                                 "scheduler": None, "redo": None},
     "egmbook.findings.offmodel.diagnose": {"runs": 2},
-    "egmbook.findings.offmodel.calibrate_paths": {"runs": lambda: list(importlib.import_module(
-        "egmbook.offmodel_results").load_path_runs()[:60])},
+    "egmbook.findings.offmodel.calibrate_paths": {"runs": _shared(lambda: list(importlib.import_module(
+        "egmbook.offmodel_results").load_path_runs()[:60]))},
     "egmbook.findings.offmodel.path_runs": {"rows": lambda: [{"alpha": 0.75, "d": 3, "width": 50.0, "n": 40, "rho": 1.0,
                                                               "run": 0, "half": 50.0, "whole iome": 1.0,
                                                               "whole centred-iome": 1.0}]},
-    "egmbook.findings.offmodel.goals_by_kind": {"g": lambda: importlib.import_module("egmbook.findings.offmodel").goals(
-        importlib.import_module("egmbook.peer_results").load_peers_results(),
-        importlib.import_module("egmbook.peer_results").load_offmodel_results())},
+    "egmbook.findings.offmodel.goals_by_kind": {"g": _shared(lambda: importlib.import_module(
+        "egmbook.findings.offmodel").goals(importlib.import_module("egmbook.peer_results").load_peers_results(),
+                                           importlib.import_module("egmbook.peer_results").load_offmodel_results()))},
     "egmbook.offmodel_results.write_path_runs": {
-        "runs": lambda: list(importlib.import_module("egmbook.offmodel_results").load_path_runs()[:3]),
+        "runs": _shared(lambda: list(importlib.import_module("egmbook.offmodel_results").load_path_runs()[:3])),
         "path": lambda: str(Path(_FUZZ_DIR.name) / "runs.csv")},
     "egmbook.offmodel_results.load_path_runs": {"path": None},
     "egmbook.offmodel_results.write_scale_rows": {
-        "rows": lambda: list(importlib.import_module("egmbook.offmodel_results").load_scale_rows()),
+        "rows": _shared(lambda: list(importlib.import_module("egmbook.offmodel_results").load_scale_rows())),
         "path": lambda: str(Path(_FUZZ_DIR.name) / "scale.csv")},
     "egmbook.offmodel_results.load_scale_rows": {"path": None},
     "egmbook.offmodel_results.load_diagnoses": {"path": None},
@@ -828,3 +868,17 @@ def test_the_hang_guard_stops_a_call_that_does_not_end():
             spins += 1
     assert spins > 0 and signal.getitimer(signal.ITIMER_PROF) == (0.0, 0.0)
     assert HANG_LIMIT >= 10.0  # generous: a guard against hangs, never a speed target
+
+
+def test_shared_examples_are_fresh_unless_immutable():
+    """A costly valid example built once (:func:`_shared`) reaches each call as its own copy,
+    or as the same object only when nothing in it can change."""
+    for name in ("res", "peers", "offmodel"):
+        first, second = VALID[name](), VALID[name]()
+        assert first is not second or _immutable(first), name
+    res = VALID["res"]()
+    assert not _immutable(res) and VALID["res"]() is not res
+    assert not _immutable((1.0, "a", np.zeros(2)))  # a writeable array
+    frozen = np.zeros(2)
+    frozen.flags.writeable = False
+    assert _immutable((1.0, "a", frozen, types.MappingProxyType({"k": frozen})))

@@ -7,11 +7,15 @@
   queue, not in a window sized when the sweep started.
 * A worker whose code differs from the client's (its egmlib, egmbook, numpy or scipy) stops
   the sweep before any task runs, and a task on such a worker refuses to run.
+
+The tests share one local cluster (starting a worker process costs seconds of CPU), each
+scaling it to the number of workers it needs, so that they pass in any order.
 """
 
 from __future__ import annotations
 
 import csv
+import time
 
 import pytest
 
@@ -31,15 +35,58 @@ def _cluster(n_workers: int) -> distributed.LocalCluster:
                                     dashboard_address=":0", silence_logs=40)
 
 
+def _workers(client: distributed.Client, n: int) -> None:
+    """Scale the client's cluster to ``n`` worker processes and wait until it has exactly ``n``."""
+    client.cluster.scale(n)
+    deadline = time.monotonic() + 120
+    while len(client.scheduler_info()["workers"]) != n:
+        assert time.monotonic() < deadline, f"the cluster did not reach {n} workers in 120 s"
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
-def client():
-    with _cluster(2) as cluster, distributed.Client(cluster) as c:
+def cluster():
+    """One local cluster for the whole file (each worker process costs seconds of CPU to start):
+    it starts with one worker, the number the late-joining worker's test starts from, and
+    each test scales it to the number it needs."""
+    with _cluster(1) as c:
+        yield c
+
+
+@pytest.fixture
+def client(cluster):
+    """A client of the file's cluster, scaled to two workers."""
+    with distributed.Client(cluster) as c:
+        _workers(c, 2)
         yield c
 
 
 def _log(path):
     with (path / "peers_runs.csv").open(newline="") as f:
         return sorted(tuple(v for k, v in r.items() if k != "cpu_s") for r in csv.DictReader(f))
+
+
+@pytest.mark.slow
+def test_a_worker_that_joins_later_takes_tasks(cluster):
+    # first in the file: the cluster still has the one worker it started with, and leaves
+    # this test with the two the other tests use
+    tasks = [ps.Task("gaussian", "GaussianA", 4, run, ("PLAN", "IOME"), ps.RHOS) for run in range(24)]
+    with distributed.Client(cluster) as c:
+        _workers(c, 1)
+        first = c.scheduler_info()["workers"]
+        stream = ps._cluster_results(tasks, c, progress=False)
+        with distributed.get_task_stream(client=c) as ts:
+            with pytest.warns(UserWarning, match="one worker thread: the sweep runs serially"):
+                done = [next(stream)]
+            queued = c.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.queued))
+            cluster.scale(2)
+            c.wait_for_workers(2, timeout=120)
+            done += list(stream)
+        assert queued > 0  # the tasks wait on the scheduler, for whichever worker frees first
+        assert sorted(t.run for t, _ in done) == list(range(24))
+        late = set(c.scheduler_info()["workers"]) - set(first)
+        ran_on = {r["worker"] for r in ts.data}
+        assert late and late <= ran_on, (late, ran_on)
 
 
 def test_two_dask_workers_write_what_joblib_writes(client, tmp_path):
@@ -86,23 +133,3 @@ def test_a_worker_with_other_code_is_refused(client, tmp_path):
     finally:
         client.run(cure, workers=[worker])
     assert not (tmp_path / "peers_runs.csv").exists() or _log(tmp_path) == []
-
-
-@pytest.mark.slow
-def test_a_worker_that_joins_later_takes_tasks():
-    tasks = [ps.Task("gaussian", "GaussianA", 4, run, ("PLAN", "IOME"), ps.RHOS) for run in range(24)]
-    with _cluster(1) as cluster, distributed.Client(cluster) as c:
-        first = c.scheduler_info()["workers"]
-        stream = ps._cluster_results(tasks, c, progress=False)
-        with distributed.get_task_stream(client=c) as ts:
-            with pytest.warns(UserWarning, match="one worker thread: the sweep runs serially"):
-                done = [next(stream)]
-            queued = c.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.queued))
-            cluster.scale(2)
-            c.wait_for_workers(2, timeout=120)
-            done += list(stream)
-        assert queued > 0  # the tasks wait on the scheduler, for whichever worker frees first
-        assert sorted(t.run for t, _ in done) == list(range(24))
-        late = set(c.scheduler_info()["workers"]) - set(first)
-        ran_on = {r["worker"] for r in ts.data}
-        assert late and late <= ran_on, (late, ran_on)
