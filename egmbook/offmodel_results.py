@@ -125,6 +125,8 @@ class Miss:
     path_share: float  #: the share of the runs that took it
     public_share: float  #: the share of the runs stopped at the public stage
     runs: int
+    longer_ratio: float  #: the same ratio over ``longer_runs`` runs of both (the sweep's seeds continued)
+    longer_runs: int
 
 
 def load_misses(path: str | Path | None = None) -> tuple[Miss, ...]:
@@ -140,7 +142,7 @@ def load_misses(path: str | Path | None = None) -> tuple[Miss, ...]:
     text = {"dataset", "goal", "best_peer", "path"}
     out = []
     for r in rows:
-        values: dict[str, Any] = {k: v if k in text else int(v) if k == "runs" else float(v) for k, v in r.items()}
+        values: dict[str, Any] = {k: v if k in text else int(v) if k in ("runs", "longer_runs") else float(v) for k, v in r.items()}
         out.append(Miss(**values))
     return tuple(out)
 

@@ -241,3 +241,30 @@ def test_committed_calibration_gives_the_library_s_constants():
     assert esm.SCALE_RESOLUTION == pytest.approx(cal.resolution, abs=0.005)
     assert cal.n_cells >= 300 and cal.within_two >= 0.6
     assert set(cal.glue()) >= {"paths-cells", "paths-resolution", "paths-within2"}
+
+
+def _miss(dataset, rho, goal, longer, public=1.0):
+    return omr.Miss(dataset=dataset, rho=rho, goal=goal, ratio=3.0, best_peer="IOME", best_error=1.0, esm_error=3.0,
+                    path="iome", path_share=1.0, public_share=public, runs=12, longer_ratio=longer, longer_runs=100)
+
+
+def test_miss_kinds_split_chance_from_real_by_the_longer_check():
+    # a G1 miss at 1.9 over the longer runs is chance; at 2.1 it is real; a cell missing G1 and G3 is real when
+    # its longer ratio exceeds G3's 1.25, even if within G1's 2
+    misses = [_miss("a", 0.25, "G1", 1.9), _miss("b", 0.25, "G1", 2.1), _miss("c", 1.0, "G1", 1.3),
+              _miss("c", 1.0, "G3", 1.3), _miss("d", 1.0, "G3", 1.2)]
+    k = om.miss_kinds(misses)
+    assert [m.dataset for m in k.real] == ["b", "c"] and [m.dataset for m in k.chance] == ["a", "d"]
+    assert k.glue() == {"miss-cells": 4, "miss-chance": 2, "miss-chance-max": 1.9, "miss-real": 2,
+                        "miss-longer-runs": 100}
+    assert om.miss_kinds([]).glue()["miss-cells"] == 0
+    with pytest.raises(TypeError, match="Miss"):
+        om.miss_kinds([("a", 0.25)])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="G1 or G3"):
+        om.miss_kinds([_miss("a", 0.25, "G2", 1.0)])
+
+
+def test_committed_misses_split_as_chapter_9_says():
+    k = om.miss_kinds(omr.load_misses())
+    assert k.n_cells >= 1 and k.longer_runs >= 50
+    assert all(m.longer_ratio <= (om.GOAL_OFF_MODEL if m.goal == "G1" else om.GOAL_PARTS) for m in k.chance)

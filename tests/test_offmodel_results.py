@@ -33,11 +33,12 @@ def test_scale_rows_round_trip(tmp_path):
 
 def test_misses_load_and_bad_files_are_refused(tmp_path):
     path = tmp_path / "misses.csv"
-    path.write_text("dataset,rho,goal,ratio,best_peer,best_error,esm_error,path,path_share,public_share,runs\n"
-                    "corner,0.0625,G1,5.5,PLAN,17.6,97.0,centred-iome,0.75,1,12\n")
+    path.write_text("dataset,rho,goal,ratio,best_peer,best_error,esm_error,path,path_share,public_share,runs,"
+                    "longer_ratio,longer_runs\n"
+                    "corner,0.0625,G1,5.5,PLAN,17.6,97.0,centred-iome,0.75,1,12,4.9,100\n")
     (m,) = omr.load_misses(path)
-    assert (m.dataset, m.rho, m.goal, m.path, m.runs) == ("corner", 0.0625, "G1", "centred-iome", 12)
-    assert m.ratio == 5.5 and m.path_share == 0.75 and m.public_share == 1.0
+    assert (m.dataset, m.rho, m.goal, m.path, m.runs, m.longer_runs) == ("corner", 0.0625, "G1", "centred-iome", 12, 100)
+    assert m.ratio == 5.5 and m.path_share == 0.75 and m.public_share == 1.0 and m.longer_ratio == 4.9
     with pytest.raises(FileNotFoundError, match="offmodel_misses.py"):
         omr.load_misses(tmp_path / "none.csv")
     (tmp_path / "bad.csv").write_text("dataset,rho\ncorner,1\n")

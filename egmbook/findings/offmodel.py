@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from egmlib.peers import algorithm3, algorithm3_robust
 from egmlib.peers.arms import ARMS
 from egmlib.peers.scales import pairwise_squared_differences
 
+if TYPE_CHECKING:
+    from egmbook.offmodel_results import Miss
+
 __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE", "GOAL_PARTS",
            "FEW_ROWS", "PEERS", "NEW", "OLD", "few_rows_or_wide",
            "StepDiagnostics", "Diagnosis", "diagnose", "DIAGNOSIS_DATASETS", "DIAGNOSIS_RUNS", "DIAGNOSIS_RHO",
@@ -53,7 +56,7 @@ __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NE
            "OffModelComparison", "comparison", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
            "RELEASES", "RELEASE_KIND", "RELEASE_NAMES", "PathRun",
            "PathCell", "PathCalibration",
-           "path_runs", "resolution_threshold", "calibrate_paths"]
+           "path_runs", "resolution_threshold", "calibrate_paths", "MissKinds", "miss_kinds"]
 
 #: G1 -- ESM adds at most this times the better of PLAN's and IOME's error, in every cell ...
 GOAL_OFF_MODEL = 2.0
@@ -767,7 +770,7 @@ def _medians(runs: Sequence[PathRun]) -> dict[tuple[Any, ...], tuple[float, floa
 
 
 def resolution_threshold(pairs: Sequence[tuple[float, float]]) -> float:
-    """The noise from which ESM's public stage stops buying scales: the threshold of least summed log ratio.
+    r"""The noise from which ESM's public stage stops buying scales: the threshold of least summed log ratio.
 
     ``pairs`` are (log scales' noise, error of the release the scale stage picks over the error of
     IOME with the whole budget), one per calibration cell.  A threshold :math:`t` buys scales in the
@@ -836,3 +839,58 @@ def calibrate_paths(runs: Sequence[PathRun]) -> PathCalibration:
         pairs.append((pick.log_noise, pick.measured / alone.measured))
     return PathCalibration(factors=MappingProxyType(factors), resolution=resolution_threshold(pairs),
                            cells=cells)
+
+
+@dataclass(frozen=True)
+class MissKinds(Finding):
+    """The off-model cells where ESM misses G1 or G3, by what the longer check says
+    (``benchmarks/offmodel_misses.py``): a cell whose ratio over the longer runs is within the goal
+    it missed was the spread of a median over the sweep's runs (``chance``); the others are misses of
+    ESM's (``real``).  One record per cell, the first of its misses."""
+
+    chance: tuple[Miss, ...]
+    real: tuple[Miss, ...]
+
+    GLUE = MappingProxyType({"miss-cells": "n_cells", "miss-chance": "n_chance", "miss-chance-max": "chance_max",
+                             "miss-real": "n_real", "miss-longer-runs": "longer_runs"})
+
+    @property
+    def n_cells(self) -> int:
+        return len(self.chance) + len(self.real)
+
+    @property
+    def n_chance(self) -> int:
+        return len(self.chance)
+
+    @property
+    def n_real(self) -> int:
+        return len(self.real)
+
+    @property
+    def chance_max(self) -> float:
+        """The largest ratio over the longer runs among the chance cells (1 when there are none)."""
+        return max((m.longer_ratio for m in self.chance), default=1.0)
+
+    @property
+    def longer_runs(self) -> int:
+        return min((m.longer_runs for m in self.chance + self.real), default=0)
+
+
+def miss_kinds(misses: Sequence[Miss]) -> MissKinds:
+    """Split ESM's misses (:func:`egmbook.offmodel_results.load_misses`) into chance and real, cell by
+    cell: a cell is real when, over the longer runs, its ratio still exceeds a goal it missed
+    (G1: :data:`GOAL_OFF_MODEL`, G3: :data:`GOAL_PARTS`)."""
+    from egmbook.offmodel_results import Miss
+
+    if isinstance(misses, (str, bytes)) or not isinstance(misses, Sequence) or not all(
+            isinstance(m, Miss) for m in misses):
+        raise TypeError("misses must be a sequence of egmbook.offmodel_results.Miss (load_misses())")
+    limits = {"G1": GOAL_OFF_MODEL, "G3": GOAL_PARTS}
+    cells: dict[tuple[str, float], list[Miss]] = {}
+    for m in misses:
+        if m.goal not in limits:
+            raise ValueError(f"misses' goals must be G1 or G3, got goal={m.goal!r}")
+        cells.setdefault((m.dataset, m.rho), []).append(m)
+    real = tuple(ms[0] for ms in cells.values() if any(m.longer_ratio > limits[m.goal] for m in ms))
+    chance = tuple(ms[0] for ms in cells.values() if ms[0] not in real)
+    return MissKinds(chance=chance, real=real)
