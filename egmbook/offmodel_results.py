@@ -139,10 +139,10 @@ def load_misses(path: str | Path | None = None) -> tuple[Miss, ...]:
         rows = list(csv.DictReader(f))
     if rows and list(rows[0]) != names:
         raise ValueError(f"{p} must have the columns {', '.join(names)}")
-    text = {"dataset", "goal", "best_peer", "path"}
+    text, ints = {"dataset", "goal", "best_peer", "path"}, {"runs", "longer_runs"}
     out = []
     for r in rows:
-        values: dict[str, Any] = {k: v if k in text else int(v) if k in ("runs", "longer_runs") else float(v) for k, v in r.items()}
+        values: dict[str, Any] = {k: v if k in text else int(v) if k in ints else float(v) for k, v in r.items()}
         out.append(Miss(**values))
     return tuple(out)
 
