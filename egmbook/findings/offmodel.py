@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -44,9 +44,6 @@ from egmlib import validation as _v
 from egmlib.peers import algorithm3, algorithm3_robust
 from egmlib.peers.arms import ARMS
 from egmlib.peers.scales import pairwise_squared_differences
-
-if TYPE_CHECKING:
-    from egmbook.offmodel_results import Miss
 
 __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NEAR_BEST_SHARE", "GOAL_PARTS",
            "FEW_ROWS", "PEERS", "NEW", "OLD", "few_rows_or_wide",
@@ -848,8 +845,8 @@ class MissKinds(Finding):
     it missed was the spread of a median over the sweep's runs (``chance``); the others are misses of
     ESM's (``real``).  One record per cell, the first of its misses."""
 
-    chance: tuple[Miss, ...]
-    real: tuple[Miss, ...]
+    chance: tuple[Any, ...]  #: the chance cells' records (egmbook.offmodel_results.Miss)
+    real: tuple[Any, ...]  #: the real misses' records
 
     GLUE = MappingProxyType({"miss-cells": "n_cells", "miss-chance": "n_chance", "miss-chance-max": "chance_max",
                              "miss-real": "n_real", "miss-longer-runs": "longer_runs"})
@@ -876,8 +873,8 @@ class MissKinds(Finding):
         return min((m.longer_runs for m in self.chance + self.real), default=0)
 
 
-def miss_kinds(misses: Sequence[Miss]) -> MissKinds:
-    """Split ESM's misses (:func:`egmbook.offmodel_results.load_misses`) into chance and real, cell by
+def miss_kinds(misses: Sequence[Any]) -> MissKinds:
+    """Split ESM's misses (``egmbook.offmodel_results.load_misses()``) into chance and real, cell by
     cell: a cell is real when, over the longer runs, its ratio still exceeds a goal it missed
     (G1: :data:`GOAL_OFF_MODEL`, G3: :data:`GOAL_PARTS`)."""
     from egmbook.offmodel_results import Miss
@@ -886,7 +883,7 @@ def miss_kinds(misses: Sequence[Miss]) -> MissKinds:
             isinstance(m, Miss) for m in misses):
         raise TypeError("misses must be a sequence of egmbook.offmodel_results.Miss (load_misses())")
     limits = {"G1": GOAL_OFF_MODEL, "G3": GOAL_PARTS}
-    cells: dict[tuple[str, float], list[Miss]] = {}
+    cells: dict[tuple[str, float], list[Any]] = {}
     for m in misses:
         if m.goal not in limits:
             raise ValueError(f"misses' goals must be G1 or G3, got goal={m.goal!r}")
