@@ -199,8 +199,8 @@ def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float
     --------
     >>> v = np.ones(64)
     >>> e = iome_error(10_000, rho=0.25, variances=v, lower=-50.0, upper=50.0)
-    >>> round(e / (8.0 * 2 * 8.0 / (10_000 * math.sqrt(2 * 0.7425 * 0.25))), 1)   # over sqrt(d) 2 sqrt(V) / ...
-    1.2
+    >>> round(e / (8.0 * 2 * 8.0 / (10_000 * math.sqrt(2 * 0.7425 * 0.25))), 2)   # over sqrt(d) 2 sqrt(V) / ...
+    1.15
     """
     n = _check_size("n", n, minimum=2)
     rho = _check_rho("rho", rho)
