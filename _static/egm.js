@@ -77,55 +77,64 @@
     return document.documentElement.classList.contains("egm-pdf") || window.matchMedia("print").matches;
   }
 
+  // Each pass below reads the geometry of every element it fits before it writes a class or a
+  // style to any of them, then reads again: the browser lays the page out once per step, not
+  // once per table or equation (tables and equations do not change each other's room).
+  function wide(table) { return !fits(table); }
+
   function fitTables() {
     var phone = window.innerWidth <= PHONE_MAX && !printing();
-    article().querySelectorAll("table").forEach(function (table) {
-      if (table.classList.contains("indextable") || !shown(table)) return;
+    var tables = Array.prototype.filter.call(article().querySelectorAll("table"), function (table) {
+      return !table.classList.contains("indextable") && shown(table);
+    });
+    var pending = [];
+    tables.forEach(function (table) {
       table.classList.remove("egm-compact", "egm-tight", "egm-stacked", "egm-scroll");
       var columns = table.querySelectorAll("thead tr:last-child th").length;
       if (phone && columns >= 3 && isProse(table)) {  // prose squeezed into narrow columns: cards
         labelCells(table);
         table.classList.add("egm-stacked");
-        return;
+      } else {
+        pending.push(table);
       }
-      if (fits(table)) return;
-      table.classList.add("egm-compact");
-      if (fits(table)) return;
-      if (phone) {
-        if (isProse(table)) {
-          labelCells(table);
-          table.classList.remove("egm-compact");
-          table.classList.add("egm-stacked");
-        } else {
-          table.classList.add("egm-scroll");
-        }
-        return;
-      }
-      table.classList.add("egm-tight");
-      if (fits(table)) return;
-      if (!printing()) {  // a desktop scrolls what is left in the table's box, its first column in view
-        table.classList.add("egm-scroll");
-        return;
-      }
-      labelCells(table);  // paper cannot scroll: the last resort is a card per row
+    });
+    function stack(table) {
+      labelCells(table);
       table.classList.remove("egm-compact", "egm-tight");
       table.classList.add("egm-stacked");
-    });
+    }
+    var over = pending.filter(wide);
+    over.forEach(function (table) { table.classList.add("egm-compact"); });
+    over = over.filter(wide);
+    if (phone) {  // a table of prose becomes cards, a table of values scrolls in its own box
+      over.forEach(function (table) {
+        if (isProse(table)) stack(table);
+        else table.classList.add("egm-scroll");
+      });
+      return;
+    }
+    over.forEach(function (table) { table.classList.add("egm-tight"); });
+    over = over.filter(wide);
+    // a desktop scrolls what is left in the table's box, its first column in view; paper cannot
+    // scroll: there the last resort is a card per row
+    over.forEach(printing() ? stack : function (table) { table.classList.add("egm-scroll"); });
   }
 
   // A table's caption ("Table 9.2: ...") wraps at the width of the box the reader sees, also
   // when the table is wider and scrolls in it (a caption is otherwise as wide as its table),
   // and stays in view while the table scrolls.
   function fitCaptions() {
-    article().querySelectorAll("table > caption").forEach(function (caption) {
+    var items = Array.prototype.map.call(article().querySelectorAll("table > caption"), function (caption) {
       var table = caption.parentElement;
       var box = /(auto|scroll)/.test(getComputedStyle(table).overflowX) ? table : table.parentElement;
-      caption.style.maxWidth = "";
-      if (!shown(table) || !box) return;
-      if (table.getBoundingClientRect().width > box.clientWidth + 1) {
-        caption.style.maxWidth = box.clientWidth + "px";
-      }
+      return {caption: caption, table: table, box: box};
     });
+    items.forEach(function (it) { it.caption.style.maxWidth = ""; });
+    items.forEach(function (it) {
+      it.room = it.box && shown(it.table) && it.table.getBoundingClientRect().width > it.box.clientWidth + 1
+        ? it.box.clientWidth : null;
+    });
+    items.forEach(function (it) { if (it.room !== null) it.caption.style.maxWidth = it.room + "px"; });
   }
 
   // Display math: smaller where too wide; the equation number on its own line when it
@@ -135,34 +144,44 @@
   }
 
   function fitMath() {
+    var items = [];
     article().querySelectorAll('mjx-container[display="true"]').forEach(function (box) {
       // the typeset formula: MathJax's SVG (the HTML book) or CommonHTML (the PDF edition)
       var svg = box.querySelector("svg") || box.querySelector("mjx-math");
       if (!svg || !shown(box)) return;
       var holder = box.closest("div.math") || box.parentElement;
-      holder.classList.remove("egm-eqno-below");
-      box.style.fontSize = "";
-      box.classList.remove("egm-shrunk");
-      var eqno = holder.querySelector(":scope > span.eqno");
-      var width = svg.getBoundingClientRect().width;
-      if (eqno && width + eqno.getBoundingClientRect().width + 8 > holder.clientWidth) {
-        holder.classList.add("egm-eqno-below");
-      }
-      // the font size scales the equation; measure again, as MathJax's ex-based sizes
-      // are not exactly proportional to it
-      var scale = 1;
-      for (var k = 0; k < 6; k++) {
-        var room = box.clientWidth - 3;
-        width = svg.getBoundingClientRect().width;
-        if (width <= room || scale <= MATH_MIN_SCALE) break;
-        scale = Math.max(MATH_MIN_SCALE, 0.99 * scale * room / width);
-        box.style.fontSize = (100 * scale).toFixed(1) + "%";
-        box.classList.add("egm-shrunk");
-      }
-      if (eqno && overlap(eqno.getBoundingClientRect(), svg.getBoundingClientRect())) {
-        holder.classList.add("egm-eqno-below");
-      }
+      items.push({box: box, svg: svg, holder: holder, eqno: holder.querySelector(":scope > span.eqno"),
+                  scale: 1});
     });
+    items.forEach(function (it) {
+      it.holder.classList.remove("egm-eqno-below");
+      it.box.style.fontSize = "";
+      it.box.classList.remove("egm-shrunk");
+    });
+    items.forEach(function (it) {
+      it.below = !!it.eqno && it.svg.getBoundingClientRect().width + it.eqno.getBoundingClientRect().width + 8 >
+        it.holder.clientWidth;
+    });
+    items.forEach(function (it) { if (it.below) it.holder.classList.add("egm-eqno-below"); });
+    // the font size scales the equation; measure again, as MathJax's ex-based sizes
+    // are not exactly proportional to it
+    var active = items;
+    for (var k = 0; k < 6 && active.length; k++) {
+      active.forEach(function (it) {
+        it.room = it.box.clientWidth - 3;
+        it.width = it.svg.getBoundingClientRect().width;
+      });
+      active = active.filter(function (it) { return it.width > it.room && it.scale > MATH_MIN_SCALE; });
+      active.forEach(function (it) {
+        it.scale = Math.max(MATH_MIN_SCALE, 0.99 * it.scale * it.room / it.width);
+        it.box.style.fontSize = (100 * it.scale).toFixed(1) + "%";
+        it.box.classList.add("egm-shrunk");
+      });
+    }
+    items = items.filter(function (it) {
+      return it.eqno && overlap(it.eqno.getBoundingClientRect(), it.svg.getBoundingClientRect());
+    });
+    items.forEach(function (it) { it.holder.classList.add("egm-eqno-below"); });
   }
 
   // Resolves when MathJax reports the page typeset (its startup promise), however long that
@@ -185,10 +204,15 @@
 
   function layout() { fitTables(); fitCaptions(); fitMath(); }
 
+  // Until the first fit, after MathJax has typeset the page, there is nothing to fit again: a
+  // <details> open in the source reports a toggle while the page loads.
+  var fitted = false;
+
   window.egmLayoutDone = new Promise(function (resolve) {
     var start = function () {
       setUpFigures();
       typeset().then(function () {
+        fitted = true;
         layout();
         resolve(true);
       });
@@ -204,8 +228,8 @@
     if (window.innerWidth === lastWidth) return;
     lastWidth = window.innerWidth;
     clearTimeout(timer);
-    timer = setTimeout(layout, 150);
+    timer = setTimeout(function () { if (fitted) layout(); }, 150);
   });
-  document.addEventListener("toggle", function () { layout(); }, true);
+  document.addEventListener("toggle", function () { if (fitted) layout(); }, true);
   window.egmLayout = layout;
 })();

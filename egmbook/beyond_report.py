@@ -30,6 +30,7 @@ The sections, in the script's order:
 
 from __future__ import annotations
 
+import functools
 import json
 import types
 import typing
@@ -442,7 +443,7 @@ def _build(tp: Any, value: Any, where: str) -> Any:
                 out[k] = _build(val_tp, v, f"{where}[{k!r}]")
         return out
     if isinstance(tp, type) and issubclass(tp, tuple) and hasattr(tp, "_fields"):  # NamedTuple
-        hints = typing.get_type_hints(tp)
+        hints = _hints(tp)
         if not isinstance(value, dict) or set(value) != set(tp._fields):
             raise _fail(where, f"an object with the keys {list(tp._fields)}", value)
         return tp(**{k: _build(hints[k], value[k], f"{where}.{k}") for k in tp._fields})
@@ -453,11 +454,25 @@ def _build(tp: Any, value: Any, where: str) -> Any:
     raise TypeError(f"{where}: no conversion for {tp!r}")  # pragma: no cover - a missing case
 
 
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    """The resolved type hints of a record class, computed once per class (resolving them
+    evaluates every annotation string anew, and a load builds thousands of records)."""
+    return typing.get_type_hints(cls)
+
+
+@functools.cache
+def _json_keys(cls: type) -> dict[str, Any]:
+    """The JSON key of each field of a dataclass (its ``key`` metadata, else its name), once
+    per class."""
+    return {f.metadata.get("key", f.name): f for f in fields(cls)}
+
+
 def _build_dataclass(cls: Any, value: Any, where: str) -> Any:
     if not isinstance(value, dict):
         raise _fail(where, "an object", value)
-    hints = typing.get_type_hints(cls)
-    keys = {f.metadata.get("key", f.name): f for f in fields(cls)}
+    hints = _hints(cls)
+    keys = _json_keys(cls)
     unknown = sorted(set(value) - set(keys))
     if unknown:
         raise ValueError(f"{where} has unknown fields {unknown}")

@@ -177,10 +177,19 @@ class _Tail:
         self.law = gchisq.WeightedChiSquare(self.w)
         self.log_low = math.log(0.5 * self.p)
         self.log_high = math.log(0.5 * (1.0 - 1.1 * self.p))
+        # each point's answer, kept: the run of the report's procedure and the run that reproduces
+        # a published value visit mostly the same points (published_radii_procedure)
+        self._flags: dict[float, tuple[float, bool]] = {}
+        self._exact: dict[float, float] = {}
 
     def with_flag(self, c: float) -> tuple[float, bool]:
         """(value, exact): the exact P(Q > c), or (a bound, False) far from the thresholds."""
         c = float(c)
+        if c not in self._flags:
+            self._flags[c] = self._with_flag(c)
+        return self._flags[c]
+
+    def _with_flag(self, c: float) -> tuple[float, bool]:
         # Markov's and a one-weight bound first: cheap, and they decide the ~1000 points a
         # run visits when the weights are near the float range (w = [1e300, 1e300]).
         if c > 0 and self.mean / c < 0.5 * self.p:  # P(Q > c) <= E[Q] / c
@@ -200,7 +209,10 @@ class _Tail:
         return self.exact(c), True
 
     def exact(self, c: float) -> float:
-        return float(self.law.sf(float(c)))
+        c = float(c)
+        if c not in self._exact:
+            self._exact[c] = float(self.law.sf(c))
+        return self._exact[c]
 
     def __call__(self, c: float) -> float:
         return self.with_flag(c)[0]
@@ -319,8 +331,12 @@ def reproducing_path(w: ArrayLike, *, p: float, value: float, max_steps: int = 2
     p = check_probability("p", p)
     value = check_positive_finite("value", value)
     max_steps = check_count("max_steps", max_steps, minimum=1, maximum=MAX_BISECTION_STEPS)
-    tail = _Tail(w, p)
-    n_scale = 1.0 / p
+    return _reproducing_path(_Tail(w, p), value, max_steps)
+
+
+def _reproducing_path(tail: _Tail, value: float, max_steps: int) -> ReproducingPath:
+    """:func:`reproducing_path` on a tail already built (and perhaps already evaluated)."""
+    n_scale = 1.0 / tail.p
     points, decisions = [], []
     lo, hi = 0.0, 1.0
     for _ in range(max_steps):
@@ -475,8 +491,9 @@ def published_radii_procedure() -> PublishedRadiiProcedure:
         for name, w, v in (("Cn", s * s, cn2), ("Ct", s / s.sum(), ct2)):
             p = 1.0 / float(n)
             v = snap_to_dyadic(float(v))
-            tr = exact_report_radius(w, p=p)
-            path = reproducing_path(w, p=p, value=v)
+            tail = _Tail(w, p)  # one tail for both runs: most of their points are the same
+            tr = report_bisection(tail, p=p, max_steps=MAX_BISECTION_STEPS)  # exact_report_radius(w, p=p)
+            path = _reproducing_path(tail, v, 200)  # reproducing_path(w, p=p, value=v)
             if path.last_point is None:
                 raise RuntimeError(f"no run of the report's procedure returns the published {name}^2 = {v!r} "
                                    f"at d={int(d)}, n={int(n)}, alpha={float(a)!r}")
