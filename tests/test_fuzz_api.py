@@ -239,6 +239,7 @@ VALID: dict[str, Any] = {
     "Y": np.random.default_rng(3).normal(size=(5, 4)),
     # the robust Algorithm 3 pipeline's radius step and CoinPress's clipping rule
     "norms": [0.5, 1.5, 2.5], "radii": [1.0, 2.0, 3.0], "target": 1.0, "C0": 1.0, "C_max": 8.0,
+    "radius_top": 4.0,
     "grid": 1.5, "clip_rule": "paper", "rho_noise": 0.5,
     "log_scales": lambda: importlib.import_module("egmlib.peers.scales").coinpress_log_scales(
         np.random.default_rng(6).normal(size=(40, 5)), rho=1.0, lower=-10.0, upper=10.0,
@@ -421,6 +422,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
                                 "datasets": ["GaussianA"], "max_d": 16, "rhos": [1.0], "progress": False,
                                 "scheduler": None, "redo": None},
     "egmbook.findings.offmodel.diagnose": {"runs": 2},
+    "egmbook.findings.offmodel.miss_kinds": {"misses": _shared(lambda: list(importlib.import_module(
+        "egmbook.offmodel_results").load_misses()))},
     "egmbook.findings.offmodel.calibrate_paths": {"runs": _shared(lambda: list(importlib.import_module(
         "egmbook.offmodel_results").load_path_runs()[:60]))},
     "egmbook.findings.offmodel.path_runs": {"rows": lambda: [{"alpha": 0.75, "d": 3, "width": 50.0, "n": 40, "rho": 1.0,
