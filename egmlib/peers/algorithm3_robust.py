@@ -117,7 +117,7 @@ IOME_ANCHOR_SHARE = 1 / 32
 #: The public stage releases IOME when a log scale's noise sd is at least this many nats.  On
 #: synthetic Gaussian rows it is the threshold that makes the product of the error ratios it
 #: accepts (the scale stage's pick over IOME alone, in every cell below it) the smallest
-#: (``benchmarks/offmodel_paths.py``; egmbook.findings.offmodel.resolution_threshold).
+#: (``benchmarks/offmodel_paths.py``, by :func:`egmbook.findings.offmodel.resolution_threshold`).
 SCALE_RESOLUTION = 1.487
 #: Ratio g between neighbouring radii of the grid C_k = C_0 g^k.
 RADIUS_GRID = 2.0 ** 0.125
