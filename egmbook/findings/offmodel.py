@@ -888,6 +888,7 @@ def miss_kinds(misses: Sequence[Any]) -> MissKinds:
         if m.goal not in limits:
             raise ValueError(f"misses' goals must be G1 or G3, got goal={m.goal!r}")
         cells.setdefault((m.dataset, m.rho), []).append(m)
-    real = tuple(ms[0] for ms in cells.values() if any(m.longer_ratio > limits[m.goal] for m in ms))
-    chance = tuple(ms[0] for ms in cells.values() if ms[0] not in real)
-    return MissKinds(chance=chance, real=real)
+    kinds: dict[bool, list[Any]] = {False: [], True: []}
+    for ms in cells.values():
+        kinds[any(m.longer_ratio > limits[m.goal] for m in ms)].append(ms[0])
+    return MissKinds(chance=tuple(kinds[False]), real=tuple(kinds[True]))

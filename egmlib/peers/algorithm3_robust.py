@@ -686,16 +686,21 @@ def whole_box_tracks(n: int, *, d: int, rho: float) -> bool:
 
 
 def _whole_box_tracks(n: int, d: int, rho: float) -> bool:
-    N = 1 << (d - 1).bit_length()
+    N = _pe._padded(d)
     q = _pe._wrong_turn(n, _pe._count_noise(N, IOME_SHARES["centre"] * rho, _pe.IOME_STEPS))
     return N * _pe.IOME_STEPS * q < math.log(2.0)
+
+
+def _whole_box_half(d: int, lower: float, upper: float) -> float:
+    """W = w sqrt(d N) / 2: IOME in [-W, W]^d searches every rotated coordinate of the box about its centre."""
+    return 0.5 * (upper - lower) * math.sqrt(d * _pe._padded(d))
 
 
 def _iome_box(n: int, d: int, rho: float, lower: float, upper: float) -> tuple[float, float]:
     """The box ESM's IOME at budget ``rho`` searches, about the box's centre: [-W, W] where
     :func:`whole_box_tracks`, else the caller's box [lower, upper] (public)."""
     if _whole_box_tracks(n, d, rho):
-        W = 0.5 * (upper - lower) * math.sqrt(d * (1 << (d - 1).bit_length()))
+        W = _whole_box_half(d, lower, upper)
         return -W, W
     return lower, upper
 
@@ -793,9 +798,8 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     centred = False
     if coarse is None:
         if _whole_box_tracks(n, d, budget["iome"]):  # IOME over the whole box, about its centre c
-            c = 0.5 * (lower + upper)
-            lo, hi = _iome_box(n, d, budget["iome"], lower, upper)
-            r = iome_mean(X - c, rho=budget["iome"], lower=lo, upper=hi, rng=rng,
+            c, W = 0.5 * (lower + upper), _whole_box_half(d, lower, upper)
+            r = iome_mean(X - c, rho=budget["iome"], lower=-W, upper=W, rng=rng,
                           radius_top=(upper - lower) * math.sqrt(d))  # the box's diameter
             centre, estimate = np.full(d, c), r.estimate + c
         else:  # IOME in the caller's box, as PLAN's experiments run it
