@@ -4,14 +4,17 @@ Every row of benchmarks/results/peers_runs.csv and offmodel_runs.csv records the
 of its estimator call (cpu_s, measured inside the worker).  Per arm, a line
 cpu = a + b n d is fitted to those rows (least squares; the cost of every estimator is
 dominated by passes over the n x d data), and summed over every case of both sweeps,
-every arm of egmlib.peers.arms.ARMS, the five budgets and ``--runs`` runs.  Drawing the
+every arm of egmlib.peers.arms.ARMS, the five budgets and each sweep's committed runs (``--runs``
+for another count).  Drawing the
 data is timed here once per case and counted once per run.  Printed: the CPU time per
 sweep and arm, the total, and the wall time it implies on 2 workers at the measured
 speed-up (benchmarks/sweep_speedup.py; ``--speedup``, default 2, i.e. an idle machine).
 This is an estimate from CPU time, not a measured wall time: the machine these logs were
 written on was shared with other jobs.
 
-Run:  python benchmarks/sweep_cost.py [--runs 50] [--speedup 1.73]
+Run:  python benchmarks/sweep_cost.py [--runs N] [--speedup 1.73] [--results FOLDER]
+
+The logs of a short run of every arm serve, e.g. ``peers_sweep.py --runs 2 --results FOLDER``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import csv  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import defaultdict  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -32,11 +36,12 @@ from egmbook.cli import argument_parser  # noqa: E402
 from egmlib.peers.arms import ARMS  # noqa: E402
 
 
-def fits(stems: tuple[str, ...] = ("peers", "offmodel")) -> dict[str, tuple[float, float, int]]:
-    """arm -> (a, b, rows): cpu_s = a + b n d fitted over both run logs."""
+def fits(results: Path = sweep.RESULTS,
+         stems: tuple[str, ...] = ("peers", "offmodel")) -> dict[str, tuple[float, float, int]]:
+    """arm -> (a, b, rows): cpu_s = a + b n d fitted over both run logs in ``results``."""
     pts = defaultdict(list)
     for stem in stems:
-        path = sweep.RESULTS / f"{stem}_runs.csv"
+        path = results / f"{stem}_runs.csv"
         if not path.exists():
             continue
         with path.open(newline="") as f:
@@ -61,27 +66,31 @@ def draw_cost(case: sweep.Case) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argument_parser(doc=__doc__)
-    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--runs", type=int, default=None,
+                   help=f"runs per case; default each sweep's committed count {dict(sweep.RUNS_OF)}")
     p.add_argument("--speedup", type=float, default=2.0)
+    p.add_argument("--results", type=Path, default=sweep.RESULTS,
+                   help="folder of the run logs (a sweep run with --results writes them there)")
     args = p.parse_args(argv)
-    f = fits()
+    f = fits(args.results)
     arms = list(ARMS)
     missing = [a for a in arms if a not in f]
     print(f"fitted cpu = a + b n d per arm from {sum(v[2] for v in f.values())} logged calls"
           + (f"; no rows for {missing} (counted as 0)" if missing else ""))
     total = 0.0
     for name in sweep.SWEEPS:
+        runs = sweep.RUNS_OF[name] if args.runs is None else args.runs
         per_arm: defaultdict[str, float] = defaultdict(float)
         draws = 0.0
         for c in sweep.all_cases(name):
-            draws += draw_cost(c) * args.runs
+            draws += draw_cost(c) * runs
             for a in arms:
                 if a in f:
-                    per_arm[a] += (f[a][0] + f[a][1] * c.n * c.d) * len(sweep.RHOS) * args.runs
+                    per_arm[a] += (f[a][0] + f[a][1] * c.n * c.d) * len(sweep.RHOS) * runs
         s = sum(per_arm.values()) + draws
         total += s
         print(f"\n{name}: {len(sweep.all_cases(name))} cases x {len(arms)} arms x {len(sweep.RHOS)} budgets x "
-              f"{args.runs} runs: {s / 60:.1f} CPU min (drawing the data {draws / 60:.1f})")
+              f"{runs} runs: {s / 60:.1f} CPU min (drawing the data {draws / 60:.1f})")
         for a, v in sorted(per_arm.items(), key=lambda kv: -kv[1]):
             print(f"  {a:22s} {v / 60:7.1f} CPU min")
     print(f"\ntotal {total / 60:.1f} CPU min; on 2 workers at a speed-up of {args.speedup:.2f}: "

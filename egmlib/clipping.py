@@ -232,7 +232,9 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
     Every raw block is checked to be finite (all columns, also those not in ``cols``).
 
     The transformed rows are ``((block[:, cols] - centre) * b)``; entries that overflow
-    are inf (callers recompute those rows with :func:`_far_rows`).
+    are inf (callers recompute those rows with :func:`_far_rows`).  The caller's loop runs
+    under :data:`_QUIET` (a generator runs in its caller's context), so no chunk pays for an
+    error-state switch of its own.
     """
     n = X.shape[0]
     k = X.shape[1] if cols is None else cols.size
@@ -242,15 +244,20 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
         if not checked:  # the caller has not checked X finite
             _v.check_finite_rows("X", block, start=start)
         B = buf[:block.shape[0]]
-        with np.errstate(over="ignore", invalid="ignore"):
-            src = block if cols is None else block[:, cols]
-            if centre is None:
-                B[...] = src
-            else:
-                np.subtract(src, centre, out=B)
-            if b is not None:
-                B *= b
+        src = block if cols is None else block[:, cols]
+        if centre is None:
+            B[...] = src
+        else:
+            np.subtract(src, centre, out=B)
+        if b is not None:
+            B *= b
         yield start, block, B
+
+
+def _quiet() -> Any:
+    """The floating-point error state of the chunked kernel: overflow, underflow and invalid
+    operations give inf, 0 and NaN silently (the kernel finds and recomputes those rows)."""
+    return np.errstate(over="ignore", under="ignore", invalid="ignore")
 
 
 def _far_rows(raw: np.ndarray, centre: FloatArray | None,
@@ -297,6 +304,9 @@ def _rescale(B: FloatArray, sq: FloatArray, raw_block: np.ndarray, centre: Float
              b: FloatArray | None) -> np.ndarray:
     """Rows of a chunk whose squared norm ``sq`` is not finite, or below ``_SMALL_SQUARE`` and
     not exactly 0 (the row equal to the centre, or its entries where b_j = 0)."""
+    smallest = sq.min(initial=np.inf)
+    if smallest >= _SMALL_SQUARE and sq.max(initial=0.0) < np.inf:  # every row as it is (NaN fails both)
+        return np.empty(0, dtype=np.intp)
     bad = ~np.isfinite(sq)
     small = np.flatnonzero(sq < _SMALL_SQUARE)
     if small.size:
@@ -316,8 +326,7 @@ def _chunk_norms(B: FloatArray, block: np.ndarray, centre: FloatArray | None,
     Returns the norms, the indices of the rows recomputed by :func:`_far_rows` and their
     unit directions (None when there are none).
     """
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        sq = np.einsum("ij,ij->i", B, B)
+    sq = np.einsum("ij,ij->i", B, B)  # under the caller's _quiet()
     norms = np.sqrt(sq)
     src = block if cols is None else block[:, cols]
     bad = _rescale(B, sq, src, centre, b)
@@ -331,8 +340,9 @@ def _chunk_norms(B: FloatArray, block: np.ndarray, centre: FloatArray | None,
 def _row_norms(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
                cols: np.ndarray | None, rows: int, checked: bool = False) -> FloatArray:
     out = np.empty(X.shape[0])
-    for start, block, B in _chunks(X, centre, b, cols, rows, checked):
-        out[start:start + B.shape[0]] = _chunk_norms(B, block, centre, b, cols)[0]
+    with _quiet():
+        for start, block, B in _chunks(X, centre, b, cols, rows, checked):
+            out[start:start + B.shape[0]] = _chunk_norms(B, block, centre, b, cols)[0]
     return out
 
 
@@ -342,29 +352,30 @@ def _clip_rows(X: np.ndarray, C: float, centre: FloatArray | None, b: FloatArray
     d = X.shape[1] if cols is None else cols.size
     total = np.zeros(d)
     n_clipped = 0
-    for start, block, B in _chunks(X, centre, b, cols, rows, checked):
-        stop = start + B.shape[0]
-        if norms is None:
-            nb, bad, u = _chunk_norms(B, block, centre, b, cols)
-        else:
-            nb = norms[start:stop]
-            with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-                sq = np.where(np.isfinite(B).all(axis=1), nb * nb, np.inf)
-            src = block if cols is None else block[:, cols]
-            bad = _rescale(B, sq, src, centre, b)
-            u = None
-            if bad.size:
-                u = _far_rows(np.asarray(src[bad], dtype=np.float64), centre, b)[0]
-        far = nb > C
-        factor = np.ones(B.shape[0])
-        np.divide(C, nb, out=factor, where=far)
-        if u is not None:  # rows recomputed from their direction: min(norm, C) along it
-            with np.errstate(under="ignore"):
+    with _quiet():
+        for start, block, B in _chunks(X, centre, b, cols, rows, checked):
+            stop = start + B.shape[0]
+            if norms is None:
+                nb, bad, u = _chunk_norms(B, block, centre, b, cols)
+            else:
+                nb = norms[start:stop]
+                # a chunk whose sum is finite has every entry finite (inf and NaN propagate)
+                finite_rows = True if np.isfinite(B.sum()) else np.isfinite(B).all(axis=1)
+                sq = np.where(finite_rows, nb * nb, np.inf)
+                src = block if cols is None else block[:, cols]
+                bad = _rescale(B, sq, src, centre, b)
+                u = None
+                if bad.size:
+                    u = _far_rows(np.asarray(src[bad], dtype=np.float64), centre, b)[0]
+            far = nb > C
+            factor = np.ones(B.shape[0])
+            np.divide(C, nb, out=factor, where=far)
+            if u is not None:  # rows recomputed from their direction: min(norm, C) along it
                 B[bad] = u * np.minimum(nb[bad], C)[:, None]
-            factor[bad] = 1.0
-        n_clipped += int(np.count_nonzero(far))
-        total += np.einsum("i,ij->j", factor, B)  # rows in order, without BLAS
-    return total, n_clipped
+                factor[bad] = 1.0
+            n_clipped += int(np.count_nonzero(far))
+            total += np.einsum("i,ij->j", factor, B)  # rows in order, without BLAS
+        return total, n_clipped
 
 
 # --------------------------------------------------------------------------------------- #

@@ -591,7 +591,7 @@ def _moments_and_logs(V: np.ndarray, norms: FloatArray, tau: float, lo: float, h
     buf = np.empty((min(step, m), d))
     for a in range(0, m, step):
         b = min(a + step, m)
-        total += clipping.clipped_sum(V[a:b], C=tau, norms=norms[a:b], rows=step, finite=True).total
+        total += clipping._clip_rows(V[a:b], tau, None, None, norms[a:b], None, step, True)[0]
         block = V[a:b]
         np.clip(block, math.exp(lo), half_w2, out=block)
         np.log(block, out=block)
@@ -602,6 +602,7 @@ def _moments_and_logs(V: np.ndarray, norms: FloatArray, tau: float, lo: float, h
         B -= centre
         spread = max(spread, float(np.einsum("ij,ij->i", B, B).max()))
         deviation += B.sum(axis=0)
+    _v.check_finite_result(total, what="the second moments' clipped sum", inputs="X, lower or upper")
     return total, deviation, math.sqrt(spread)
 
 
