@@ -65,6 +65,7 @@ class ScaleRow:
     n: int
     d: int
     cpu_s: float  #: CPU seconds of one call (median over ``reps``)
+    kernel_cpu_s: float  #: the part of ``cpu_s`` spent in the kernel (system time: fresh pages)
     mean_cpu_s: float  #: CPU seconds of X.mean(axis=0) on the same data
     peak_added_bytes: int  #: the peak memory the call adds (tracemalloc)
     data_bytes: int  #: the data's size
@@ -73,6 +74,11 @@ class ScaleRow:
     @property
     def cpu_ratio(self) -> float:
         return self.cpu_s / self.mean_cpu_s
+
+    @property
+    def process_cpu_ratio(self) -> float:
+        """``cpu_ratio`` without the kernel's part."""
+        return (self.cpu_s - self.kernel_cpu_s) / self.mean_cpu_s
 
     @property
     def memory_share(self) -> float:

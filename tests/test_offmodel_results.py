@@ -23,10 +23,11 @@ def test_path_runs_round_trip_and_bad_files_are_refused(tmp_path):
 
 
 def test_scale_rows_round_trip(tmp_path):
-    rows = [omr.ScaleRow(arm="Alg3", path="algorithm3", n=1000, d=16, cpu_s=0.5, mean_cpu_s=0.02,
+    rows = [omr.ScaleRow(arm="Alg3", path="algorithm3", n=1000, d=16, cpu_s=0.5, kernel_cpu_s=0.1, mean_cpu_s=0.02,
                          peak_added_bytes=1000, data_bytes=128000, reps=3)]
     loaded = omr.load_scale_rows(omr.write_scale_rows(rows, tmp_path / "scale.csv"))
-    assert loaded == tuple(rows) and loaded[0].cpu_ratio == 25.0 and loaded[0].memory_share == 1000 / 128000
+    assert (loaded == tuple(rows) and loaded[0].cpu_ratio == 25.0
+            and loaded[0].process_cpu_ratio == 20.0 and loaded[0].memory_share == 1000 / 128000)
     with pytest.raises(TypeError, match="ScaleRow"):
         omr.write_scale_rows([], tmp_path / "scale.csv")
 

@@ -553,6 +553,27 @@ def _pairing(n: int, d: int, rng: np.random.Generator) -> list[tuple[int, int, i
     return runs
 
 
+def _small_pages(shape: tuple[int, int], dtype: Any) -> np.ndarray:
+    """``np.empty(shape, dtype)`` without numpy's request for transparent huge pages.
+
+    The paired rows are written once and read in a few sequential passes, which huge pages do not
+    speed up; but where the kernel grants them only after compacting memory (``defrag`` set to
+    ``madvise``, a common default), the request cost up to 0.5 s of kernel time per call on
+    :math:`10^5\times 1024` rows, against a steady 0.06-0.09 s for ordinary pages
+    (``benchmarks/offmodel_scale.py``).  Where numpy has no such switch the array is allocated as
+    usual.
+    """
+    switch = getattr(getattr(np, "_core", None), "multiarray", None)
+    switch = getattr(switch, "_set_madvise_hugepage", None)
+    if switch is None:  # pragma: no cover - depends on the numpy version
+        return np.empty(shape, dtype=dtype)
+    before = switch(False)
+    try:
+        return np.empty(shape, dtype=dtype)
+    finally:
+        switch(before)
+
+
 def _paired_rows(X: np.ndarray, rng: np.random.Generator, half_w2: float,
                  dtype: Any) -> tuple[np.ndarray, FloatArray]:
     """v_i = (x_a - x_b)^2 / 2 over the pairs (a, b) of :func:`_pairing`, capped at the public half_w2
@@ -562,7 +583,7 @@ def _paired_rows(X: np.ndarray, rng: np.random.Generator, half_w2: float,
     n, d = X.shape
     runs = _pairing(n, d, rng)
     m = sum(k for _, _, k in runs)
-    out = np.empty((m, d), dtype=dtype)
+    out = _small_pages((m, d), dtype)
     norms = np.empty(m)
     buf = np.empty((max((k for _, _, k in runs), default=1), d))
     i = 0
