@@ -393,15 +393,29 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
     margin = 2.0 * noise * np.abs(R.rotate(np.ones((1, 6)))[0])
     centred = bool(np.any(np.abs(rotated) - 0.5 / math.sqrt(R.padded_dim) > margin))
     assert centred == (shift > 0)  # rows near a corner are out of reach, rows near the middle are not
-    if centred:
-        ref = iome_mean(T - centre, rho=(1 - share) * 0.5, lower=-0.5, upper=0.5, rng=g, rotation=R)
+    rho_iome, whole = (1 - share) * 0.5, False
+    tested = ar.reach_test_runs(n, d=6, rho=rho_iome)
+    assert tested == (n == 100)  # at 2000 rows the anchor's path is forced where the whole box tracks
+    if tested:  # the reach test on the rows IOME would search, then IOME with the rest
+        rows = T - centre if centred else T - 0.5
+        rho_test = r.budget.parts["reach test"]
+        count = ar._far_count(rows, R, -0.5, 0.5) + g.standard_normal() / math.sqrt(2 * rho_test)
+        whole = count >= n / 2
+        rho_iome = r.budget.parts["iome"]
+        assert rho_test == pytest.approx(ar.REACH_SHARE * (1 - share) * 0.5, rel=1e-12)
+    if whole:
+        W = 0.5 * math.sqrt(6 * 8)
+        ref = iome_mean(T - 0.5, rho=rho_iome, lower=-W, upper=W, rng=g, radius_top=math.sqrt(6))
+        expected = ref.estimate + 0.5
+    elif centred:
+        ref = iome_mean(T - centre, rho=rho_iome, lower=-0.5, upper=0.5, rng=g, rotation=R)
         expected = centre + ref.estimate
     else:
-        ref = iome_mean(T - 0.5, rho=(1 - share) * 0.5, lower=-0.5, upper=0.5, rng=g, rotation=R)
+        ref = iome_mean(T - 0.5, rho=rho_iome, lower=-0.5, upper=0.5, rng=g, rotation=R)
         expected = ref.estimate + 0.5
-    assert r.path == ("centred-iome" if centred else "iome")
+    assert r.path == ("centred-iome" if centred and not whole else "iome")
     assert np.allclose(r.estimate, back(np.clip(expected, 0.0, 1.0)), rtol=0, atol=1e-12)
-    assert set(r.budget.parts) == {"coarse centre", "iome"}
+    assert set(r.budget.parts) == {"coarse centre", "iome"} | ({"reach test"} if tested else set())
 
 
 def test_anchor_sum_moves_at_most_its_sensitivity():
@@ -443,6 +457,32 @@ def test_iome_paths_reach_a_mean_far_from_the_box_centre():
             for s in range(5)]
     iome = [np.linalg.norm(iome_mean(X, rng=np.random.default_rng(s), **kw).estimate - 40.0) for s in range(5)]
     assert np.median(errs) < 1.0 < 30.0 < np.median(iome)
+
+
+def test_reach_test_counts_the_rows_iome_cannot_reach():
+    """The reach test's statistic from first principles: rows whose rotation lies farther than half the
+    box's width from IOME's search cube [l, u]^N / sqrt(N); its rule, a noise sd of at most
+    n / (2 REACH_Z) where the whole box does not track; and on rows at a corner of the box (N(2, 1) and
+    N(98, 1) coordinates in [0, 100]^16, 500 rows, rho = 1/16) it sends IOME over the whole box."""
+    rng = np.random.default_rng(4)
+    R = random_hadamard(5, rng=rng)
+    rows = rng.uniform(-1.0, 1.0, size=(300, 5))
+    Y = R.rotate(np.clip(rows, -0.5, 0.5))
+    root = math.sqrt(R.padded_dim)
+    gap = np.linalg.norm(Y - np.clip(Y, -0.5 / root, 0.5 / root), axis=1)
+    assert ar._far_count(rows, R, -0.5, 0.5) == int(np.sum(gap > 0.5)) > 0
+    assert ar._far_count(0.001 * rows, R, -0.5, 0.5) == 0
+    for n, d, rho in ((500, 16, 1 / 16), (32, 2, 1.0), (20, 16, 1 / 16), (200, 8, 1 / 8), (10_000, 64, 1 / 16)):
+        sd = 1.0 / math.sqrt(2 * ar.REACH_SHARE * rho)
+        expected = not ar.whole_box_tracks(n, d=d, rho=rho) and sd <= n / (2 * ar.REACH_Z)
+        assert ar.reach_test_runs(n, d=d, rho=rho) == expected
+    X = np.where(np.arange(16) < 8, 2.0, 98.0) + rng.standard_normal((500, 16))
+    kw = dict(rho=1 / 16, lower=0.0, upper=100.0)
+    assert not ar.scales_resolvable(500, d=16, rho=1 / 16) and ar.reach_test_runs(500, d=16, rho=1 / 16)
+    runs = [ar.algorithm3_robust(X, rng=np.random.default_rng(s), **kw) for s in range(5)]
+    truth = np.where(np.arange(16) < 8, 2.0, 98.0)
+    assert all(r.path == "iome" and "reach test" in r.budget.parts for r in runs)
+    assert np.median([np.linalg.norm(r.estimate - truth) for r in runs]) < 5.0
 
 
 def test_bad_paths_are_refused():

@@ -49,6 +49,7 @@ from egmlib.peers import algorithm3_robust as ar
 from egmlib.peers import iome as _iome
 from egmlib.peers import plan as _plan
 from egmlib.peers.arms import ARMS, Arm
+from egmlib.peers.hadamard import random_hadamard
 from egmlib.peers.normalise import unit_box
 
 LARGE = os.environ.get("PRIVACY_HARNESS", "") == "large"
@@ -140,14 +141,19 @@ def _outcome(arm: Arm, X: np.ndarray, lo: float, hi: float, seed: int) -> str:
     return "release"
 
 
-def _cases(rows: tuple[int, ...] = ROWS) -> list[tuple[float, float, int, int]]:
-    return [(lo, hi, n, d) for w in WIDTHS for lo, hi in _boxes(w) for n in rows for d in DIMS]
+def _cases(rows: tuple[int, ...] = ROWS, dims: tuple[int, ...] = DIMS) -> list[tuple[float, float, int, int]]:
+    return [(lo, hi, n, d) for w in WIDTHS for lo, hi in _boxes(w) for n in rows for d in dims]
 
 
 CASES = _cases()
 #: Rows at which ESM's IOME searches the whole box (egmlib.peers.algorithm3_robust.whole_box_tracks at
 #: d = 2, rho = 1; at ROWS it searches the caller's box): the IOME path is checked at both.
 WHOLE_BOX_ROWS = (200,)
+#: Rows and dimensions at which ESM's IOME path runs its reach test first
+#: (egmlib.peers.algorithm3_robust.reach_test_runs at rho = 1; at ROWS it is too noisy to run, at
+#: WHOLE_BOX_ROWS the whole box tracks); in 8 dimensions a row at a corner is out of reach of the
+#: caller's box (in 2 none is), so both of the test's outcomes occur.
+REACH_ROWS, REACH_DIMS = (32,), (8,)
 #: The calls of the CI profile per variant (the work guard: the harness makes exactly these): 9 widths
 #: (7 decades of the grid and the two leaks'), each in 3 boxes, with 4 pairs in the 2 boxes centred at
 #: 0 or starting at it and 3 in the offset box (whose ties round away), 2 datasets per pair, 1 seed:
@@ -157,11 +163,12 @@ CI_CALLS_PER_VARIANT = 198
 PRIVATE_ARMS = tuple(name for name, arm in ARMS.items() if arm.private)
 
 
-def exception_findings(variant: str, rows: tuple[int, ...] = ROWS) -> tuple[list[str], int]:
+def exception_findings(variant: str, rows: tuple[int, ...] = ROWS,
+                       dims: tuple[int, ...] = DIMS) -> tuple[list[str], int]:
     """Boxes where the outcomes of ``variant`` differ between datasets or seeds, and the calls made."""
     arm = VARIANTS[variant]
     problems, calls = [], 0
-    for lo, hi, n, d in _cases(rows):
+    for lo, hi, n, d in _cases(rows, dims):
         seen: dict[str, list[str]] = defaultdict(list)
         for pair in _pairs(lo, hi, n, d, np.random.default_rng(n * 10 + d)):
             for which, X in (("X", pair.X), ("X'", pair.Xp)):
@@ -218,6 +225,7 @@ class Replay:
     """
 
     STEPS = ((ar, "_paired_scales"), (ar, "_private_centre"), (ar, "_select_radius"), (ar, "_anchor"),
+             (ar, "_reach_test"),
              (_iome, "binary_search_quantiles"),
              (_iome, "binary_search_quantile"), (_plan, "private_quantile"))
 
@@ -279,12 +287,13 @@ def _moved_release(r: Any, rp: Any, n: int) -> tuple[float, float]:
 
 
 @functools.cache
-def coupled_releases(path: str, rows: tuple[int, ...] = ROWS) -> tuple[tuple[str, float, float], ...]:
+def coupled_releases(path: str, rows: tuple[int, ...] = ROWS,
+                     dims: tuple[int, ...] = DIMS) -> tuple[tuple[str, float, float], ...]:
     """ESM forced onto ``path``, on the unit box, on both neighbours of every pair coupled by
     :class:`Replay`: (what, the releases' difference, its bound).  On the boxes centred at 0, the
     corner and tie pairs, three seeds each."""
     out = []
-    for lo, hi, n, d in _cases(rows):
+    for lo, hi, n, d in _cases(rows, dims):
         if lo != -hi:
             continue
         box = unit_box(lower=lo, upper=hi)
@@ -300,9 +309,10 @@ def coupled_releases(path: str, rows: tuple[int, ...] = ROWS) -> tuple[tuple[str
     return tuple(out)
 
 
-def release_findings(path: str, *, scale: float = 1.0, rows: tuple[int, ...] = ROWS) -> tuple[list[str], int]:
+def release_findings(path: str, *, scale: float = 1.0, rows: tuple[int, ...] = ROWS,
+                     dims: tuple[int, ...] = DIMS) -> tuple[list[str], int]:
     """The coupled pairs whose releases moved beyond ``scale`` times their bound, and the pairs compared."""
-    rows = coupled_releases(path, rows)
+    rows = coupled_releases(path, rows, dims)
     return [f"{what}: moved {moved:.6g} > {scale:g} x bound {bound:.6g}"
             for what, moved, bound in rows if moved > scale * bound], len(rows)
 
@@ -358,3 +368,23 @@ def test_iome_over_the_whole_box_at_the_edges():
     problems, compared = release_findings("iome", rows=WHOLE_BOX_ROWS)
     assert compared >= 1 and not problems, "\n".join(problems[:10])
     assert any("corners" in p for p in release_findings("iome", scale=0.25, rows=WHOLE_BOX_ROWS)[0])
+
+
+def test_iome_reach_test_at_the_edges():
+    """Where the reach test runs, the forced IOME path at REACH_ROWS x REACH_DIMS: no exception that the
+    data decide, coupled releases (the test's noisy count replayed, so both neighbours search the same
+    box) within the sensitivity, and the quarter-sensitivity control caught.  The corner pairs put every
+    row out of reach of the caller's box and the tie pairs none (their counts n and 0 lie 4 noise sds
+    from n/2), so the test sends IOME over the whole box in some pairs and not in others."""
+    assert all(ar.reach_test_runs(n, d=d, rho=RHO) for n in REACH_ROWS for d in REACH_DIMS)
+    assert not any(ar.reach_test_runs(n, d=d, rho=RHO) for n in ROWS + WHOLE_BOX_ROWS for d in DIMS) or LARGE
+    R = random_hadamard(REACH_DIMS[0], rng=np.random.default_rng(0))
+    n = REACH_ROWS[0]
+    corner, tie = np.full((n, REACH_DIMS[0]), -0.5), np.zeros((n, REACH_DIMS[0]))  # unit rows less 1/2
+    assert ar._far_count(corner, R, -0.5, 0.5) == n and ar._far_count(tie, R, -0.5, 0.5) == 0
+    problems, calls = exception_findings("ESM, iome path", REACH_ROWS, REACH_DIMS)
+    assert calls == CI_CALLS_PER_VARIANT or LARGE
+    assert not problems, "\n".join(problems[:10])
+    problems, compared = release_findings("iome", rows=REACH_ROWS, dims=REACH_DIMS)
+    assert compared >= 1 and not problems, "\n".join(problems[:10])
+    assert any("corners" in p for p in release_findings("iome", scale=0.25, rows=REACH_ROWS, dims=REACH_DIMS)[0])

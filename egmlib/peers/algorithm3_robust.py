@@ -32,7 +32,11 @@ search holds the means near the box's centre only.  ``centred-iome``'s coarse ce
 whole box does not track, is the rows' private grand mean in every coordinate (the *anchor*, one
 number whatever :math:`d`) where its noise is well inside IOME's search (:func:`coarse_centre`,
 public); whichever stage releases IOME takes ``centred-iome`` where the anchor pays and lies out of
-IOME's reach, and ``iome`` otherwise.
+IOME's reach, and ``iome`` otherwise.  Where the whole box does not track and the rows are many
+enough (:func:`reach_test_runs`, public), a *reach test* first counts, with ``REACH_SHARE`` of IOME's
+budget, the rows out of reach of the box IOME would search; where most are, IOME searches the whole
+box after all (a mean at a corner that no diagonal passes through, whose rows the anchor does not
+bring within reach).
 
 Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
 is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
@@ -93,6 +97,7 @@ __all__ = [
     "algorithm3_robust",
     "plan_last_step_private_inputs",
     "predict_paths",
+    "reach_test_runs",
     "radius_probabilities",
     "radius_target",
     "radius_utility",
@@ -114,6 +119,11 @@ PLAN_LAST_STEP_SHARES = MappingProxyType({
 LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 #: The share of an IOME path's budget spent on its anchor (the rest on IOME).
 IOME_ANCHOR_SHARE = 1 / 32
+#: The share of IOME's budget spent on its reach test (:func:`reach_test_runs`), where it runs.
+REACH_SHARE = 1 / 32
+#: The reach test runs where its count's noise sd is at most n / (2 REACH_Z): a count of all n rows
+#: or of none is then read on the wrong side of n/2 with probability Phi(-REACH_Z) = 3e-5.
+REACH_Z = 4.0
 #: The public stage releases IOME when a log scale's noise sd is at least this many nats.  On
 #: synthetic Gaussian rows it is the threshold that makes the product of the error ratios it
 #: accepts (the scale stage's pick over IOME alone, in every cell below it) the smallest
@@ -301,6 +311,8 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
     coarse = _coarse_centre(n, d, rest, lower, upper)
     errors: dict[str, float] = {}
     rho_iome = (1.0 - _coarse_share(coarse)) * rest
+    if _reach_test_runs(n, d, rho_iome):
+        rho_iome *= 1.0 - REACH_SHARE
     errors["centred-iome" if coarse else "iome"] = _pe._iome_error(n, rho_iome, v,
                                                                    *_iome_box(n, d, rho_iome, lower, upper))
     errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
@@ -772,6 +784,63 @@ def _out_of_reach(centre: FloatArray, R: RandomizedHadamard, lower: float, upper
     return bool(np.any(outside > margin))
 
 
+def reach_test_runs(n: int, *, d: int, rho: float) -> bool:
+    r"""Whether an IOME path of ESM with IOME's budget ``rho`` tests its reach first (public).
+
+    Where IOME does not search the whole box (:func:`whole_box_tracks` is False), it searches each
+    rotated coordinate of the mean in an interval about its box's centre and clips the rows to a
+    radius of at most half the box's width about that centre: rows farther than that from the
+    search interval are out of its reach (a mean near a corner of the box, say).  The *reach test*
+    releases, with ``REACH_SHARE`` of ``rho``, the number of such rows plus Gaussian noise
+    (sensitivity 1); IOME searches the whole box instead where that noisy count is at least
+    :math:`n/2`.  It runs where its noise sd is at most :math:`n/(2\,\mathrm{REACH\_Z})`, so that
+    a count of every row or of none falls on the right side of :math:`n/2` but with probability
+    :math:`\Phi(-\mathrm{REACH\_Z})`.  A function of :math:`n, d, \rho` only (the book's Lemma 9.H).
+
+    Examples
+    --------
+    >>> reach_test_runs(500, d=16, rho=1 / 16), reach_test_runs(20, d=16, rho=1 / 16)
+    (True, False)
+    >>> reach_test_runs(10_000, d=64, rho=1 / 16)   # the whole box tracks: nothing to test
+    False
+    """
+    n = _pe._check_size("n", n)
+    d = _pe._check_size("d", d)
+    rho = _pe._check_rho("rho", rho)
+    return _reach_test_runs(n, d, rho)
+
+
+def _reach_test_runs(n: int, d: int, rho: float) -> bool:
+    if _whole_box_tracks(n, d, rho):
+        return False
+    return _reach_noise(REACH_SHARE * rho) <= n / (2.0 * REACH_Z)
+
+
+def _reach_noise(rho_test: float) -> float:
+    """The sd of the reach test's Gaussian noise: sensitivity 1 at ``rho_test``."""
+    return _budget.gaussian_noise_std(rho_test, sensitivity=1.0)
+
+
+def _far_count(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: float) -> int:
+    r"""The reach test's statistic: the rows that IOME in the box :math:`[l, u]^d` cannot reach.
+
+    IOME searches its centre in the cube :math:`Q = [l/\sqrt N, u/\sqrt N]^N` of rotated coordinates and
+    clips the rows to a radius of at most :math:`(u - l)/2` about it (:mod:`egmlib.peers.iome`), so its
+    release lies within :math:`(u - l)/2` of :math:`Q`: a row :math:`y_i` (clamped to the box) whose
+    rotation :math:`Ry_i` lies farther than that from :math:`Q` is out of its reach.  The count of such
+    rows moves by at most 1 when one row is replaced (the rotation maps each row alone)."""
+    root = math.sqrt(R.padded_dim)
+    Y = R._rotate(clipping.clamp_to_box(rows, lower=lower, upper=upper))
+    gap = Y - np.clip(Y, lower / root, upper / root)
+    return int(np.count_nonzero(np.einsum("ij,ij->i", gap, gap) > (0.5 * (upper - lower)) ** 2))
+
+
+def _reach_test(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: float, rho: float,
+                rng: np.random.Generator) -> float:
+    """The reach test's release, rho-zCDP: :func:`_far_count` plus Gaussian noise for sensitivity 1."""
+    return _far_count(rows, R, lower, upper) + _reach_noise(rho) * float(rng.standard_normal())
+
+
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
                coarse: str | None, offset: float, spent: dict[str, float]) -> RobustResult:
     r"""IOME alone (``iome``), or around the anchor (``centred-iome``), with budget ``rho``.
@@ -786,38 +855,51 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     ``IOME_ANCHOR_SHARE`` of ``rho``, :func:`_anchor`): IOME's rotation is drawn first, then the
     anchor, then IOME with the rest on the rows :math:`x_i - c` clamped to the box
     :math:`[-w/2, w/2]` (IOME clamps its rows to its box) where the anchor lies out of reach of IOME in
-    the caller's box (:func:`_out_of_reach`), else IOME in the caller's box.  Adding the centre back
-    and projecting on the box are post-processing.  ``spent`` names the budget already spent (the
-    scales), for the record.
+    the caller's box (:func:`_out_of_reach`), else IOME in the caller's box.  Where IOME would not
+    search the whole box and :func:`reach_test_runs`, the rotation is drawn first and the *reach
+    test* (:func:`_reach_test`, ``REACH_SHARE`` of IOME's budget) counts the rows out of reach of the
+    box IOME would search; where its noisy count is at least n/2, IOME searches the whole box with the
+    rest instead.  Adding the centre back and projecting on the box are post-processing.  ``spent``
+    names the budget already spent (the scales), for the record.
     """
     n, d = X.shape
     total = rho + sum(spent.values())
     share = _coarse_share(coarse)
-    own = {"coarse centre": share * rho, "iome": (1.0 - share) * rho} if coarse else {"iome": rho}
+    rho_iome = (1.0 - share) * rho
+    test = _reach_test_runs(n, d, rho_iome)
+    own = {"coarse centre": share * rho} if coarse else {}
+    own.update({"reach test": REACH_SHARE * rho_iome, "iome": (1.0 - REACH_SHARE) * rho_iome} if test
+               else {"iome": rho_iome})
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
     centred = False
-    if coarse is None:
-        if _whole_box_tracks(n, d, budget["iome"]):  # IOME over the whole box, about its centre c
-            c, W = 0.5 * (lower + upper), _whole_box_half(d, lower, upper)
-            r = iome_mean(X - c, rho=budget["iome"], lower=-W, upper=W, rng=rng,
-                          radius_top=(upper - lower) * math.sqrt(d))  # the box's diameter
-            centre, estimate = np.full(d, c), r.estimate + c
-        else:  # IOME in the caller's box, as PLAN's experiments run it
-            r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng)
-            centre, estimate = np.full(d, offset), r.estimate - offset
-    else:
+    whole = coarse is None and _whole_box_tracks(n, d, budget["iome"])
+    R = None
+    if coarse is not None or test:
         R = random_hadamard(d, rng=rng)  # IOME's rotation, drawn before any look at the data
+    if coarse is not None:
         centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
         noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
         centred = _out_of_reach(centre + offset, R, lower + offset, upper + offset, noise)
-        if centred:
-            h = 0.5 * (upper - lower)
-            r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng, rotation=R)  # IOME clamps
-            estimate = centre + r.estimate
-        else:
-            r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng,
-                          rotation=R)
-            estimate = r.estimate - offset
+    if test:  # can IOME in the box it would search reach most rows?
+        h = 0.5 * (upper - lower)
+        rows, lo, hi = (X - centre, -h, h) if centred else (X + offset, lower + offset, upper + offset)
+        whole = _reach_test(rows, R, lo, hi, budget["reach test"], rng) >= 0.5 * n
+        centred = centred and not whole
+    if whole:  # IOME over the whole box, about its centre c
+        c, W = 0.5 * (lower + upper), _whole_box_half(d, lower, upper)
+        r = iome_mean(X - c, rho=budget["iome"], lower=-W, upper=W, rng=rng,
+                      radius_top=(upper - lower) * math.sqrt(d))  # the box's diameter
+        centre, estimate = np.full(d, c), r.estimate + c
+    elif centred:
+        h = 0.5 * (upper - lower)
+        r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng, rotation=R)  # IOME clamps
+        estimate = centre + r.estimate
+    else:  # IOME in the caller's box, as PLAN's experiments run it
+        r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng,
+                      rotation=R)
+        estimate = r.estimate - offset
+        if coarse is None:
+            centre = np.full(d, offset)
     estimate = np.clip(estimate, lower, upper)
     _v.check_finite_result(estimate, what="the estimate", inputs="X, lower or upper")
     return RobustResult(estimate=estimate, centre=centre, sigma=None,
