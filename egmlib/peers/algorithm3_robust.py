@@ -873,18 +873,18 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
     centred = False
     whole = coarse is None and _whole_box_tracks(n, d, budget["iome"])
-    R = None
+    R: RandomizedHadamard | None = None  # drawn inside IOME where nothing needs it before
     if coarse is not None or test:
-        R = random_hadamard(d, rng=rng)  # IOME's rotation, drawn before any look at the data
-    if coarse is not None:
-        centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
-        noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
-        centred = _out_of_reach(centre + offset, R, lower + offset, upper + offset, noise)
-    if test:  # can IOME in the box it would search reach most rows?
-        h = 0.5 * (upper - lower)
-        rows, lo, hi = (X - centre, -h, h) if centred else (X + offset, lower + offset, upper + offset)
-        whole = _reach_test(rows, R, lo, hi, budget["reach test"], rng) >= 0.5 * n
-        centred = centred and not whole
+        R = rotation = random_hadamard(d, rng=rng)  # IOME's rotation, drawn before any look at the data
+        if coarse is not None:
+            centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
+            noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
+            centred = _out_of_reach(centre + offset, rotation, lower + offset, upper + offset, noise)
+        if test:  # can IOME in the box it would search reach most rows?
+            h = 0.5 * (upper - lower)
+            rows, lo, hi = (X - centre, -h, h) if centred else (X + offset, lower + offset, upper + offset)
+            whole = _reach_test(rows, rotation, lo, hi, budget["reach test"], rng) >= 0.5 * n
+            centred = centred and not whole
     if whole:  # IOME over the whole box, about its centre c
         c, W = 0.5 * (lower + upper), _whole_box_half(d, lower, upper)
         r = iome_mean(X - c, rho=budget["iome"], lower=-W, upper=W, rng=rng,
