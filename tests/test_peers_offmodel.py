@@ -399,8 +399,8 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
     if tested:  # the reach test on the rows IOME would search, then IOME with the rest
         rows = T - centre if centred else T - 0.5
         rho_test = r.budget.parts["reach test"]
-        count = ar._far_count(rows, R, -0.5, 0.5) + g.standard_normal() / math.sqrt(2 * rho_test)
-        whole = count >= n / 2
+        sd = ar._reach_sensitivity(n, 6, -0.5, 0.5) / math.sqrt(2 * rho_test)
+        whole = ar._reach_gap(rows, R, -0.5, 0.5) + sd * g.standard_normal() > 0.5
         rho_iome = r.budget.parts["iome"]
         assert rho_test == pytest.approx(ar.REACH_SHARE * (1 - share) * 0.5, rel=1e-12)
     if whole:
@@ -459,22 +459,35 @@ def test_iome_paths_reach_a_mean_far_from_the_box_centre():
     assert np.median(errs) < 1.0 < 30.0 < np.median(iome)
 
 
-def test_reach_test_counts_the_rows_iome_cannot_reach():
-    """The reach test's statistic from first principles: rows whose rotation lies farther than half the
-    box's width from IOME's search cube [l, u]^N / sqrt(N); its rule, a noise sd of at most
-    n / (2 REACH_Z) where the whole box does not track; and on rows at a corner of the box (N(2, 1) and
-    N(98, 1) coordinates in [0, 100]^16, 500 rows, rho = 1/16) it sends IOME over the whole box."""
+def test_reach_test_measures_the_mean_out_of_iome_reach():
+    """The reach test's statistic from first principles: the distance from the rows' rotated mean to
+    IOME's search cube [l, u]^N / sqrt(N) (rows clamped to [l, u]^d).  Its sensitivity: 2 h sqrt(d) / n
+    on paper, with the rounding of the sum and of the distance (below 1e-3 of it at a million rows),
+    not exceeded on neighbours at the box's extremes.  Its rule: a noise sd of at most h / REACH_Z
+    where the whole box does not track.  On rows at a corner of the box (N(2, 1) and N(98, 1)
+    coordinates in [0, 100]^16, 500 rows, rho = 1/16) it sends IOME over the whole box."""
     rng = np.random.default_rng(4)
     R = random_hadamard(5, rng=rng)
     rows = rng.uniform(-1.0, 1.0, size=(300, 5))
-    Y = R.rotate(np.clip(rows, -0.5, 0.5))
     root = math.sqrt(R.padded_dim)
-    gap = np.linalg.norm(Y - np.clip(Y, -0.5 / root, 0.5 / root), axis=1)
-    assert ar._far_count(rows, R, -0.5, 0.5) == int(np.sum(gap > 0.5)) > 0
-    assert ar._far_count(0.001 * rows, R, -0.5, 0.5) == 0
-    for n, d, rho in ((500, 16, 1 / 16), (32, 2, 1.0), (20, 16, 1 / 16), (200, 8, 1 / 8), (10_000, 64, 1 / 16)):
-        sd = 1.0 / math.sqrt(2 * ar.REACH_SHARE * rho)
-        expected = not ar.whole_box_tracks(n, d=d, rho=rho) and sd <= n / (2 * ar.REACH_Z)
+    mean = R.rotate(np.clip(rows, -0.5, 0.5)).mean(axis=0)
+    gap = np.linalg.norm(mean - np.clip(mean, -0.5 / root, 0.5 / root))
+    assert ar._reach_gap(rows, R, -0.5, 0.5) == pytest.approx(gap, rel=1e-12, abs=1e-15)
+    corner = np.full((300, 5), 0.5)
+    far = R.rotate(corner)[0]
+    assert ar._reach_gap(corner, R, -0.5, 0.5) == pytest.approx(
+        np.linalg.norm(far - np.clip(far, -0.5 / root, 0.5 / root)), rel=1e-12) and gap < 0.5 < 1.0
+    for n, d in ((300, 5), (10**6, 4096)):
+        paper = 2 * 0.5 * math.sqrt(d) / n
+        assert paper < ar._reach_sensitivity(n, d, -0.5, 0.5) < paper * (1 + 1e-3)
+    near = np.clip(0.4 + 0.05 * rng.standard_normal((300, 5)), -0.5, 0.5)  # a mean beyond IOME's search
+    assert ar._reach_gap(near, R, -0.5, 0.5) > 0.1
+    worst = max(abs(ar._reach_gap(Y, R, -0.5, 0.5) - ar._reach_gap(near, R, -0.5, 0.5))
+                for Y in _neighbours(near, -0.5, 0.5))
+    assert 0.3 * ar._reach_sensitivity(300, 5, -0.5, 0.5) < worst <= ar._reach_sensitivity(300, 5, -0.5, 0.5)
+    for n, d, rho in ((500, 16, 1 / 16), (300, 16, 1 / 16), (80, 8, 1.0), (20, 16, 1 / 16), (10_000, 64, 1 / 16)):
+        sd = 2 * 0.5 * math.sqrt(d) / n / math.sqrt(2 * ar.REACH_SHARE * rho)
+        expected = not ar.whole_box_tracks(n, d=d, rho=rho) and sd <= 0.5 / ar.REACH_Z * (1 - 1e-9)
         assert ar.reach_test_runs(n, d=d, rho=rho) == expected
     X = np.where(np.arange(16) < 8, 2.0, 98.0) + rng.standard_normal((500, 16))
     kw = dict(rho=1 / 16, lower=0.0, upper=100.0)

@@ -151,9 +151,8 @@ CASES = _cases()
 WHOLE_BOX_ROWS = (200,)
 #: Rows and dimensions at which ESM's IOME path runs its reach test first
 #: (egmlib.peers.algorithm3_robust.reach_test_runs at rho = 1; at ROWS it is too noisy to run, at
-#: WHOLE_BOX_ROWS the whole box tracks); in 8 dimensions a row at a corner is out of reach of the
-#: caller's box (in 2 none is), so both of the test's outcomes occur.
-REACH_ROWS, REACH_DIMS = (32,), (8,)
+#: WHOLE_BOX_ROWS the whole box tracks).
+REACH_ROWS, REACH_DIMS = (80,), (8,)
 #: The calls of the CI profile per variant (the work guard: the harness makes exactly these): 9 widths
 #: (7 decades of the grid and the two leaks'), each in 3 boxes, with 4 pairs in the 2 boxes centred at
 #: 0 or starting at it and 3 in the offset box (whose ties round away), 2 datasets per pair, 1 seed:
@@ -372,16 +371,18 @@ def test_iome_over_the_whole_box_at_the_edges():
 
 def test_iome_reach_test_at_the_edges():
     """Where the reach test runs, the forced IOME path at REACH_ROWS x REACH_DIMS: no exception that the
-    data decide, coupled releases (the test's noisy count replayed, so both neighbours search the same
-    box) within the sensitivity, and the quarter-sensitivity control caught.  The corner pairs put every
-    row out of reach of the caller's box and the tie pairs none (their counts n and 0 lie 4 noise sds
-    from n/2), so the test sends IOME over the whole box in some pairs and not in others."""
+    data decide, coupled releases (the test's noisy release replayed, so both neighbours search the same
+    box) within the sensitivity, and the quarter-sensitivity control caught.  On the unit box the corner
+    pairs' rows (all at 0) lie inside IOME's search and the tie pairs' (all at 1/2) beyond its reach,
+    each more than 4 noise sds from the threshold, so the test sends IOME over the whole box in some
+    pairs and not in others."""
     assert all(ar.reach_test_runs(n, d=d, rho=RHO) for n in REACH_ROWS for d in REACH_DIMS)
     assert not any(ar.reach_test_runs(n, d=d, rho=RHO) for n in ROWS + WHOLE_BOX_ROWS for d in DIMS) or LARGE
-    R = random_hadamard(REACH_DIMS[0], rng=np.random.default_rng(0))
-    n = REACH_ROWS[0]
-    corner, tie = np.full((n, REACH_DIMS[0]), -0.5), np.zeros((n, REACH_DIMS[0]))  # unit rows less 1/2
-    assert ar._far_count(corner, R, -0.5, 0.5) == n and ar._far_count(tie, R, -0.5, 0.5) == 0
+    n, d = REACH_ROWS[0], REACH_DIMS[0]
+    R = random_hadamard(d, rng=np.random.default_rng(0))
+    sd = ar._reach_sensitivity(n, d, 0.0, 1.0) / math.sqrt(2 * ar.REACH_SHARE * RHO)
+    assert ar._reach_gap(np.zeros((n, d)), R, 0.0, 1.0) < 0.5 - 4 * sd < 0.5 + 4 * sd < ar._reach_gap(
+        np.full((n, d), 0.5), R, 0.0, 1.0)
     problems, calls = exception_findings("ESM, iome path", REACH_ROWS, REACH_DIMS)
     assert calls == CI_CALLS_PER_VARIANT or LARGE
     assert not problems, "\n".join(problems[:10])

@@ -33,10 +33,10 @@ whole box does not track, is the rows' private grand mean in every coordinate (t
 number whatever :math:`d`) where its noise is well inside IOME's search (:func:`coarse_centre`,
 public); whichever stage releases IOME takes ``centred-iome`` where the anchor pays and lies out of
 IOME's reach, and ``iome`` otherwise.  Where the whole box does not track and the rows are many
-enough (:func:`reach_test_runs`, public), a *reach test* first counts, with ``REACH_SHARE`` of IOME's
-budget, the rows out of reach of the box IOME would search; where most are, IOME searches the whole
-box after all (a mean at a corner that no diagonal passes through, whose rows the anchor does not
-bring within reach).
+enough (:func:`reach_test_runs`, public), a *reach test* first releases, with ``REACH_SHARE`` of
+IOME's budget, how far the rows' rotated mean lies from the search of the box IOME would search; where
+it lies beyond IOME's reach, IOME searches the whole box after all (a mean at a corner that no
+diagonal passes through, which the anchor does not bring within reach).
 
 Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
 is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
@@ -87,6 +87,8 @@ __all__ = [
     "RADIUS_DOWN",
     "RADIUS_GRID",
     "RADIUS_PRIOR",
+    "REACH_SHARE",
+    "REACH_Z",
     "SCALE_RESOLUTION",
     "SHARES",
     "TARGET_COEF",
@@ -120,9 +122,10 @@ LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 #: The share of an IOME path's budget spent on its anchor (the rest on IOME).
 IOME_ANCHOR_SHARE = 1 / 32
 #: The share of IOME's budget spent on its reach test (:func:`reach_test_runs`), where it runs.
-REACH_SHARE = 1 / 32
-#: The reach test runs where its count's noise sd is at most n / (2 REACH_Z): a count of all n rows
-#: or of none is then read on the wrong side of n/2 with probability Phi(-REACH_Z) = 3e-5.
+REACH_SHARE = 1 / 16
+#: The reach test runs where its noise sd is at most IOME's reach h / REACH_Z (h half the width of
+#: IOME's box): a mean inside IOME's search is then sent over the whole box with probability at most
+#: Phi(-REACH_Z) = 3e-5.
 REACH_Z = 4.0
 #: The public stage releases IOME when a log scale's noise sd is at least this many nats.  On
 #: synthetic Gaussian rows it is the threshold that makes the product of the error ratios it
@@ -788,18 +791,19 @@ def reach_test_runs(n: int, *, d: int, rho: float) -> bool:
     r"""Whether an IOME path of ESM with IOME's budget ``rho`` tests its reach first (public).
 
     Where IOME does not search the whole box (:func:`whole_box_tracks` is False), it searches each
-    rotated coordinate of the mean in an interval about its box's centre and clips the rows to a
-    radius of at most half the box's width about that centre: rows farther than that from the
-    search interval are out of its reach (a mean near a corner of the box, say).  The *reach test*
-    releases, with ``REACH_SHARE`` of ``rho``, the number of such rows plus Gaussian noise
-    (sensitivity 1); IOME searches the whole box instead where that noisy count is at least
-    :math:`n/2`.  It runs where its noise sd is at most :math:`n/(2\,\mathrm{REACH\_Z})`, so that
-    a count of every row or of none falls on the right side of :math:`n/2` but with probability
-    :math:`\Phi(-\mathrm{REACH\_Z})`.  A function of :math:`n, d, \rho` only (the book's Lemma 9.H).
+    rotated coordinate of the mean in an interval about its box's centre, the cube
+    :math:`Q = [l/\sqrt N, u/\sqrt N]^N`, and clips the rows to a radius of at most
+    :math:`h = (u - l)/2` about the centre it finds there: a mean farther than :math:`h` from
+    :math:`Q` is out of its reach (a mean at a corner of the box, say).  The *reach test* releases,
+    with ``REACH_SHARE`` of ``rho``, that distance for the rows' mean plus Gaussian noise for its
+    sensitivity; IOME searches the whole box instead where the noisy distance exceeds
+    :math:`h`.  It runs where its noise sd, :math:`\sqrt d/(n\sqrt{2\rho_r})` on the unit box
+    (:math:`\rho_r` its share), is at most :math:`h/\mathrm{REACH\_Z}`.  A function of :math:`n, d,
+    \rho` only (the book's Lemma 9.H).
 
     Examples
     --------
-    >>> reach_test_runs(500, d=16, rho=1 / 16), reach_test_runs(20, d=16, rho=1 / 16)
+    >>> reach_test_runs(500, d=16, rho=1 / 16), reach_test_runs(300, d=16, rho=1 / 16)
     (True, False)
     >>> reach_test_runs(10_000, d=64, rho=1 / 16)   # the whole box tracks: nothing to test
     False
@@ -813,32 +817,51 @@ def reach_test_runs(n: int, *, d: int, rho: float) -> bool:
 def _reach_test_runs(n: int, d: int, rho: float) -> bool:
     if _whole_box_tracks(n, d, rho):
         return False
-    return _reach_noise(REACH_SHARE * rho) <= n / (2.0 * REACH_Z)
+    sd = _reach_sensitivity(n, d, -0.5, 0.5) / math.sqrt(2.0 * REACH_SHARE * rho)
+    return sd <= 0.5 / REACH_Z
 
 
-def _reach_noise(rho_test: float) -> float:
-    """The sd of the reach test's Gaussian noise: sensitivity 1 at ``rho_test``."""
-    return _budget.gaussian_noise_std(rho_test, sensitivity=1.0)
+def _reach_sensitivity(n: int, d: int, lower: float, upper: float) -> float:
+    r"""The sensitivity of :func:`_reach_gap` as computed, for rows in the box :math:`[l, u]^d`.
+
+    On paper :math:`\Delta_S/n`, :math:`\Delta_S` = :func:`egmlib.clipping.sum_sensitivity` of the
+    clipped sum at :math:`C = h\sqrt d` in :math:`N` coordinates (the distance to a fixed cube is
+    1-Lipschitz in the mean :math:`S/n`), plus twice a bound on the rounding of the distance computed
+    from :math:`S`: the division, the subtraction and the norm, each within :math:`(N + 4)u` relatively
+    of terms at most :math:`\sqrt N(2B + A)`, :math:`B = \Delta_S/2 \ge |S_k|/n`,
+    :math:`A = (|l| + |u|)/\sqrt N + |c|\sqrt d` bounding the cube's shifted faces."""
+    N = _pe._padded(d)
+    h, c = 0.5 * (upper - lower), 0.5 * (lower + upper)
+    delta_s = clipping.sum_sensitivity(h * math.sqrt(d), n=n, d=N)
+    B = 0.5 * delta_s
+    A = (abs(lower) + abs(upper)) / math.sqrt(N) + abs(c) * math.sqrt(d)
+    rounding = 1.01 * (N + 4) * math.sqrt(N) * 2.0**-53 * (2.0 * B + A)
+    return delta_s / n * (1.0 + 2.0**-52) + 2.0 * rounding
 
 
-def _far_count(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: float) -> int:
-    r"""The reach test's statistic: the rows that IOME in the box :math:`[l, u]^d` cannot reach.
+def _reach_gap(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: float) -> float:
+    r"""The reach test's statistic: the distance from the rows' rotated mean to IOME's search cube.
 
-    IOME searches its centre in the cube :math:`Q = [l/\sqrt N, u/\sqrt N]^N` of rotated coordinates and
-    clips the rows to a radius of at most :math:`(u - l)/2` about it (:mod:`egmlib.peers.iome`), so its
-    release lies within :math:`(u - l)/2` of :math:`Q`: a row :math:`y_i` (clamped to the box) whose
-    rotation :math:`Ry_i` lies farther than that from :math:`Q` is out of its reach.  The count of such
-    rows moves by at most 1 when one row is replaced (the rotation maps each row alone)."""
+    The rows :math:`y_i`, clamped to IOME's box :math:`[l, u]^d` as IOME clamps them, centred at the
+    box's centre :math:`c` and rotated, :math:`z_i = R(y_i - c)`, have norms at most
+    :math:`h\sqrt d`; their clipped sum :math:`S` at that radius (:func:`egmlib.clipping.clipped_sum`,
+    a clip only rounding can trigger) gives the mean :math:`S/n` of the rotations less :math:`cR\mathbf 1`,
+    and the statistic is :math:`\|S/n - \mathrm{clip}(S/n, Q - cR\mathbf 1)\|` for IOME's cube
+    :math:`Q = [l/\sqrt N, u/\sqrt N]^N`.  Its sensitivity is :func:`_reach_sensitivity`."""
+    n, d = rows.shape
     root = math.sqrt(R.padded_dim)
-    Y = R._rotate(clipping.clamp_to_box(rows, lower=lower, upper=upper))
-    gap = Y - np.clip(Y, lower / root, upper / root)
-    return int(np.count_nonzero(np.einsum("ij,ij->i", gap, gap) > (0.5 * (upper - lower)) ** 2))
+    h, c = 0.5 * (upper - lower), 0.5 * (lower + upper)
+    Z = R._rotate(clipping.clamp_to_box(rows, lower=lower, upper=upper) - c)
+    m = clipping.clipped_sum(Z, C=h * math.sqrt(d), finite=True).total / n
+    shift = c * R._rotate(np.ones((1, d)))[0]
+    return float(np.linalg.norm(m - np.clip(m, lower / root - shift, upper / root - shift)))
 
 
 def _reach_test(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: float, rho: float,
                 rng: np.random.Generator) -> float:
-    """The reach test's release, rho-zCDP: :func:`_far_count` plus Gaussian noise for sensitivity 1."""
-    return _far_count(rows, R, lower, upper) + _reach_noise(rho) * float(rng.standard_normal())
+    """The reach test's release, rho-zCDP: :func:`_reach_gap` plus Gaussian noise for its sensitivity."""
+    sd = _budget.gaussian_noise_std(rho, sensitivity=_reach_sensitivity(rows.shape[0], rows.shape[1], lower, upper))
+    return _reach_gap(rows, R, lower, upper) + sd * float(rng.standard_normal())
 
 
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
@@ -857,10 +880,11 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     :math:`[-w/2, w/2]` (IOME clamps its rows to its box) where the anchor lies out of reach of IOME in
     the caller's box (:func:`_out_of_reach`), else IOME in the caller's box.  Where IOME would not
     search the whole box and :func:`reach_test_runs`, the rotation is drawn first and the *reach
-    test* (:func:`_reach_test`, ``REACH_SHARE`` of IOME's budget) counts the rows out of reach of the
-    box IOME would search; where its noisy count is at least n/2, IOME searches the whole box with the
-    rest instead.  Adding the centre back and projecting on the box are post-processing.  ``spent``
-    names the budget already spent (the scales), for the record.
+    test* (:func:`_reach_test`, ``REACH_SHARE`` of IOME's budget) releases the distance from the rows'
+    rotated mean to the search cube of the box IOME would search; where it exceeds IOME's reach, half
+    that box's width, IOME searches the whole box with the rest instead.  Adding the centre back and
+    projecting on the box are post-processing.  ``spent`` names the budget already spent (the
+    scales), for the record.
     """
     n, d = X.shape
     total = rho + sum(spent.values())
@@ -880,10 +904,10 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
             centre = np.full(d, _anchor(X, budget["coarse centre"], lower, upper, rng))
             noise = _anchor_noise(n, d, budget["coarse centre"], lower, upper)
             centred = _out_of_reach(centre + offset, rotation, lower + offset, upper + offset, noise)
-        if test:  # can IOME in the box it would search reach most rows?
+        if test:  # can IOME in the box it would search reach the rows' mean?
             h = 0.5 * (upper - lower)
             rows, lo, hi = (X - centre, -h, h) if centred else (X + offset, lower + offset, upper + offset)
-            whole = _reach_test(rows, rotation, lo, hi, budget["reach test"], rng) >= 0.5 * n
+            whole = _reach_test(rows, rotation, lo, hi, budget["reach test"], rng) > 0.5 * (hi - lo)
             centred = centred and not whole
     if whole:  # IOME over the whole box, about its centre c
         c, W = 0.5 * (lower + upper), _whole_box_half(d, lower, upper)
