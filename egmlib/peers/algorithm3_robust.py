@@ -28,7 +28,9 @@ every release that feeds it is paid before it is made:
 ESM's IOME (``iome``) searches its centre over the whole box, about the box's centre, where the
 bisection of that search tracks the data (:func:`whole_box_tracks`, public), so that it reaches a
 mean at a face or a corner of the box; elsewhere it is IOME as PLAN's experiments run it, whose
-search holds the means near the box's centre only.  ``centred-iome``'s coarse centre, where the
+search, each rotated coordinate in the box divided by :math:`\sqrt N`, holds only the means whose
+rotation lies near 0 (near the middle of a box symmetric about 0, near the corner at 0 of a box that
+starts there).  ``centred-iome``'s coarse centre, where the
 whole box does not track, is the rows' private grand mean in every coordinate (the *anchor*, one
 number whatever :math:`d`) where its noise is well inside IOME's search (:func:`coarse_centre`,
 public); whichever stage releases IOME takes ``centred-iome`` where the anchor pays and lies out of
@@ -676,18 +678,18 @@ _IOME = ("iome", "centred-iome")
 def whole_box_tracks(n: int, *, d: int, rho: float) -> bool:
     r"""Whether ESM's IOME at budget ``rho`` searches its centre over the whole box (public).
 
-    IOME as PLAN's experiments run it searches each rotated coordinate of the mean in its box divided
-    by :math:`\sqrt N` (:mod:`egmlib.peers.iome`), which holds the rotated means near the box's
-    centre only.  Every rotated coordinate of a point of the box lies within
-    :math:`\pm w\sqrt d/2` of the rotated centre (:math:`\|x - c\| \le w\sqrt d/2`), so IOME on the
-    rows :math:`x_i - c` in the box :math:`[-W, W]^d`, :math:`W = \tfrac12 w\sqrt{dN}`, reaches any
-    mean, with the same bisection steps and the same noise on each count.  Its price: the steps
-    whose interval is wider than the data are more, and a step whose rows all lie on one side of its
-    midpoint turns the wrong way with probability :math:`q = \Phi(-n/(2\sigma_c))`,
-    :math:`\sigma_c = \sqrt{NT/(2\rho_c)}` (:math:`\rho_c` IOME's centre share of ``rho``).  ESM
-    searches the whole box where the median run of its :math:`NT` steps has no such turn
-    (:math:`NTq < \ln 2`), and the box as PLAN's experiments do otherwise.  A function of
-    :math:`n, d, \rho` only: the choice costs no budget (the book's Lemma 9.H).
+    IOME as PLAN's experiments run it searches each rotated coordinate of the mean in its box
+    divided by :math:`\sqrt N` (:mod:`egmlib.peers.iome`), which holds only the means whose rotation
+    lies near 0 (the box's centre where the box is symmetric about 0).  Every rotated coordinate of
+    a point of the box lies within :math:`\pm w\sqrt d/2` of the rotated centre (:math:`\|x - c\|
+    \le w\sqrt d/2`), so IOME on the rows :math:`x_i - c` in the box :math:`[-W, W]^d`, :math:`W =
+    \tfrac12 w\sqrt{dN}`, reaches any mean, with the same bisection steps and the same noise on each
+    count.  Its price: the steps whose interval is wider than the data are more, and a step whose
+    rows all lie on one side of its midpoint turns the wrong way with probability :math:`q =
+    \Phi(-n/(2\sigma_c))`, :math:`\sigma_c = \sqrt{NT/(2\rho_c)}` (:math:`\rho_c` IOME's centre
+    share of ``rho``).  ESM searches the whole box where the median run of its :math:`NT` steps has
+    no such turn (:math:`NTq < \ln 2`), and the box as PLAN's experiments do otherwise.  A function
+    of :math:`n, d, \rho` only: the choice costs no budget (the book's Lemma 9.H).
 
     Examples
     --------
