@@ -233,7 +233,7 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
 
     The transformed rows are ``((block[:, cols] - centre) * b)``; entries that overflow
     are inf (callers recompute those rows with :func:`_far_rows`).  The caller's loop runs
-    under :data:`_QUIET` (a generator runs in its caller's context), so no chunk pays for an
+    under :func:`_quiet` (a generator runs in its caller's context), so no chunk pays for an
     error-state switch of its own.
     """
     n = X.shape[0]

@@ -837,8 +837,8 @@ def _reach_sensitivity(n: int, d: int, lower: float, upper: float) -> float:
     delta_s = clipping.sum_sensitivity(h * math.sqrt(d), n=n, d=N)
     B = 0.5 * delta_s
     A = (abs(lower) + abs(upper)) / math.sqrt(N) + abs(c) * math.sqrt(d)
-    rounding = 1.01 * (N + 4) * math.sqrt(N) * 2.0**-53 * (2.0 * B + A)
-    return delta_s / n * (1.0 + 2.0**-52) + 2.0 * rounding
+    rounding = 1.01 * (N + 4) * math.sqrt(N) * clipping._U * (2.0 * B + A)
+    return delta_s / n * (1.0 + 2.0 * clipping._U) + 2.0 * rounding
 
 
 def _reach_gap(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: float) -> float:
