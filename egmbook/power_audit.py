@@ -222,14 +222,15 @@ def final_noise_share(power_setting: PowerSetting) -> float:
     r"""The share of :math:`\rho` that ESM spends on its final noise on the setting's datasets.
 
     Where the scales cannot be resolved (:func:`egmlib.peers.algorithm3_robust.scales_resolvable`),
-    ESM's public stage releases IOME with the whole budget, less its coarse centre's share
-    (:func:`egmlib.peers.algorithm3_robust.coarse_centre`, on the unit box ESM runs in), and IOME
-    spends ``IOME_SHARES["noise"]`` of the rest on its noise; elsewhere the audit reads Algorithm 3's
-    path, ``SHARES["noise"]``.  Read from the code's constants.
+    ESM's public stage releases IOME with the whole budget; its centre and radius get the shares of
+    ``IOME_SHARES`` that IOME alone would have, and its noise ``IOME_SHARES["noise"]`` less what ESM
+    released before IOME: the coarse centre (:func:`egmlib.peers.algorithm3_robust.coarse_centre`, on
+    the unit box ESM runs in) and the reach test (:func:`egmlib.peers.algorithm3_robust.reach_test_runs`).
+    Elsewhere the audit reads Algorithm 3's path, ``SHARES["noise"]``.  Read from the code's constants.
 
     Examples
     --------
-    >>> round(final_noise_share(PowerSetting()), 4)   # 0.75 x 0.99: IOME over the whole box, no coarse centre
+    >>> round(final_noise_share(PowerSetting()), 4)   # 0.75 x 0.99: IOME over the whole box, nothing before it
     0.7425
     """
     from egmlib.peers import algorithm3_robust as a3
@@ -240,7 +241,9 @@ def final_noise_share(power_setting: PowerSetting) -> float:
         return float(a3.SHARES["noise"])
     coarse = a3.coarse_centre(st.n, d=st.d, rho=st.rho, lower=0.0, upper=1.0)
     share = a3.IOME_ANCHOR_SHARE if coarse == "anchor" else 0.0
-    return (1.0 - share) * float(IOME_SHARES["noise"])
+    test = a3.reach_test_runs(st.n, d=st.d, rho=(1.0 - share) * st.rho)
+    before = share + (a3.REACH_SHARE * (1.0 - share) if test else 0.0)
+    return float(IOME_SHARES["noise"]) - before
 
 
 def _controls() -> tuple[Control, ...]:

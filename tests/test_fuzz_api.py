@@ -452,6 +452,8 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},
+    **{f"peers.iome.{f}": {"shares": {"centre": 0.3, "threshold": 0.01, "noise": 0.69}}
+       for f in ("iome_mean", "iome_clip_count")},
     "peers.iome.rotate_data": {"rotation": lambda: importlib.import_module("egmlib.peers.hadamard").random_hadamard(
         D, rng=np.random.default_rng(0))},
 }

@@ -25,7 +25,7 @@ from egmlib.peers import path_errors as pe
 from egmlib.peers import scales
 from egmlib.peers.arms import ARMS, GIVEN, Arm, nothing_known
 from egmlib.peers.hadamard import random_hadamard
-from egmlib.peers.iome import iome_mean
+from egmlib.peers.iome import IOME_SHARES, iome_mean
 from egmlib.peers.scales import paired_scales
 
 
@@ -403,16 +403,25 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
         whole = ar._reach_gap(rows, R, -0.5, 0.5) + sd * g.standard_normal() > 0.5
         rho_iome = r.budget.parts["iome"]
         assert rho_test == pytest.approx(ar.REACH_SHARE * (1 - share) * 0.5, rel=1e-12)
+    # the anchor and the test are paid from IOME's noise: its centre and radius get the budgets of
+    # IOME alone with the path's 0.5, the noise the rest
+    rho_iome = r.budget.parts["iome"]
+    centre_share, threshold_share = (IOME_SHARES[k] * 0.5 / rho_iome for k in ("centre", "threshold"))
+    shares = {"centre": centre_share, "threshold": threshold_share, "noise": 1 - centre_share - threshold_share}
     if whole:
         W = 0.5 * math.sqrt(6 * 8)
-        ref = iome_mean(T - 0.5, rho=rho_iome, lower=-W, upper=W, rng=g, radius_top=math.sqrt(6))
+        ref = iome_mean(T - 0.5, rho=rho_iome, lower=-W, upper=W, rng=g, radius_top=math.sqrt(6), shares=shares)
         expected = ref.estimate + 0.5
     elif centred:
-        ref = iome_mean(T - centre, rho=rho_iome, lower=-0.5, upper=0.5, rng=g, rotation=R)
+        ref = iome_mean(T - centre, rho=rho_iome, lower=-0.5, upper=0.5, rng=g, rotation=R, shares=shares)
         expected = centre + ref.estimate
     else:
-        ref = iome_mean(T - 0.5, rho=rho_iome, lower=-0.5, upper=0.5, rng=g, rotation=R)
+        ref = iome_mean(T - 0.5, rho=rho_iome, lower=-0.5, upper=0.5, rng=g, rotation=R, shares=shares)
         expected = ref.estimate + 0.5
+    assert ref.budget["centre"] == pytest.approx(IOME_SHARES["centre"] * 0.5, rel=1e-12)
+    assert ref.budget["threshold"] == pytest.approx(IOME_SHARES["threshold"] * 0.5, rel=1e-12)
+    assert ref.budget["noise"] == pytest.approx(rho_iome - (IOME_SHARES["centre"] + IOME_SHARES["threshold"]) * 0.5,
+                                                rel=1e-12)
     assert r.path == ("centred-iome" if centred and not whole else "iome")
     assert np.allclose(r.estimate, back(np.clip(expected, 0.0, 1.0)), rtol=0, atol=1e-12)
     assert set(r.budget.parts) == {"coarse centre", "iome"} | ({"reach test"} if tested else set())
@@ -594,3 +603,53 @@ def test_every_arm_runs_through_the_common_call():
                 arm(X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(0))
     with pytest.raises(TypeError, match="takes the inputs"):
         ARMS["PLAN"](X, rho=0.5, lower=-50.0, upper=50.0, rng=np.random.default_rng(0), sigma=sigma)
+
+
+def test_iome_paths_pay_earlier_releases_from_the_noise():
+    """The anchor and the reach test are paid from IOME's noise: IOME's centre and radius searches keep
+    the budgets IOME alone has with the path's whole budget (IOME_SHARES of it), and the model's error
+    of such a split lies between IOME alone's and that of IOME with the path's budget cut in proportion."""
+    assert ar._iome_shares(0.5, 0.5) is IOME_SHARES
+    rho, rho_iome = 0.125, 0.125 * (1 - ar.IOME_ANCHOR_SHARE) * (1 - ar.REACH_SHARE)
+    shares = ar._iome_shares(rho, rho_iome)
+    for step in ("centre", "threshold"):
+        assert shares[step] * rho_iome == pytest.approx(IOME_SHARES[step] * rho, rel=1e-12)
+    assert math.fsum(shares.values()) == pytest.approx(1.0, abs=1e-12) and shares["noise"] > 0.7
+    # a few hundred rows in a box 1000 times their spread, where IOME's bisections take wrong turns
+    sigma = (16 / np.arange(1, 17)) ** 0.75
+    box = dict(lower=-1000.0 * sigma[0], upper=1000.0 * sigma[0])
+    alone = pe._iome_error(300, rho, sigma**2, box["lower"], box["upper"])
+    split = pe._iome_error(300, rho_iome, sigma**2, box["lower"], box["upper"], shares=shares)
+    cut = pe._iome_error(300, rho_iome, sigma**2, box["lower"], box["upper"])
+    assert alone < split < cut and split < 1.1 * alone
+
+
+def test_iome_paid_from_its_noise_searches_as_iome_alone():
+    """Goal G3's hardest cell: 300 rows in 16 dimensions in a box 1000 times their spread at rho = 1/8,
+    where ESM releases the anchor and the reach test before IOME, and IOME's bisections take wrong
+    turns (its error over datasets spans two orders of magnitude).  Paid from the noise, IOME there finds
+    the same centre as IOME alone from the same noise draws, about the same radius, and a final noise
+    larger by sqrt(IOME_SHARES["noise"] / (IOME_SHARES["noise"] - what was paid before)) per unit of
+    radius; cut in proportion, the bisections' counts are noisier and the centres move."""
+    sigma = (16 / np.arange(1, 17)) ** 0.75
+    top = 1000.0 * sigma[0]
+    n, d, rho = 300, 16, 0.125
+    share = ar.IOME_ANCHOR_SHARE
+    assert not ar.scales_resolvable(n, d=d, rho=rho) and ar.coarse_centre(n, d=d, rho=rho, lower=-top, upper=top)
+    assert ar.reach_test_runs(n, d=d, rho=(1 - share) * rho)
+    before = share + ar.REACH_SHARE * (1 - share)
+    rho_iome = (1 - before) * rho
+    shares = ar._iome_shares(rho, rho_iome)
+    moved = 0
+    for run in range(20):
+        X = sigma * np.random.default_rng([7, run]).standard_normal((n, d))
+        alone = iome_mean(X, rho=rho, lower=-top, upper=top, rng=np.random.default_rng([9, run]))
+        paid = iome_mean(X, rho=rho_iome, lower=-top, upper=top, rng=np.random.default_rng([9, run]), shares=shares)
+        cut = iome_mean(X, rho=rho_iome, lower=-top, upper=top, rng=np.random.default_rng([9, run]))
+        assert np.allclose(paid.centre, alone.centre, rtol=0, atol=1e-9 * top)
+        # the radius's search has the same budget; it aims at the few more clipped rows the noise hides
+        assert 0 < alone.rank_target - paid.rank_target <= 5 and paid.C == pytest.approx(alone.C, rel=0.05)
+        assert paid.noise_std == pytest.approx(alone.noise_std * paid.C / alone.C * math.sqrt(
+            IOME_SHARES["noise"] / (IOME_SHARES["noise"] - before)), rel=1e-9)
+        moved += not np.allclose(cut.centre, alone.centre, rtol=0, atol=1e-9 * top)
+    assert moved >= 10

@@ -318,8 +318,8 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
     rho_iome = (1.0 - _coarse_share(coarse)) * rest
     if _reach_test_runs(n, d, rho_iome):
         rho_iome *= 1.0 - REACH_SHARE
-    errors["centred-iome" if coarse else "iome"] = _pe._iome_error(n, rho_iome, v,
-                                                                   *_iome_box(n, d, rho_iome, lower, upper))
+    errors["centred-iome" if coarse else "iome"] = _pe._iome_error(
+        n, rho_iome, v, *_iome_box(n, d, rho_iome, lower, upper), shares=_iome_shares(rest, rho_iome))
     errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
                                                  lower, upper, mismatch)
     Delta = _plan.plan_scaling(s)
@@ -866,6 +866,21 @@ def _reach_test(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: fl
     return _reach_gap(rows, R, lower, upper) + sd * float(rng.standard_normal())
 
 
+def _iome_shares(rho: float, rho_iome: float) -> Mapping[str, float]:
+    r"""The split of IOME's budget ``rho_iome`` on an IOME path of budget ``rho`` (public).
+
+    The coarse centre and the reach test are paid from IOME's noise, not from its searches: the
+    centre's bisection and the radius's get :math:`\rho` times their shares of ``IOME_SHARES``, the
+    budgets IOME alone has with the path's whole budget, and the noise the rest of ``rho_iome``.
+    A bisection is steep in its budget where few rows decide each step (a count's noise sends a step
+    the wrong way, and a wrong turn costs a whole interval), the noise is not (its sd grows as
+    :math:`\rho^{-1/2}`).  ``IOME_SHARES`` itself where nothing was paid before IOME."""
+    if rho_iome == rho:
+        return IOME_SHARES
+    centre, threshold = IOME_SHARES["centre"] * rho / rho_iome, IOME_SHARES["threshold"] * rho / rho_iome
+    return MappingProxyType({"centre": centre, "threshold": threshold, "noise": 1.0 - centre - threshold})
+
+
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
                coarse: str | None, offset: float, spent: dict[str, float]) -> RobustResult:
     r"""IOME alone (``iome``), or around the anchor (``centred-iome``), with budget ``rho``.
@@ -897,6 +912,7 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     own.update({"reach test": REACH_SHARE * rho_iome, "iome": (1.0 - REACH_SHARE) * rho_iome} if test
                else {"iome": rho_iome})
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
+    shares = _iome_shares(rho, budget["iome"]) if coarse is not None or test else IOME_SHARES
     centred = False
     whole = coarse is None and _whole_box_tracks(n, d, budget["iome"])
     R: RandomizedHadamard | None = None  # drawn inside IOME where nothing needs it before
@@ -913,16 +929,17 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
             centred = centred and not whole
     if whole:  # IOME over the whole box, about its centre c
         c, W = 0.5 * (lower + upper), _whole_box_half(d, lower, upper)
-        r = iome_mean(X - c, rho=budget["iome"], lower=-W, upper=W, rng=rng,
+        r = iome_mean(X - c, rho=budget["iome"], lower=-W, upper=W, rng=rng, shares=shares,
                       radius_top=(upper - lower) * math.sqrt(d))  # the box's diameter
         centre, estimate = np.full(d, c), r.estimate + c
     elif centred:
         h = 0.5 * (upper - lower)
-        r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng, rotation=R)  # IOME clamps
+        r = iome_mean(X - centre, rho=budget["iome"], lower=-h, upper=h, rng=rng, rotation=R,
+                      shares=shares)  # IOME clamps
         estimate = centre + r.estimate
     else:  # IOME in the caller's box, as PLAN's experiments run it
         r = iome_mean(X + offset, rho=budget["iome"], lower=lower + offset, upper=upper + offset, rng=rng,
-                      rotation=R)
+                      rotation=R, shares=shares)
         estimate = r.estimate - offset
         if coarse is None:
             centre = np.full(d, offset)

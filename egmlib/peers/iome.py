@@ -29,6 +29,7 @@ steps; :math:`N` the padded dimension.  Its accounting is correct under substitu
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +117,8 @@ class IOMEResult:
 
 def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.Generator,
               rotation: RandomizedHadamard | None = None, rounds: int = 3,
-              steps: int = 20, rotated: RotatedData | None = None, radius_top: float | None = None) -> IOMEResult:
+              steps: int = 20, rotated: RotatedData | None = None, radius_top: float | None = None,
+              shares: Mapping[str, float] | None = None) -> IOMEResult:
     r"""IOME (Huang, Liang and Yi 2021) as in PLAN's experiments, :math:`\rho`-zCDP.
 
     See the module docstring for the steps and the split ``IOME_SHARES``.
@@ -145,6 +147,12 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
         The top of step 3's search interval for the radius, public; default
         :math:`(\text{upper}-\text{lower})/2`, PLAN's experiments' choice.  The norms are clamped
         to it before they are counted, so any public value keeps the release private.
+    shares : mapping, optional
+        The split of ``rho`` over the steps ``"centre"``, ``"threshold"`` and ``"noise"``
+        (every share > 0, summing to 1); default :data:`IOME_SHARES`.  Public, like ``rho``:
+        the release is :math:`\rho`-zCDP for any split.  ESM passes the split that gives the
+        centre and the radius the budgets IOME alone would have, and pays its own earlier
+        releases from the noise (:mod:`egmlib.peers.algorithm3_robust`).
 
     Returns
     -------
@@ -164,7 +172,7 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     rng = _v.check_rng("rng", rng)
     rounds = _v.check_count("rounds", rounds, maximum=MAX_ROUNDS)
     steps = _v.check_count("steps", steps, maximum=MAX_BISECTION_STEPS)
-    budget = _budget.split_budget(rho, shares=IOME_SHARES)
+    budget = _budget.split_budget(rho, shares=_check_shares(shares))
     n, d = X.shape
     if rotated is not None:
         R, Y, presorted = _check_rotated(rotated, rotation, n, d, lower, upper)
@@ -176,7 +184,7 @@ def iome_mean(X: Any, *, rho: float, lower: float, upper: float, rng: np.random.
     centre = binary_search_quantiles(Y, rank=0.5 * n, rho=budget["centre"], lower=lower / root,
                                      upper=upper / root, rng=rng, steps=steps, presorted=presorted)
     norms = clipping.transformed_norms(Y, mu_hat=centre)
-    m = int(n - iome_clip_count(d, rho=rho, steps=steps))
+    m = int(n - _clip_count(d, budget, steps))
     top = 0.5 * (upper - lower) if radius_top is None else _v.check_positive_finite("radius_top", radius_top)
     C = binary_search_quantile(np.minimum(norms, top), rank=m, rho=budget["threshold"], lower=0.0,
                                upper=top, rng=rng, steps=steps)
@@ -207,7 +215,20 @@ def _check_rotated(rotated: Any, rotation: Any, n: int, d: int, lower: float, up
     return rotated.rotation, rotated.rows, rotated.sorted
 
 
-def iome_clip_count(d: int, *, rho: float, steps: int = 20) -> float:
+def _check_shares(shares: Any) -> Mapping[str, float]:
+    """IOME's split of its budget: :data:`IOME_SHARES` when None, else a mapping with exactly its
+    keys (the values are checked by :func:`egmlib.peers.budget.split_budget`)."""
+    if shares is None:
+        return IOME_SHARES
+    if not isinstance(shares, Mapping):
+        raise TypeError(f"shares must be None or a mapping of {sorted(IOME_SHARES)} to shares, got shares of "
+                        f"type {type(shares).__name__}")
+    if set(shares) != set(IOME_SHARES):
+        raise ValueError(f"shares must have exactly the keys {sorted(IOME_SHARES)}, got {sorted(map(str, shares))}")
+    return shares
+
+
+def iome_clip_count(d: int, *, rho: float, steps: int = 20, shares: Mapping[str, float] | None = None) -> float:
     r"""How many rows IOME (Huang, Liang and Yi 2021, as in PLAN's experiments) aims to clip.
 
     Step 3 of the module docstring: the radius is the noisy-binary-search value with
@@ -218,7 +239,7 @@ def iome_clip_count(d: int, *, rho: float, steps: int = 20) -> float:
 
     rows are clipped, whatever :math:`n`; :math:`N` is the padded dimension (the power of
     two :math:`\ge d`), :math:`T` = ``steps`` the bisection steps, and the budgets are
-    ``rho`` split by :data:`IOME_SHARES`.
+    ``rho`` split by ``shares`` (default :data:`IOME_SHARES`, as in :func:`iome_mean`).
 
     Examples
     --------
@@ -228,9 +249,13 @@ def iome_clip_count(d: int, *, rho: float, steps: int = 20) -> float:
     d = _v.check_count("d", d, maximum=2**52)
     rho = _v.check_positive_finite("rho", rho)
     steps = _v.check_count("steps", steps, maximum=MAX_BISECTION_STEPS)
-    budget = _budget.split_budget(rho, shares=IOME_SHARES)
-    if not budget["threshold"] > 0.0:
-        raise ValueError(f"rho is too small: the threshold's share of it underflows to 0, got rho={rho!r}")
+    return _clip_count(d, _budget.split_budget(rho, shares=_check_shares(shares)), steps)
+
+
+def _clip_count(d: int, budget: _budget.ZCDPBudget, steps: int) -> float:
+    if not (budget["threshold"] > 0.0 and budget["noise"] > 0.0):
+        raise ValueError(f"rho is too small: the threshold's or the noise's share of it underflows to 0, got "
+                         f"rho={budget.total!r}")
     N = 1 << (d - 1).bit_length()
     out = 4.0 * math.sqrt(N / (2.0 * budget["noise"])) + 2.0 * math.sqrt(steps / (2.0 * budget["threshold"]))
     _v.check_finite_result(out, what="the clip count", inputs="d or 1/rho")

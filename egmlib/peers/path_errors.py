@@ -211,21 +211,24 @@ def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float
     return _finite(_iome_error(n, rho, v, lower, upper), "variances, lower or upper")
 
 
-def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float) -> float:
+def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float,
+                shares: Mapping[str, float] = IOME_SHARES) -> float:
+    """:func:`iome_error`, with IOME's budget split by ``shares`` (ESM's IOME paths pay their
+    earlier releases from the noise: :mod:`egmlib.peers.algorithm3_robust`)."""
     d = v.shape[0]
     N = _padded(d)
     half = 0.5 * (upper - lower) / math.sqrt(N)
     V = float(np.sum(v))
     sd_rot = math.sqrt(V / N)
-    sigma_c = _count_noise(N, IOME_SHARES["centre"] * rho, IOME_STEPS)
+    sigma_c = _count_noise(N, shares["centre"] * rho, IOME_STEPS)
     a = math.sqrt(2.0 * math.pi) * sigma_c / n * sd_rot
     delta2 = N * (a * a + _wander(n, sigma_c, half, sd_rot, N))
-    k = iome_clip_count(d, rho=rho, steps=IOME_STEPS)
+    k = iome_clip_count(d, rho=rho, steps=IOME_STEPS, shares=shares)
     if k >= n:
         return ERROR_FACTORS["iome"] * math.sqrt(d / N * delta2)
     C2 = (_quantile(k / n, v) if V > 0 else 0.0) + delta2
     slack = 1.0 + clipping.rounding_slack(n, d=N)
-    s = 2.0 * math.sqrt(C2) * slack / (n * math.sqrt(2.0 * IOME_SHARES["noise"] * rho))
+    s = 2.0 * math.sqrt(C2) * slack / (n * math.sqrt(2.0 * shares["noise"] * rho))
     return ERROR_FACTORS["iome"] * math.sqrt(d) * s
 
 
