@@ -247,11 +247,8 @@ def _chunks(X: np.ndarray, centre: FloatArray | None, b: FloatArray | None,
         src = block if cols is None else block[:, cols]
         if centre is None:
             B[...] = src
-        elif src.dtype == np.float64:
+        else:  # single precision (ESM's paired rows) is widened exactly by the float64 loop: the same subtraction
             np.subtract(src, centre, out=B)
-        else:  # single precision (ESM's paired rows): widened exactly first, then the same subtraction
-            B[...] = src
-            B -= centre
         if b is not None:
             B *= b
         yield start, block, B

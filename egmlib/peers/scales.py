@@ -619,8 +619,7 @@ def _moments_and_logs(V: np.ndarray, norms: FloatArray, tau: float, lo: float, h
         block -= LOG_CHI2_1_MEAN
         block /= LOG_CHI2_1_SD
         B = buf[:b - a]
-        B[...] = block
-        B -= centre
+        np.subtract(block, centre, out=B)  # the float64 loop widens the single-precision block exactly
         spread = max(spread, float(np.einsum("ij,ij->i", B, B).max()))
         deviation += B.sum(axis=0)
     _v.check_finite_result(total, what="the second moments' clipped sum", inputs="X, lower or upper")
