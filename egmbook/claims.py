@@ -396,6 +396,11 @@ def readable(value: float, digits: int = 2, unit: str = "") -> str:
 
     >>> print(readable(-4.13e-03), readable(2.06e+03, 3), readable(3.2e-10))
     −0.0041 2060 3.2 × 10⁻¹⁰
+
+    An integer of at most ``digits`` significant digits is exact, and keeps no trailing zeros:
+
+    >>> print(readable(10**6), readable(2_500_000), readable(1_234_567), readable(1e6))
+    10⁶ 2.5 × 10⁶ 1.2 × 10⁶ 1.0 × 10⁶
     >>> readable(12.34, 2, "%") == "12\N{THIN SPACE}%"
     True
     """
@@ -409,6 +414,13 @@ def readable(value: float, digits: int = 2, unit: str = "") -> str:
         text = "0"
     elif isinstance(value, (int, np.integer)) and abs(x) < 1e6:
         text = str(int(value))
+    elif isinstance(value, (int, np.integer)) and len(str(abs(int(value))).rstrip("0")) <= digits:
+        # an exact integer of at most ``digits`` significant digits: its digits, no trailing zeros
+        lead = str(abs(int(value))).rstrip("0")
+        exponent = len(str(abs(int(value)))) - 1
+        power = "10" + str(exponent).translate(_SUPERSCRIPT)
+        mantissa = lead if len(lead) == 1 else f"{lead[0]}.{lead[1:]}"
+        text = ("\u2212" if value < 0 else "") + (power if mantissa == "1" else f"{mantissa} \u00d7 {power}")
     else:
         mantissa, exp = f"{x:.{digits - 1}e}".split("e")  # exact decimal rounding, any magnitude
         exponent = int(exp)
