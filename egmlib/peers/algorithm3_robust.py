@@ -38,7 +38,9 @@ IOME's reach, and ``iome`` otherwise.  Where the whole box does not track and th
 enough (:func:`reach_test_runs`, public), a *reach test* first releases, with ``REACH_SHARE`` of
 IOME's budget, how far the rows' rotated mean lies from the search of the box IOME would search; where
 it lies beyond IOME's reach, IOME searches the whole box after all (a mean at a corner that no
-diagonal passes through, which the anchor does not bring within reach).
+diagonal passes through, which the anchor does not bring within reach).  The anchor and the reach
+test are paid from IOME's noise: IOME's centre and radius searches keep the budgets IOME alone has
+with the path's budget (``shares`` of :func:`egmlib.peers.iome.iome_mean`).
 
 Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
 is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
@@ -899,7 +901,8 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     search the whole box and :func:`reach_test_runs`, the rotation is drawn first and the *reach
     test* (:func:`_reach_test`, ``REACH_SHARE`` of IOME's budget) releases the distance from the rows'
     rotated mean to the search cube of the box IOME would search; where it exceeds IOME's reach, half
-    that box's width, IOME searches the whole box with the rest instead.  Adding the centre back and
+    that box's width, IOME searches the whole box with the rest instead.  What the anchor and the test
+    spend comes out of IOME's noise, not its searches (:func:`_iome_shares`).  Adding the centre back and
     projecting on the box are post-processing.  ``spent`` names the budget already spent (the
     scales), for the record.
     """
