@@ -482,11 +482,33 @@ def _driver():
     return driver, profile
 
 
+#: Prints of one page, at most: Chromium now and then answers a print with "Printing failed" and
+#: prints the same page on the next try (seen once in CI, on the contents' numbers).
+PRINT_ATTEMPTS = 3
+
+
+def _print_to_pdf(driver, options: dict) -> bytes:
+    """``Page.printToPDF`` with ``options``, once the page's fonts are ready; Chromium's transient
+    "Printing failed" is tried again, ``PRINT_ATTEMPTS`` times in all (any other error is raised)."""
+    from selenium.common.exceptions import WebDriverException
+
+    for attempt in range(1, PRINT_ATTEMPTS + 1):
+        driver.execute_async_script("const done = arguments[arguments.length - 1];"
+                                    "document.fonts.ready.then(() => done(null));")
+        try:
+            return base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", options)["data"])
+        except WebDriverException as error:
+            if "Printing failed" not in str(error) or attempt == PRINT_ATTEMPTS:
+                raise
+            print(f"build_pdf: Chromium's print failed (attempt {attempt} of {PRINT_ATTEMPTS}); printing again",
+                  file=sys.stderr)
+    raise AssertionError("unreachable")
+
+
 def _print(driver) -> bytes:
-    data = driver.execute_cdp_cmd("Page.printToPDF", {
+    return _print_to_pdf(driver, {
         "printBackground": True, "preferCSSPageSize": True, "displayHeaderFooter": False,
         "generateDocumentOutline": False, "generateTaggedPDF": False})
-    return base64.b64decode(data["data"])
 
 
 # --------------------------------------------------------------------------------------
@@ -827,8 +849,8 @@ def build(out: Path) -> dict:
         overlay_file.write_text(_numbers_overlay(pdf, pages, numbers, style), encoding="utf-8")
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
         driver.get(overlay_file.resolve().as_uri())
-        overlay = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", {
-            "printBackground": False, "preferCSSPageSize": True, "displayHeaderFooter": False})["data"])
+        overlay = _print_to_pdf(driver, {
+            "printBackground": False, "preferCSSPageSize": True, "displayHeaderFooter": False})
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)

@@ -343,3 +343,37 @@ def test_page_fill_measures_how_far_down_the_text_area_a_page_is_filled(tmp_path
     pages[0].save(path, save_all=True, append_images=pages[1:], resolution=dpi)
     assert build_pdf.page_fill(path, 1) == pytest.approx(0.4, abs=0.03)
     assert build_pdf.page_fill(path, 2) == 0.0
+
+
+class _FlakyPrinter:
+    """A stand-in for the driver: its print fails with ``errors`` first, then succeeds."""
+
+    def __init__(self, errors):
+        self.errors, self.prints = list(errors), 0
+
+    def execute_async_script(self, script, *args):
+        assert "document.fonts.ready" in script
+        return None
+
+    def execute_cdp_cmd(self, cmd, options):
+        assert cmd == "Page.printToPDF"
+        self.prints += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return {"data": "JVBERg=="}  # base64 of "%PDF"
+
+
+def test_print_tries_again_after_chromium_s_transient_failure_only():
+    from selenium.common.exceptions import WebDriverException
+
+    failed = WebDriverException('unknown error: unhandled inspector error: {"message":"Printing failed"}')
+    driver = _FlakyPrinter([failed, failed])
+    assert build_pdf._print_to_pdf(driver, {}) == b"%PDF" and driver.prints == 3
+    driver = _FlakyPrinter([failed] * build_pdf.PRINT_ATTEMPTS)
+    with pytest.raises(WebDriverException, match="Printing failed"):
+        build_pdf._print_to_pdf(driver, {})
+    assert driver.prints == build_pdf.PRINT_ATTEMPTS
+    driver = _FlakyPrinter([WebDriverException("unknown error: no such window")])
+    with pytest.raises(WebDriverException, match="no such window"):
+        build_pdf._print_to_pdf(driver, {})
+    assert driver.prints == 1
