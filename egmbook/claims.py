@@ -414,11 +414,9 @@ def readable(value: float, digits: int = 2, unit: str = "") -> str:
         text = "0"
     elif isinstance(value, (int, np.integer)) and abs(x) < 1e6:
         text = str(int(value))
-    elif isinstance(value, (int, np.integer)) and len(str(abs(int(value))).rstrip("0")) <= digits:
+    elif isinstance(value, (int, np.integer)) and len(lead := str(abs(int(value))).rstrip("0")) <= digits:
         # an exact integer of at most ``digits`` significant digits: its digits, no trailing zeros
-        lead = str(abs(int(value))).rstrip("0")
-        exponent = len(str(abs(int(value)))) - 1
-        power = "10" + str(exponent).translate(_SUPERSCRIPT)
+        power = "10" + str(len(str(abs(int(value)))) - 1).translate(_SUPERSCRIPT)
         mantissa = lead if len(lead) == 1 else f"{lead[0]}.{lead[1:]}"
         text = ("\u2212" if value < 0 else "") + (power if mantissa == "1" else f"{mantissa} \u00d7 {power}")
     else:

@@ -401,8 +401,8 @@ def check_probability_array(name: str, value: Any) -> FloatArray:
     return a
 
 
-def check_data_matrix(name: str, value: Any) -> np.ndarray:
-    """A data matrix of shape (n, d), n, d >= 1, of integers or floats.
+def check_data_matrix(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray:
+    """A data matrix of shape (n, d), n >= ``min_rows``, d >= 1, of integers or floats.
 
     An :class:`numpy.ndarray` (including a :class:`numpy.memmap`) is returned as it is,
     without a copy; its entries are checked for finiteness by the caller, chunk by chunk.
@@ -419,6 +419,8 @@ def check_data_matrix(name: str, value: Any) -> np.ndarray:
     n, d = arr.shape
     if n < 1 or d < 1:
         raise ValueError(f"{name} must have n >= 1 rows and d >= 1 columns, got {name} of shape {arr.shape}")
+    if n < min_rows:
+        raise ValueError(f"{name} must have at least {min_rows} rows, got {name} with n={n}")
     return arr
 
 
@@ -429,10 +431,7 @@ def check_finite_data(name: str, value: Any, *, min_rows: int = 1) -> np.ndarray
     are converted to a new float64 array.  Types and shape as in
     :func:`check_data_matrix`.
     """
-    arr = check_data_matrix(name, value)
-    n = arr.shape[0]
-    if n < min_rows:
-        raise ValueError(f"{name} must have at least {min_rows} rows, got {name} with n={n}")
+    arr = check_data_matrix(name, value, min_rows=min_rows)
     if arr.dtype != np.float64:
         arr = np.asarray(arr, dtype=np.float64)
     with np.errstate(over="ignore", invalid="ignore"):

@@ -317,9 +317,7 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
     v = v * (total / float(np.sum(v)))
     coarse = _coarse_centre(n, d, rest, lower, upper)
     errors: dict[str, float] = {}
-    rho_iome = (1.0 - _coarse_share(coarse)) * rest
-    if _reach_test_runs(n, d, rho_iome):
-        rho_iome *= 1.0 - REACH_SHARE
+    rho_iome = _before_iome(n, d, rest, coarse)[-1]
     errors["centred-iome" if coarse else "iome"] = _pe._iome_error(
         n, rho_iome, v, *_iome_box(n, d, rho_iome, lower, upper), shares=_iome_shares(rest, rho_iome))
     errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
@@ -524,9 +522,7 @@ def _check(X: Any, lower: Any, upper: Any, rng: Any) -> tuple[np.ndarray, normal
     a new array unless the box is [0, 1] and every entry lies in it), and sum_i (t_i - 1/2) of the
     unit rows t_i (CoinPress's first step reads it).  One chunked pass over X gives its finiteness,
     the unit rows and that sum."""
-    X = _v.check_data_matrix("X", X)
-    if X.shape[0] < 2:
-        raise ValueError(f"X must have at least 2 rows, got X with n={X.shape[0]}")
+    X = _v.check_data_matrix("X", X, min_rows=2)
     lower, upper = _v.check_bounds(lower, upper)
     rng = _v.check_rng("rng", rng)
     box = normalise.unit_box(lower=lower, upper=upper)
@@ -868,6 +864,14 @@ def _reach_test(rows: np.ndarray, R: RandomizedHadamard, lower: float, upper: fl
     return _reach_gap(rows, R, lower, upper) + sd * float(rng.standard_normal())
 
 
+def _before_iome(n: int, d: int, rho: float, coarse: str | None) -> tuple[float, float | None, float]:
+    """What an IOME path of budget ``rho`` spends before IOME (public): the coarse centre's budget, the
+    reach test's (None where it does not run), and what is left for IOME."""
+    rest = (1.0 - _coarse_share(coarse)) * rho
+    test = REACH_SHARE * rest if _reach_test_runs(n, d, rest) else None
+    return _coarse_share(coarse) * rho, test, rest if test is None else (1.0 - REACH_SHARE) * rest
+
+
 def _iome_shares(rho: float, rho_iome: float) -> Mapping[str, float]:
     r"""The split of IOME's budget ``rho_iome`` on an IOME path of budget ``rho`` (public).
 
@@ -908,12 +912,12 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     """
     n, d = X.shape
     total = rho + sum(spent.values())
-    share = _coarse_share(coarse)
-    rho_iome = (1.0 - share) * rho
-    test = _reach_test_runs(n, d, rho_iome)
-    own = {"coarse centre": share * rho} if coarse else {}
-    own.update({"reach test": REACH_SHARE * rho_iome, "iome": (1.0 - REACH_SHARE) * rho_iome} if test
-               else {"iome": rho_iome})
+    anchor, tested, rho_iome = _before_iome(n, d, rho, coarse)
+    test = tested is not None
+    own = {"coarse centre": anchor} if coarse else {}
+    if tested is not None:
+        own["reach test"] = tested
+    own["iome"] = rho_iome
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
     shares = _iome_shares(rho, budget["iome"]) if coarse is not None or test else IOME_SHARES
     centred = False

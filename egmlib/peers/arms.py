@@ -123,12 +123,8 @@ class Arm:
         # every arm checks the common arguments, also those its estimator does not use (issue 25);
         # a self-normalised estimator checks X finite in its own first pass (the same message),
         # so its arm checks only the shape and type (one pass over X less)
-        if self.self_normalised:
-            X = _v.check_data_matrix("X", X)
-            if X.shape[0] < 2:
-                raise ValueError(f"X must have at least 2 rows, got X with n={X.shape[0]}")
-        else:
-            X = _v.check_finite_data("X", X, min_rows=2)
+        check = _v.check_data_matrix if self.self_normalised else _v.check_finite_data
+        X = check("X", X, min_rows=2)
         rho = _v.check_arm_rho(rho)
         lower, upper = _v.check_bounds(lower, upper)
         _v.check_rng("rng", rng)
