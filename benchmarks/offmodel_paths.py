@@ -55,7 +55,7 @@ NS = (20, 60, 200, 600, 2000, 6000, 20000)
 RHOS = (1 / 16, 1 / 4, 1.0)
 MAX_CELLS = 2_000_000  # n d
 SEED = 20261201
-VERSION = 5  # the cache's cells from an older ESM are run again
+VERSION = 6  # the cache's cells from an older ESM are run again
 QUICK = dict(alphas=(0.75,), ds=(8,), widths=(50.0,), ns=(60, 2000), rhos=(0.25,))
 
 

@@ -13,6 +13,9 @@ this module is the only one that touches the files:
   (``benchmarks/offmodel_scale.py``; :func:`load_scale_rows`, :func:`write_scale_rows`);
 * ``benchmarks/results/offmodel_misses.csv`` -- the release ESM took in each off-model cell
   where it misses a goal (``benchmarks/offmodel_misses.py``; :func:`load_misses`);
+* ``benchmarks/results/iome_radius_rows.csv`` -- the calibration of ESM's IOME radius search on
+  synthetic Gaussian rows (``benchmarks/iome_radius_rows.py``; :func:`load_radius_rows`,
+  :func:`write_radius_rows`);
 
 The sweeps' summaries (``offmodel.csv``, ``peers.csv``) are read by :mod:`egmbook.peer_results`.
 """
@@ -30,9 +33,9 @@ from typing import Any
 
 from egmbook.findings.offmodel import Diagnosis, PathRun, StepDiagnostics
 
-__all__ = ["DIAGNOSIS_FILE", "MISSES_FILE", "PATHS_FILE", "SCALE_FILE", "Miss", "ScaleRow",
-           "load_diagnoses", "load_misses", "load_path_runs", "load_scale_rows", "save_diagnoses", "write_path_runs",
-           "write_scale_rows"]
+__all__ = ["DIAGNOSIS_FILE", "MISSES_FILE", "PATHS_FILE", "RADIUS_FILE", "SCALE_FILE", "Miss", "RadiusRow",
+           "ScaleRow", "load_diagnoses", "load_misses", "load_path_runs", "load_radius_rows", "load_scale_rows",
+           "save_diagnoses", "write_path_runs", "write_radius_rows", "write_scale_rows"]
 
 _RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
 #: Where ``benchmarks/offmodel_paths.py`` writes its runs (the repository's
@@ -53,6 +56,10 @@ SCALE_FILE = _RESULTS / "offmodel_scale.csv"
 #:
 #: :meta hide-value:
 MISSES_FILE = _RESULTS / "offmodel_misses.csv"
+#: Where ``benchmarks/iome_radius_rows.py`` writes its calibration.
+#:
+#: :meta hide-value:
+RADIUS_FILE = _RESULTS / "iome_radius_rows.csv"
 _PATH_COLUMNS = tuple(f.name for f in dataclasses.fields(PathRun))
 
 
@@ -151,6 +158,43 @@ def load_misses(path: str | Path | None = None) -> tuple[Miss, ...]:
         values: dict[str, Any] = {k: v if k in text else int(v) if k in ints else float(v) for k, v in r.items()}
         out.append(Miss(**values))
     return tuple(out)
+
+
+@dataclass(frozen=True)
+class RadiusRow:
+    """ESM's IOME on the synthetic calibration cells with one margin share ``f`` of its radius search
+    (``benchmarks/iome_radius_rows.py``): the error over that with PLAN's split, over the cells."""
+
+    f: float  #: the margin's share of the rows (inf: PLAN's split)
+    stage: str  #: "public", "after scales" or "both"
+    geomean: float  #: the geometric mean over the cells of the ratio of median errors
+    worst: float  #: the largest such ratio
+    cells: int
+    runs: int
+
+
+def write_radius_rows(rows: Sequence[RadiusRow], path: str | Path) -> Path:
+    """Write the radius search's calibration to ``path`` (a .csv file)."""
+    p = _check_path(path, ".csv")
+    if not rows or not all(isinstance(r, RadiusRow) for r in rows):
+        raise TypeError("rows must be a non-empty sequence of RadiusRow")
+    with p.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow([fl.name for fl in dataclasses.fields(RadiusRow)])
+        w.writerows([[f"{v:.6g}" if isinstance(v, float) else v for v in dataclasses.astuple(r)] for r in rows])
+    return p
+
+
+def load_radius_rows(path: str | Path | None = None) -> tuple[RadiusRow, ...]:
+    """The radius search's calibration (by default :data:`RADIUS_FILE`)."""
+    p = RADIUS_FILE if path is None else _check_path(path, ".csv")
+    names = [f.name for f in dataclasses.fields(RadiusRow)]
+    with p.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or list(rows[0]) != names:
+        raise ValueError(f"{p} must have the columns {', '.join(names)} and at least one row")
+    return tuple(RadiusRow(f=float(r["f"]), stage=r["stage"], geomean=float(r["geomean"]), worst=float(r["worst"]),
+                           cells=int(r["cells"]), runs=int(r["runs"])) for r in rows)
 
 
 def _check_path(path: object, suffix: str) -> Path:

@@ -166,7 +166,7 @@ class PowerSetting:
     resolved at this :math:`n`, :func:`egmlib.peers.algorithm3_robust.scales_resolvable`), searching
     its centre over the whole box (:func:`egmlib.peers.algorithm3_robust.whole_box_tracks`): the path is
     a function of :math:`n, d, \rho`, the same on both datasets and in every run.  IOME's final step
-    alone is then a Gaussian mechanism with :math:`\mu = \sqrt{2\rho_{\rm noise}} = 1.22`
+    alone is then a Gaussian mechanism with :math:`\mu = \sqrt{2\rho_{\rm noise}} = 1.14`
     (:func:`final_noise_share`).  The runs are
     looked at once, when all of them are done (``looks``).
     """
@@ -222,19 +222,18 @@ def final_noise_share(power_setting: PowerSetting) -> float:
     r"""The share of :math:`\rho` that ESM spends on its final noise on the setting's datasets.
 
     Where the scales cannot be resolved (:func:`egmlib.peers.algorithm3_robust.scales_resolvable`),
-    ESM's public stage releases IOME with the whole budget; its centre and radius get the shares of
-    ``IOME_SHARES`` that IOME alone would have, and its noise ``IOME_SHARES["noise"]`` less what ESM
-    released before IOME: the coarse centre (:func:`egmlib.peers.algorithm3_robust.coarse_centre`, on
-    the unit box ESM runs in) and the reach test (:func:`egmlib.peers.algorithm3_robust.reach_test_runs`).
-    Elsewhere the audit reads Algorithm 3's path, ``SHARES["noise"]``.  Read from the code's constants.
+    ESM's public stage releases IOME with the whole budget, less what it released before IOME: the
+    coarse centre (:func:`egmlib.peers.algorithm3_robust.coarse_centre`, on the unit box ESM runs in)
+    and the reach test (:func:`egmlib.peers.algorithm3_robust.reach_test_runs`); IOME's noise gets its
+    share of :func:`egmlib.peers.algorithm3_robust.iome_shares` of what is left.  Elsewhere the audit
+    reads Algorithm 3's path, ``SHARES["noise"]``.  Read from the code's constants.
 
     Examples
     --------
-    >>> round(final_noise_share(PowerSetting()), 4)   # 0.75 x 0.99: IOME over the whole box, nothing before it
-    0.7425
+    >>> round(final_noise_share(PowerSetting()), 4)   # IOME over the whole box; its radius search takes 1/10
+    0.65
     """
     from egmlib.peers import algorithm3_robust as a3
-    from egmlib.peers.iome import IOME_SHARES
 
     st = _check_setting(power_setting)
     if a3.scales_resolvable(st.n, d=st.d, rho=st.rho):
@@ -242,8 +241,8 @@ def final_noise_share(power_setting: PowerSetting) -> float:
     coarse = a3.coarse_centre(st.n, d=st.d, rho=st.rho, lower=0.0, upper=1.0)
     share = a3.IOME_ANCHOR_SHARE if coarse == "anchor" else 0.0
     test = a3.reach_test_runs(st.n, d=st.d, rho=(1.0 - share) * st.rho)
-    before = share + (a3.REACH_SHARE * (1.0 - share) if test else 0.0)
-    return float(IOME_SHARES["noise"]) - before
+    left = (1.0 - share) * (1.0 - a3.REACH_SHARE if test else 1.0)
+    return float(a3.iome_shares(st.n, rho=st.rho, rho_iome=left * st.rho)["noise"]) * left
 
 
 def _controls() -> tuple[Control, ...]:

@@ -440,6 +440,10 @@ OVERRIDES: dict[str, dict[str, Any]] = {
         "rows": _shared(lambda: list(importlib.import_module("egmbook.offmodel_results").load_scale_rows())),
         "path": lambda: str(Path(_FUZZ_DIR.name) / "scale.csv")},
     "egmbook.offmodel_results.load_scale_rows": {"path": None},
+    "egmbook.offmodel_results.write_radius_rows": {
+        "rows": _shared(lambda: list(importlib.import_module("egmbook.offmodel_results").load_radius_rows())),
+        "path": lambda: str(Path(_FUZZ_DIR.name) / "radius.csv")},
+    "egmbook.offmodel_results.load_radius_rows": {"path": None},
     "egmbook.offmodel_results.load_diagnoses": {"path": None},
     "egmbook.display.ratio_panel": {"reference": "IOME"},
     # a labelled table is numbered in its caption: a label needs one
@@ -449,6 +453,9 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # chapter 7b's audit of ESM: the stored audit, not the book audit of the vocabulary
     **{f"egmbook.power_audit.{f}": {"audit": lambda: importlib.import_module("egmbook.power_audit").load_power_audit()}
        for f in ("power_figure", "power_summary", "power_table")},
+    "peers.path_errors.iome_error": {"shares": None},
+    "peers.path_errors.clipped_excess": {"variances": [1.0, 2.0, 0.5], "radius": 1.5},
+    "peers.algorithm3_robust.iome_shares": {"n": 300, "rho_iome": None},
     "peers.plan.plan_mean": {"shares": None},
     "peers.plan.plan_noscale_mean": {"shares": None},
     "peers.plan.plan_oracle_mean": {"shares": None},

@@ -9,6 +9,7 @@ values and released ones only.  The proofs are in chapters/09a_offmodel_privacy.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from egmlib import clipping
+from egmlib import clipping, gchisq
 from egmlib.clipping import clipped_sum
 from egmlib.peers import algorithm3_robust as ar
 from egmlib.peers import budget as _budget
@@ -25,7 +26,7 @@ from egmlib.peers import path_errors as pe
 from egmlib.peers import scales
 from egmlib.peers.arms import ARMS, GIVEN, Arm, nothing_known
 from egmlib.peers.hadamard import random_hadamard
-from egmlib.peers.iome import IOME_SHARES, iome_mean
+from egmlib.peers.iome import IOME_SHARES, iome_clip_count, iome_mean
 from egmlib.peers.scales import paired_scales
 
 
@@ -341,6 +342,73 @@ def test_predictions_grow_where_the_model_says_they_should():
     assert pe.algorithm3_error(10000, sigma=sigma, rho_centre=1 / 32, rho_noise=0.18, mismatch=0.5, **kw) == a[1]
 
 
+@pytest.mark.parametrize("v", [np.ones(8), np.array([2.5]), np.array([1.0, 0.0, 0.0]), (8 / np.arange(1, 9)) ** 0.75,
+                               np.full(4096, 1e-4)])
+@pytest.mark.parametrize("p", [0.05, 0.2, 0.4])
+def test_clipped_excess_matches_the_rows_it_describes(v, p):
+    rng = np.random.default_rng(5)
+    live = v[v > 0]
+    if np.ptp(live) == 0:  # equal variances: the norm's law is a scaled chi, drawn directly
+        R = np.sqrt(live[0] * rng.chisquare(live.size, size=200_000))
+    else:
+        R = np.linalg.norm(rng.standard_normal((200_000, v.size)) * np.sqrt(v), axis=1)
+    c = float(np.quantile(R, 1 - p))
+    e2, kappa = pe.clipped_excess(v, radius=c)
+    # Satterthwaite's law is exact where the variances are equal (here: all but the last case)
+    tol = 0.06 if np.ptp(v[v > 0]) == 0 else (0.12 if p > 0.1 else 0.35)  # far in the tail Satterthwaite is rougher
+    assert e2 == pytest.approx(np.mean(np.maximum(R - c, 0.0) ** 2), rel=tol)
+    assert kappa == pytest.approx(np.mean(np.maximum(1.0 - c / R, 0.0)), rel=tol)
+    assert pe.clipped_excess(v, radius=0.0)[1] == pytest.approx(1.0)  # a radius of 0 clips every row to the centre
+
+
+def test_clipped_excess_names_its_bad_arguments():
+    with pytest.raises(ValueError, match="variances"):
+        pe.clipped_excess(np.zeros(3), radius=1.0)
+    with pytest.raises(ValueError, match="variances"):
+        pe.clipped_excess([1.0, -1.0], radius=1.0)
+    with pytest.raises(ValueError, match="radius"):
+        pe.clipped_excess(np.ones(3), radius=-1.0)
+    with pytest.raises(TypeError, match="radius"):
+        pe.clipped_excess(np.ones(3), radius="1")
+
+
+def test_iome_prediction_counts_what_its_clipping_moves_where_rows_are_few():
+    """IOME clips about k rows whatever n.  Where k is two fifths of n (n = 200, d = 8, rho = 1) the
+    clipped excess adds to the noise, and the prediction meets IOME's median error over 60 runs on
+    the model's rows (within 20 %, nearer than the noise alone); where k is a small share of n the
+    prediction is the noise's alone."""
+    v = np.ones(8)
+
+    def noise_only(n, rho):
+        q = float(gchisq.isf(iome_clip_count(8, rho=rho) / n, w=v))
+        return pe.ERROR_FACTORS["iome"] * math.sqrt(8) * 2 * math.sqrt(q) / (n * math.sqrt(2 * 0.7425 * rho))
+
+    assert iome_clip_count(8, rho=1.0) / 200 > 0.4
+    errors = []
+    for run in range(60):
+        rng = np.random.default_rng([7, run])
+        X = rng.standard_normal((200, 8))
+        errors.append(np.linalg.norm(iome_mean(X, rho=1.0, lower=-10.0, upper=10.0, rng=rng).estimate - X.mean(0)))
+    measured, predicted = float(np.median(errors)), pe.iome_error(200, rho=1.0, variances=v, lower=-10.0, upper=10.0)
+    assert predicted == pytest.approx(measured, rel=0.2)
+    assert abs(predicted - measured) < abs(noise_only(200, 1.0) - measured)
+    assert pe.iome_error(10**6, rho=0.25, variances=v, lower=-10.0, upper=10.0) == \
+        pytest.approx(noise_only(10**6, 0.25), rel=0.01)
+
+
+def test_iome_prediction_reads_the_second_moments_total_where_the_scales_understate_it():
+    """Released scales a tenth of what the second moments say: IOME's prediction follows the second
+    moments' total (within 10 % of the prediction from the scales that match them), not the scales'."""
+    d = 16
+    s = paired_scales(np.random.default_rng(1).uniform(size=(4000, d)), rho=1 / 8, lower=0.0, upper=1.0,
+                      rng=np.random.default_rng(2))
+    low = dataclasses.replace(s, sigma_hat=0.1 * s.sigma_hat, log_scales=0.1 * s.log_scales)
+    a = ar.predict_paths(4000, rho=1.0, lower=0.0, upper=1.0, scales=s).errors
+    b = ar.predict_paths(4000, rho=1.0, lower=0.0, upper=1.0, scales=low).errors
+    iome = "centred-iome" if "centred-iome" in a else "iome"
+    assert b[iome] == pytest.approx(a[iome], rel=0.1)
+
+
 def test_coarse_centre_and_whole_box_are_chosen_by_public_rules():
     assert ar.whole_box_tracks(10_000, d=64, rho=1 / 16)
     assert ar.coarse_centre(10_000, d=64, rho=1 / 16, lower=0.0, upper=1.0) is None  # the whole box instead
@@ -379,9 +447,10 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
             assert ar.whole_box_tracks(n, d=6, rho=0.5)
             W = 0.5 * math.sqrt(6 * 8)
             ref = iome_mean(T - 0.5, rho=0.5, lower=-W, upper=W, rng=g, radius_top=math.sqrt(6))
-        else:  # IOME in the caller's box, scaled to the unit width
+        else:  # IOME in the caller's box, scaled to the unit width; 20 rows: its radius search gets more
             assert not ar.whole_box_tracks(n, d=6, rho=0.5)
-            ref = iome_mean(T - 0.5, rho=0.5, lower=-0.5, upper=0.5, rng=g)
+            assert ar.iome_shares(n, rho=0.5) is not IOME_SHARES
+            ref = iome_mean(T - 0.5, rho=0.5, lower=-0.5, upper=0.5, rng=g, shares=ar.iome_shares(n, rho=0.5))
         assert np.allclose(r.estimate, back(np.clip(ref.estimate + 0.5, 0.0, 1.0)), rtol=0, atol=1e-12)
         assert set(r.budget.parts) == {"iome"} and r.path == "iome"
         return
@@ -404,9 +473,9 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
         rho_iome = r.budget.parts["iome"]
         assert rho_test == pytest.approx(ar.REACH_SHARE * (1 - share) * 0.5, rel=1e-12)
     # the anchor and the test are paid from IOME's noise: its centre and radius get the budgets of
-    # IOME alone with the path's 0.5, the noise the rest
+    # ESM's IOME with the path's 0.5, the noise the rest
     rho_iome = r.budget.parts["iome"]
-    centre_share, threshold_share = (IOME_SHARES[k] * 0.5 / rho_iome for k in ("centre", "threshold"))
+    centre_share, threshold_share = (ar.iome_shares(n, rho=0.5)[k] * 0.5 / rho_iome for k in ("centre", "threshold"))
     shares = {"centre": centre_share, "threshold": threshold_share, "noise": 1 - centre_share - threshold_share}
     if whole:
         W = 0.5 * math.sqrt(6 * 8)
@@ -418,9 +487,10 @@ def test_iome_paths_are_iome_on_the_centred_rows(path, n, shift):
     else:
         ref = iome_mean(T - 0.5, rho=rho_iome, lower=-0.5, upper=0.5, rng=g, rotation=R, shares=shares)
         expected = ref.estimate + 0.5
-    assert ref.budget["centre"] == pytest.approx(IOME_SHARES["centre"] * 0.5, rel=1e-12)
-    assert ref.budget["threshold"] == pytest.approx(IOME_SHARES["threshold"] * 0.5, rel=1e-12)
-    assert ref.budget["noise"] == pytest.approx(rho_iome - (IOME_SHARES["centre"] + IOME_SHARES["threshold"]) * 0.5,
+    whole_split = ar.iome_shares(n, rho=0.5)  # ESM's IOME with the path's 0.5 and nothing paid before
+    assert ref.budget["centre"] == pytest.approx(whole_split["centre"] * 0.5, rel=1e-12)
+    assert ref.budget["threshold"] == pytest.approx(whole_split["threshold"] * 0.5, rel=1e-12)
+    assert ref.budget["noise"] == pytest.approx(rho_iome - (whole_split["centre"] + whole_split["threshold"]) * 0.5,
                                                 rel=1e-12)
     assert r.path == ("centred-iome" if centred and not whole else "iome")
     assert np.allclose(r.estimate, back(np.clip(expected, 0.0, 1.0)), rtol=0, atol=1e-12)
@@ -607,21 +677,41 @@ def test_every_arm_runs_through_the_common_call():
 
 def test_iome_paths_pay_earlier_releases_from_the_noise():
     """The anchor and the reach test are paid from IOME's noise: IOME's centre and radius searches keep
-    the budgets IOME alone has with the path's whole budget (IOME_SHARES of it), and the model's error
-    of such a split lies between IOME alone's and that of IOME with the path's budget cut in proportion."""
-    assert ar._iome_shares(0.5, 0.5) is IOME_SHARES
+    the budgets ESM's IOME has with the path's whole budget, and the model's error of such a split lies
+    between that IOME's and that of IOME with the path's budget cut in proportion."""
+    assert ar.iome_shares(10**6, rho=0.5) is IOME_SHARES
+    assert ar.iome_shares(10**6, rho=0.5, rho_iome=0.4) is not IOME_SHARES
     rho, rho_iome = 0.125, 0.125 * (1 - ar.IOME_ANCHOR_SHARE) * (1 - ar.REACH_SHARE)
-    shares = ar._iome_shares(rho, rho_iome)
+    whole, shares = ar.iome_shares(300, rho=rho), ar.iome_shares(300, rho=rho, rho_iome=rho_iome)
     for step in ("centre", "threshold"):
-        assert shares[step] * rho_iome == pytest.approx(IOME_SHARES[step] * rho, rel=1e-12)
-    assert math.fsum(shares.values()) == pytest.approx(1.0, abs=1e-12) and shares["noise"] > 0.7
+        assert shares[step] * rho_iome == pytest.approx(whole[step] * rho, rel=1e-12)
+    assert math.fsum(shares.values()) == pytest.approx(1.0, abs=1e-12) and shares["noise"] > 0.55
     # a few hundred rows in a box 1000 times their spread, where IOME's bisections take wrong turns
     sigma = (16 / np.arange(1, 17)) ** 0.75
     box = dict(lower=-1000.0 * sigma[0], upper=1000.0 * sigma[0])
-    alone = pe._iome_error(300, rho, sigma**2, box["lower"], box["upper"])
-    split = pe._iome_error(300, rho_iome, sigma**2, box["lower"], box["upper"], shares=shares)
-    cut = pe._iome_error(300, rho_iome, sigma**2, box["lower"], box["upper"])
+    alone = pe.iome_error(300, rho=rho, variances=sigma**2, **box, shares=whole)
+    split = pe.iome_error(300, rho=rho_iome, variances=sigma**2, **box, shares=shares)
+    cut = pe.iome_error(300, rho=rho_iome, variances=sigma**2, **box, shares=ar.iome_shares(300, rho=rho_iome))
     assert alone < split < cut and split < 1.1 * alone
+
+
+def test_iome_radius_search_gets_the_budget_that_keeps_its_margin_small():
+    """Where rows are few ESM's IOME gives its radius search what keeps the rows it clips against the
+    search's noisy counts (2 sds of a count) below IOME_RADIUS_ROWS of n, up to IOME_RADIUS_CAP of the
+    budget; elsewhere PLAN's split.  The clip count follows the split."""
+    T, f = 20, ar.IOME_RADIUS_ROWS
+    for n, rho in [(200, 0.875), (600, 0.0625), (300, 0.125), (21, 1.0)]:
+        s = ar.iome_shares(n, rho=rho)
+        margin = 2 * math.sqrt(T / (2 * s["threshold"] * rho))
+        capped = s["threshold"] == pytest.approx(ar.IOME_RADIUS_CAP, rel=1e-12)
+        assert margin <= f * n * (1 + 1e-12) or capped
+        assert s["threshold"] > IOME_SHARES["threshold"] and s["centre"] == IOME_SHARES["centre"]
+        assert iome_clip_count(16, rho=rho, shares=s) < iome_clip_count(16, rho=rho)
+    assert ar.iome_shares(21, rho=1.0)["threshold"] == pytest.approx(ar.IOME_RADIUS_CAP)
+    with pytest.raises(ValueError, match="rho_iome"):
+        ar.iome_shares(100, rho=0.5, rho_iome=0.6)
+    with pytest.raises(ValueError, match="n"):
+        ar.iome_shares(0, rho=0.5)
 
 
 def test_iome_paid_from_its_noise_searches_as_iome_alone():
@@ -629,8 +719,8 @@ def test_iome_paid_from_its_noise_searches_as_iome_alone():
     where ESM releases the anchor and the reach test before IOME, and IOME's bisections take wrong
     turns (its error over datasets spans two orders of magnitude).  Paid from the noise, IOME there finds
     the same centre as IOME alone from the same noise draws, about the same radius, and a final noise
-    larger by sqrt(IOME_SHARES["noise"] / (IOME_SHARES["noise"] - what was paid before)) per unit of
-    radius; cut in proportion, the bisections' counts are noisier and the centres move."""
+    larger by sqrt(its noise share / (that share - what was paid before)) per unit of radius; cut in
+    proportion, the bisections' counts are noisier and the centres move."""
     sigma = (16 / np.arange(1, 17)) ** 0.75
     top = 1000.0 * sigma[0]
     n, d, rho = 300, 16, 0.125
@@ -639,17 +729,18 @@ def test_iome_paid_from_its_noise_searches_as_iome_alone():
     assert ar.reach_test_runs(n, d=d, rho=(1 - share) * rho)
     before = share + ar.REACH_SHARE * (1 - share)
     rho_iome = (1 - before) * rho
-    shares = ar._iome_shares(rho, rho_iome)
+    whole, shares = ar.iome_shares(n, rho=rho), ar.iome_shares(n, rho=rho, rho_iome=rho_iome)
     moved = 0
     for run in range(20):
         X = sigma * np.random.default_rng([7, run]).standard_normal((n, d))
-        alone = iome_mean(X, rho=rho, lower=-top, upper=top, rng=np.random.default_rng([9, run]))
+        alone = iome_mean(X, rho=rho, lower=-top, upper=top, rng=np.random.default_rng([9, run]), shares=whole)
         paid = iome_mean(X, rho=rho_iome, lower=-top, upper=top, rng=np.random.default_rng([9, run]), shares=shares)
-        cut = iome_mean(X, rho=rho_iome, lower=-top, upper=top, rng=np.random.default_rng([9, run]))
+        cut = iome_mean(X, rho=rho_iome, lower=-top, upper=top, rng=np.random.default_rng([9, run]),
+                        shares=ar.iome_shares(n, rho=rho_iome))
         assert np.allclose(paid.centre, alone.centre, rtol=0, atol=1e-9 * top)
         # the radius's search has the same budget; it aims at the few more clipped rows the noise hides
         assert 0 < alone.rank_target - paid.rank_target <= 5 and paid.C == pytest.approx(alone.C, rel=0.05)
         assert paid.noise_std == pytest.approx(alone.noise_std * paid.C / alone.C * math.sqrt(
-            IOME_SHARES["noise"] / (IOME_SHARES["noise"] - before)), rel=1e-9)
+            whole["noise"] / (whole["noise"] - before)), rel=1e-9)
         moved += not np.allclose(cut.centre, alone.centre, rtol=0, atol=1e-9 * top)
     assert moved >= 10

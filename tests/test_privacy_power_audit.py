@@ -61,12 +61,11 @@ def _slice(stop: int = 60) -> np.ndarray:
 def test_the_pair_takes_the_public_stage_and_the_capture_changes_nothing():
     from egmlib.peers import algorithm3_robust as ar
     from egmlib.peers.arms import ARMS
-    from egmlib.peers.iome import IOME_SHARES
 
     st = pw.PowerSetting()
     assert not ar.scales_resolvable(st.n, d=st.d, rho=st.rho)
     assert ar.whole_box_tracks(st.n, d=st.d, rho=st.rho)  # IOME over the whole box, no coarse centre
-    assert pw.final_noise_share(st) == IOME_SHARES["noise"]
+    assert pw.final_noise_share(st) == ar.iome_shares(st.n, rho=st.rho)["noise"]
     for D in pw.esm_pair(st):
         for seed in range(5):
             plain = ARMS["Alg3"](D, rho=st.rho, lower=st.lower, upper=st.upper, rng=np.random.default_rng(seed))

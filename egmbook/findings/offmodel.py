@@ -668,7 +668,8 @@ def path_runs(rows: Sequence[Mapping[str, Any]]) -> tuple[PathRun, ...]:
         for path in ("iome", "centred-iome"):
             share = 1.0 - esm._coarse_share(esm._coarse_centre(n, d, rho, -half, half) or "anchor") \
                 if path == "centred-iome" else 1.0
-            pred = pe.iome_error(n, rho=share * rho, variances=sigma**2, lower=-half, upper=half)
+            pred = pe.iome_error(n, rho=share * rho, variances=sigma**2, lower=-half, upper=half,
+                                 shares=esm.iome_shares(n, rho=rho, rho_iome=share * rho))
             out.append(PathRun(**coords, release=f"whole {path}", measured=float(row[f"whole {path}"]),
                                predicted=_model(pred, "iome"), log_noise=tau))
         if "scales" not in row:

@@ -40,7 +40,9 @@ IOME's budget, how far the rows' rotated mean lies from the search of the box IO
 it lies beyond IOME's reach, IOME searches the whole box after all (a mean at a corner that no
 diagonal passes through, which the anchor does not bring within reach).  The anchor and the reach
 test are paid from IOME's noise: IOME's centre and radius searches keep the budgets IOME alone has
-with the path's budget (``shares`` of :func:`egmlib.peers.iome.iome_mean`).
+with the path's budget, and where rows are few the radius search gets more, so that IOME does not
+clip a large share of them as a margin against its noisy counts (:func:`iome_shares`, the ``shares`` of
+:func:`egmlib.peers.iome.iome_mean`).
 
 Privacy, under substitution neighbours (one row replaced; the report's Definition 2.1),
 is proved in the book (:prf:ref:`book-theorem-9-l` and the statements before it): each step
@@ -84,6 +86,8 @@ from egmlib.validation import FloatArray
 
 __all__ = [
     "IOME_ANCHOR_SHARE",
+    "IOME_RADIUS_CAP",
+    "IOME_RADIUS_ROWS",
     "LOG_SCALE_FLOOR",
     "PATHS",
     "coarse_centre",
@@ -101,6 +105,7 @@ __all__ = [
     "RadiusChoice",
     "RobustResult",
     "algorithm3_robust",
+    "iome_shares",
     "plan_last_step_private_inputs",
     "predict_paths",
     "reach_test_runs",
@@ -127,6 +132,13 @@ LOG_SCALE_FLOOR = PAIRED_LOG_FLOOR
 IOME_ANCHOR_SHARE = 1 / 32
 #: The share of IOME's budget spent on its reach test (:func:`reach_test_runs`), where it runs.
 REACH_SHARE = 1 / 16
+#: IOME clips, besides what its noise allows, 2 sds of its radius search's noisy counts as a margin
+#: (:func:`egmlib.peers.iome.iome_clip_count`); ESM's IOME gives that search enough budget that the
+#: margin is at most this share of the rows (:func:`iome_shares`).  On synthetic Gaussian rows it is
+#: the share that makes the product of IOME's errors the smallest (``benchmarks/iome_radius_rows.py``).
+IOME_RADIUS_ROWS = 0.2
+#: The most of an IOME path's budget that IOME's radius search takes under ``IOME_RADIUS_ROWS``.
+IOME_RADIUS_CAP = 1 / 8
 #: The reach test runs where its noise sd is at most IOME's reach h / REACH_Z (h half the width of
 #: IOME's box): a mean inside IOME's search is then sent over the whole box with probability at most
 #: Phi(-REACH_Z) = 3e-5.
@@ -272,8 +284,11 @@ def predict_paths(n: int, *, rho: float, lower: float, upper: float, scales: Pai
 
     ``rho`` is ESM's whole budget; each path is predicted with what the scale step left
     (:mod:`egmlib.peers.path_errors`): the IOME path that :func:`coarse_centre` allows
-    (:func:`~egmlib.peers.path_errors.iome_error` with the variances :math:`\hat\sigma^2`, raised
-    to the second moments' lower confidence bound on their total), the ``algorithm3`` path
+    (:func:`~egmlib.peers.path_errors.iome_error` with the variances :math:`\hat\sigma^2`, their
+    total raised to the second moments' total where that is larger: the second moments estimate each
+    variance without bias, while log scales shrunk towards a common level understate a total of
+    unequal variances),
+    the ``algorithm3`` path
     (:func:`~egmlib.peers.path_errors.algorithm3_error`) and the ``plan`` path
     (:func:`~egmlib.peers.path_errors.plan_last_step_error`).  The last two get ``mismatch``,
     the lower confidence bound of :math:`\sum_j\hat s_jb_j^2` (the model's value is 1) from the
@@ -312,14 +327,13 @@ def _predict(n: int, rho: float, lower: float, upper: float, scales: PairedScale
     noise2 = scales.shrinkage * scales.log_noise ** 2
     mismatch = max(math.exp(min(noise2, 50.0)), _lower_bound(scales.variance, b2, scales.noise_sd))
     v = s * s
-    total = max(float(np.sum(v)) * math.exp(-2.0 * min(noise2, 50.0)),
-                _lower_bound(scales.variance, np.ones(d), scales.noise_sd))
+    total = max(float(np.sum(v)) * math.exp(-2.0 * min(noise2, 50.0)), float(np.sum(scales.variance)))
     v = v * (total / float(np.sum(v)))
     coarse = _coarse_centre(n, d, rest, lower, upper)
     errors: dict[str, float] = {}
     rho_iome = _before_iome(n, d, rest, coarse)[-1]
     errors["centred-iome" if coarse else "iome"] = _pe._iome_error(
-        n, rho_iome, v, *_iome_box(n, d, rho_iome, lower, upper), shares=_iome_shares(rest, rho_iome))
+        n, rho_iome, v, *_iome_box(n, d, rho_iome, lower, upper), shares=_iome_shares(n, rest, rho_iome))
     errors["algorithm3"] = _pe._algorithm3_error(n, s, SHARES["centre"] * rho, SHARES["noise"] * rho,
                                                  lower, upper, mismatch)
     Delta = _plan.plan_scaling(s)
@@ -872,19 +886,53 @@ def _before_iome(n: int, d: int, rho: float, coarse: str | None) -> tuple[float,
     return _coarse_share(coarse) * rho, test, rest if test is None else (1.0 - REACH_SHARE) * rest
 
 
-def _iome_shares(rho: float, rho_iome: float) -> Mapping[str, float]:
-    r"""The split of IOME's budget ``rho_iome`` on an IOME path of budget ``rho`` (public).
+def iome_shares(n: int, *, rho: float, rho_iome: float | None = None) -> Mapping[str, float]:
+    r"""The split of IOME's budget ``rho_iome`` on an IOME path of ESM with budget ``rho`` (public).
 
-    The coarse centre and the reach test are paid from IOME's noise, not from its searches: the
-    centre's bisection and the radius's get :math:`\rho` times their shares of ``IOME_SHARES``, the
-    budgets IOME alone has with the path's whole budget, and the noise the rest of ``rho_iome``.
-    A bisection is steep in its budget where few rows decide each step (a count's noise sends a step
-    the wrong way, and a wrong turn costs a whole interval), the noise is not (its sd grows as
-    :math:`\rho^{-1/2}`).  ``IOME_SHARES`` itself where nothing was paid before IOME."""
-    if rho_iome == rho:
+    IOME as PLAN's experiments run it (:data:`egmlib.peers.iome.IOME_SHARES`) gives its radius search
+    :math:`\rho_t = 0.0075\rho` and clips, besides the rows its noise allows, a margin of
+    :math:`2\sigma_t` rows, :math:`\sigma_t = \sqrt{T/(2\rho_t)}` the sd of each of the search's
+    :math:`T` noisy counts (:func:`egmlib.peers.iome.iome_clip_count`): 73 rows at :math:`\rho = 1`,
+    a fifth of a table of 400 rows and all of one of 70.  ESM's IOME gives the radius search
+
+    .. math:: \rho_t = \max\bigl(0.0075\rho,\ \min(2T/(fn)^2,\ c\rho)\bigr),
+
+    :math:`f` = ``IOME_RADIUS_ROWS`` and :math:`c` = ``IOME_RADIUS_CAP``: the margin is then at most
+    :math:`fn` rows unless that would cost more than :math:`c` of the path's budget.  The centre's
+    search gets :math:`0.25\rho`, what IOME alone has with the path's whole budget, and the noise
+    the rest of ``rho_iome``; so both searches have the budgets they have where nothing is paid
+    before IOME: what the path spends before IOME (a coarse centre, the reach test) is paid
+    from IOME's noise, not from its searches, which are steep in their budgets where few rows decide
+    each step (a count's noise sends a step the wrong way), while the noise's sd grows only as
+    :math:`\rho^{-1/2}`.  ``IOME_SHARES`` itself where nothing was paid before IOME and the margin is
+    already below :math:`fn`.  A function of :math:`n` and the budgets only, so the split costs
+    nothing (the book's Lemma 9.H).
+
+    Examples
+    --------
+    >>> iome_shares(100_000, rho=1.0) is IOME_SHARES
+    True
+    >>> {k: round(v, 4) for k, v in iome_shares(200, rho=1.0).items()}
+    {'centre': 0.25, 'threshold': 0.025, 'noise': 0.725}
+    """
+    n = _pe._check_size("n", n)
+    rho = _pe._check_rho("rho", rho)
+    rho_iome = rho if rho_iome is None else _pe._check_rho("rho_iome", rho_iome)
+    if rho_iome > rho:
+        raise ValueError(f"rho_iome must be at most rho (IOME gets what the path leaves), got rho_iome={rho_iome!r} "
+                         f"> rho={rho!r}")
+    return _iome_shares(n, rho, rho_iome)
+
+
+def _iome_shares(n: int, rho: float, rho_iome: float) -> Mapping[str, float]:
+    centre = IOME_SHARES["centre"] * rho
+    plain = IOME_SHARES["threshold"] * rho
+    wanted = 2.0 * _pe.IOME_STEPS / (IOME_RADIUS_ROWS * n) ** 2
+    threshold = max(plain, min(wanted, IOME_RADIUS_CAP * rho))
+    if rho_iome == rho and threshold == plain:
         return IOME_SHARES
-    centre, threshold = IOME_SHARES["centre"] * rho / rho_iome, IOME_SHARES["threshold"] * rho / rho_iome
-    return MappingProxyType({"centre": centre, "threshold": threshold, "noise": 1.0 - centre - threshold})
+    return MappingProxyType({"centre": centre / rho_iome, "threshold": threshold / rho_iome,
+                             "noise": 1.0 - (centre + threshold) / rho_iome})
 
 
 def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.random.Generator, *,
@@ -906,7 +954,8 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
     test* (:func:`_reach_test`, ``REACH_SHARE`` of IOME's budget) releases the distance from the rows'
     rotated mean to the search cube of the box IOME would search; where it exceeds IOME's reach, half
     that box's width, IOME searches the whole box with the rest instead.  What the anchor and the test
-    spend comes out of IOME's noise, not its searches (:func:`_iome_shares`).  Adding the centre back and
+    spend comes out of IOME's noise, not its searches, and where rows are few IOME's radius search
+    gets more than IOME alone gives it (:func:`iome_shares`).  Adding the centre back and
     projecting on the box are post-processing.  ``spent`` names the budget already spent (the
     scales), for the record.
     """
@@ -919,7 +968,7 @@ def _iome_path(X: np.ndarray, rho: float, lower: float, upper: float, rng: np.ra
         own["reach test"] = tested
     own["iome"] = rho_iome
     budget = _budget.split_budget(total, shares={k: v / total for k, v in {**spent, **own}.items()})
-    shares = _iome_shares(rho, budget["iome"]) if coarse is not None or test else IOME_SHARES
+    shares = _iome_shares(n, rho, budget["iome"])
     centred = False
     whole = coarse is None and _whole_box_tracks(n, d, budget["iome"])
     R: RandomizedHadamard | None = None  # drawn inside IOME where nothing needs it before

@@ -30,7 +30,8 @@ norm of the path's noise under Algorithm 3's model (rows
   from the box to the data in the steps the budget buys;
 * :func:`iome_error`, :func:`algorithm3_error`, :func:`plan_last_step_error` -- the radius each
   release clips at (a quantile of the rows' norms around a centre that misses by the above),
-  times the release's noise multiplier.
+  times the release's noise multiplier; IOME, which clips a fifth of the rows and more where they
+  are few, also moves away from the rows' mean by what it clips (:func:`clipped_excess`).
 
 The multiplicative factors :data:`ERROR_FACTORS` turn the model's noise into the median
 error measured on synthetic Gaussian data (``benchmarks/offmodel_paths.py``); chapter 9 shows
@@ -50,9 +51,10 @@ from scipy import special
 
 from egmlib import clipping, gchisq
 from egmlib import validation as _v
+from egmlib.peers import budget as _budget
 from egmlib.peers import coinpress as _cp
 from egmlib.peers import plan as _plan
-from egmlib.peers.iome import IOME_SHARES, iome_clip_count
+from egmlib.peers.iome import IOME_SHARES, _check_shares, iome_clip_count
 from egmlib.validation import FloatArray
 
 __all__ = [
@@ -65,6 +67,7 @@ __all__ = [
     "Path",
     "algorithm3_error",
     "bisection_accuracy",
+    "clipped_excess",
     "coinpress_accuracy",
     "iome_error",
     "plan_last_step_error",
@@ -76,7 +79,7 @@ Path = Literal["iome", "centred-iome", "algorithm3", "plan"]
 PATHS: tuple[Path, ...] = get_args(Path)
 #: Measured median error over the model's predicted noise, per kind of release, on synthetic
 #: Gaussian rows (``benchmarks/offmodel_paths.py``; chapter 9's figure of predictions).
-ERROR_FACTORS: Mapping[str, float] = MappingProxyType({"iome": 0.973, "algorithm3": 1.016, "plan": 1.019})
+ERROR_FACTORS: Mapping[str, float] = MappingProxyType({"iome": 0.959, "algorithm3": 1.016, "plan": 1.019})
 #: ESM's CoinPress centre takes the fewest steps whose last noise is within 1 + CENTRE_LEAN of the
 #: least (each step is a pass over the data; egmlib.peers.coinpress._lean_schedule).
 CENTRE_LEAN = 0.01
@@ -175,7 +178,8 @@ def _quantile(p: float, w: FloatArray) -> float:
     return float(gchisq.isf(min(max(p, 1e-15), 0.99), w=w))
 
 
-def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float) -> float:
+def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float,
+               shares: Mapping[str, float] | None = None) -> float:
     r"""The model's error of IOME (Huang, Liang and Yi 2021; PLAN's experiments) at budget ``rho``.
 
     Rows :math:`\mathcal N(\mu, \mathrm{diag}(v))`, :math:`V = \sum_j v_j`, rotated by a random
@@ -189,18 +193,26 @@ def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float
     a turn (:math:`N T_c q \ge \ln 2`, :math:`T_c` the steps whose interval is wider than the
     coordinate's sd).  IOME clips :math:`k` = :func:`egmlib.peers.iome.iome_clip_count` rows on
     purpose; with :math:`m = n - k` kept, the radius is :math:`C^2 = q_{k/n} + \delta^2`, :math:`q_p`
-    the upper :math:`p` quantile of :math:`\sum_j v_jZ_j^2`, and the error is
-    :math:`\sqrt d\cdot 2C/(n\sqrt{2\rho_{\rm noise}})`; when :math:`m \le 0` the release is the
-    centre and the error :math:`\sqrt{d/N}\,\delta`.  Times ``ERROR_FACTORS["iome"]``.  ``lower``
+    the upper :math:`p` quantile of :math:`\sum_j v_jZ_j^2`, and the noise's norm is
+    :math:`\sqrt d\cdot 2C/(n\sqrt{2\rho_{\rm noise}})`.  What the clipping removes moves the release
+    from the rows' mean even for symmetric rows (:func:`clipped_excess` at the radius
+    :math:`c = \sqrt{q_{k/n}}` about the mean: :math:`e_2` and :math:`\kappa`): by
+    :math:`\sqrt{e_2/n}`, the spread of the clipped excess of :math:`n` rows, and by
+    :math:`\kappa\sqrt{(\pi/2-1)V/n}`, the clipping's pull towards IOME's centre, the rows'
+    median, which lies that far from their mean.  The error is the root of the three squares; when
+    :math:`m \le 0` the release is the centre and the error :math:`\sqrt{d/N}\,\delta`.  Times
+    ``ERROR_FACTORS["iome"]``.  ``lower``
     and ``upper`` are the box IOME searches: the caller's, or for ESM's search over the whole box
-    (:func:`egmlib.peers.algorithm3_robust.whole_box_tracks`) :math:`[-W, W]`.
+    (:func:`egmlib.peers.algorithm3_robust.whole_box_tracks`) :math:`[-W, W]`.  ``shares`` is IOME's
+    split of ``rho`` (default :data:`egmlib.peers.iome.IOME_SHARES`; ESM's IOME:
+    :func:`egmlib.peers.algorithm3_robust.iome_shares`).
 
     Examples
     --------
     >>> v = np.ones(64)
     >>> e = iome_error(10_000, rho=0.25, variances=v, lower=-50.0, upper=50.0)
     >>> round(e / (8.0 * 2 * 8.0 / (10_000 * math.sqrt(2 * 0.7425 * 0.25))), 2)   # over sqrt(d) 2 sqrt(V) / ...
-    1.15
+    1.13
     """
     n = _check_size("n", n, minimum=2)
     rho = _check_rho("rho", rho)
@@ -208,7 +220,9 @@ def iome_error(n: int, *, rho: float, variances: Any, lower: float, upper: float
     if not math.isfinite(float(np.sum(v))):
         raise ValueError("variances must have a finite sum (the predictions add them), got entries too large")
     lower, upper = _v.check_bounds(lower, upper)
-    return _finite(_iome_error(n, rho, v, lower, upper), "variances, lower or upper")
+    split = _check_shares(shares)
+    _budget.split_budget(rho, shares=split)  # every share positive, summing to 1
+    return _finite(_iome_error(n, rho, v, lower, upper, shares=split), "variances, lower or upper")
 
 
 def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float,
@@ -226,10 +240,65 @@ def _iome_error(n: int, rho: float, v: FloatArray, lower: float, upper: float,
     k = iome_clip_count(d, rho=rho, steps=IOME_STEPS, shares=shares)
     if k >= n:
         return ERROR_FACTORS["iome"] * math.sqrt(d / N * delta2)
-    C2 = (_quantile(k / n, v) if V > 0 else 0.0) + delta2
+    q = _quantile(k / n, v) if V > 0 else 0.0
     slack = 1.0 + clipping.rounding_slack(n, d=N)
-    s = 2.0 * math.sqrt(C2) * slack / (n * math.sqrt(2.0 * shares["noise"] * rho))
-    return ERROR_FACTORS["iome"] * math.sqrt(d) * s
+    s = 2.0 * math.sqrt(q + delta2) * slack / (n * math.sqrt(2.0 * shares["noise"] * rho))
+    e2, kappa = _clipped_excess(v, math.sqrt(q)) if V > 0 else (0.0, 0.0)
+    moved2 = e2 / n + kappa * kappa * (0.5 * math.pi - 1.0) * V / n
+    return ERROR_FACTORS["iome"] * math.sqrt(d * s * s + moved2)
+
+
+def clipped_excess(variances: Any, *, radius: float) -> tuple[float, float]:
+    r"""What clipping at ``radius`` about the mean removes from rows :math:`\mathcal N(\mu, \mathrm{diag}(v))`.
+
+    With :math:`R` the norm of a row about the mean and :math:`c` the radius, returns
+
+    * :math:`e_2 = \mathbb E[(R-c)_+^2]`, the mean square length clipped off a row: the clipped mean
+      of :math:`n` rows differs from their mean by about :math:`\sqrt{e_2/n}` even for symmetric rows;
+    * :math:`\kappa = \mathbb E[(1-c/R)_+]`, the share by which clipping pulls the mean towards a
+      centre slightly off it (a clipped row shrinks towards the centre by :math:`1 - c/R`).
+
+    :math:`R^2 = \sum_j v_jZ_j^2` is taken as the scaled chi-square :math:`g\chi^2_h` with its mean and
+    variance (Satterthwaite: :math:`g = \sum_j v_j^2/\sum_j v_j`, :math:`h = (\sum_j v_j)^2/\sum_j v_j^2`;
+    exact for equal variances), whose moments above :math:`c` are chi-square tails:
+    :math:`\mathbb E[R^a;\,R>c] = (2g)^{a/2}\,\Gamma(\tfrac{h+a}2)/\Gamma(\tfrac h2)\;
+    Q_{h+a}(c^2/g)` for :math:`a = 2, 1, -1`, :math:`Q_\nu` the chi-square survival function.  IOME's
+    prediction reads both (:func:`iome_error`).
+
+    Examples
+    --------
+    >>> e2, kappa = clipped_excess(np.ones(8), radius=3.3212)   # clips a fifth of chi_8
+    >>> round(e2, 4), round(kappa, 4)
+    (0.064, 0.0214)
+    """
+    v = _v.check_nonnegative_vector("variances", variances)
+    total = float(np.sum(v))
+    if not (math.isfinite(total) and total > 0.0):
+        raise ValueError(f"variances must have a positive, finite sum (the rows must spread), got a sum of {total!r}")
+    radius = _v.check_nonnegative_finite("radius", radius)
+    return _clipped_excess(v, radius)
+
+
+def _clipped_excess(v: FloatArray, c: float) -> tuple[float, float]:
+    top = float(np.max(v))
+    w = v / top  # in [0, 1] with a 1: no sum below underflows
+    w1, w2 = float(np.sum(w)), float(np.sum(w * w))
+    if c == 0.0:  # every row is clipped onto the centre
+        return top * w1, 1.0
+    g, h = top * w2 / w1, w1 * w1 / w2
+    z = c / math.sqrt(g)
+    x = z * z if z < 1e150 else math.inf
+    if not math.isfinite(x) or float(special.chdtrc(h, x)) == 0.0:  # no row reaches the radius in float64
+        return 0.0, 0.0
+    log_half = float(special.gammaln(0.5 * h))
+    lead = math.sqrt(2.0 * g) * math.exp(float(special.gammaln(0.5 * (h + 1.0))) - log_half)
+    Qh = float(special.chdtrc(h, x))
+    e2 = g * h * float(special.chdtrc(h + 2.0, x)) - 2.0 * c * lead * float(special.chdtrc(h + 1.0, x)) + c * c * Qh
+    a = 0.5 * (h - 1.0)  # E[R^-1; R > c] by the upper incomplete gamma of a (E1 where a is 0), in logs
+    ratio = float(special.exp1(0.5 * x)) / math.exp(log_half) if a < 1e-9 else \
+        math.exp(float(special.gammaln(a)) - log_half) * float(special.gammaincc(a, 0.5 * x))
+    inverse = ratio / math.sqrt(2.0 * g)
+    return max(e2, 0.0), min(max(Qh - c * inverse, 0.0), 1.0)
 
 
 def _wrong_turn(n: int, sigma_c: float) -> float:
