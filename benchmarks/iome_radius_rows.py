@@ -32,9 +32,9 @@ from pathlib import Path  # noqa: E402
 
 import joblib  # noqa: E402
 import numpy as np  # noqa: E402
-from offmodel_paths import SEED, cells  # noqa: E402
 
 from egmbook.cli import argument_parser  # noqa: E402
+from egmbook.findings import offmodel as om  # noqa: E402
 from egmbook.offmodel_results import RADIUS_FILE, RadiusRow, write_radius_rows  # noqa: E402
 from egmlib.peers import algorithm3_robust as esm  # noqa: E402
 from egmlib.peers.iome import IOME_SHARES  # noqa: E402
@@ -58,21 +58,17 @@ def _changes(n: int, rho: float) -> bool:
 
 def run_cell(alpha: float, d: int, width: float, n: int, rho: float, runs: int) -> dict[str, list[list[float]]]:
     """{stage: errors[f][run]} of ESM's IOME path in one cell, for every f of GRID."""
-    sigma = (d / np.arange(1, d + 1)) ** alpha
-    H = width * float(sigma[0])
     out: dict[str, list[list[float]]] = {"public": [[] for _ in GRID], "after scales": [[] for _ in GRID]}
     for run in range(runs):
-        rng = np.random.default_rng([SEED, d, n, int(alpha * 100), int(width), int(rho * 64), run])
-        X = 10.0 + sigma * rng.standard_normal((n, d))
-        X.setflags(write=False)
+        X, H = om.calibration_rows(alpha, d, width, n, rho, run)
         xbar = X.mean(axis=0)
         for i, f in enumerate(GRID):
             esm.IOME_RADIUS_ROWS = f
             for stage, first in (("public", False), ("after scales", True)):
                 if first and n < 4:
                     continue
-                r = esm.algorithm3_robust(X, rho=rho, lower=-H, upper=H, rng=np.random.default_rng([SEED, run, 1]),
-                                          path="iome", scales_first=first)
+                rng = np.random.default_rng([om.CALIBRATION_SEED, run, 1])
+                r = esm.algorithm3_robust(X, rho=rho, lower=-H, upper=H, rng=rng, path="iome", scales_first=first)
                 out[stage][i].append(float(np.linalg.norm(r.estimate - xbar)))
     return out
 
@@ -82,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=7)
     p.add_argument("--jobs", type=int, default=2)
     args = p.parse_args(argv)
-    todo = [c for c in cells() if _changes(c[3], c[4])]
-    print(f"{len(todo)} of {len(cells())} calibration cells where the grid moves IOME's split; "
+    todo = [c for c in om.calibration_cells() if _changes(c[3], c[4])]
+    print(f"{len(todo)} of {len(om.calibration_cells())} calibration cells where the grid moves IOME's split; "
           f"{args.runs} runs each", flush=True)
     t0 = time.perf_counter()
     results = joblib.Parallel(n_jobs=args.jobs)(joblib.delayed(run_cell)(*c, args.runs) for c in todo)

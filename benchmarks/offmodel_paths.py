@@ -48,32 +48,15 @@ from egmlib.peers.scales import _paired_scales  # noqa: E402  (the same scale st
 
 SCRATCH = Path(__file__).resolve().parent / "results" / "scratch"
 CACHE = SCRATCH / "offmodel_paths_cache.jsonl"
-ALPHAS = (0.0, 0.75, 1.5)
-DS = (8, 64, 256)
-WIDTHS = (50.0, 2000.0)  # the box's half-width in units of sigma_1
-NS = (20, 60, 200, 600, 2000, 6000, 20000)
-RHOS = (1 / 16, 1 / 4, 1.0)
-MAX_CELLS = 2_000_000  # n d
-SEED = 20261201
 VERSION = 6  # the cache's cells from an older ESM are run again
-QUICK = dict(alphas=(0.75,), ds=(8,), widths=(50.0,), ns=(60, 2000), rhos=(0.25,))
-
-
-def cells(alphas=ALPHAS, ds=DS, widths=WIDTHS, ns=NS, rhos=RHOS) -> list[tuple[float, int, float, int, float]]:
-    """(alpha, d, half-width in sigma_1, n, rho), the cheapest first."""
-    out = [(a, d, w, n, r) for a in alphas for d in ds for w in widths for n in ns for r in rhos if n * d <= MAX_CELLS]
-    return sorted(out, key=lambda c: (c[1] * c[3], c))
+SEED = om.CALIBRATION_SEED
 
 
 def run_cell(alpha: float, d: int, width: float, n: int, rho: float, runs: int) -> list[dict]:
     """Every run of one cell: the errors of each path and the released scales."""
-    sigma = (d / np.arange(1, d + 1)) ** alpha
-    H = width * float(sigma[0])
     out = []
     for run in range(runs):
-        rng = np.random.default_rng([SEED, d, n, int(alpha * 100), int(width), int(rho * 64), run])
-        X = 10.0 + sigma * rng.standard_normal((n, d))
-        X.setflags(write=False)
+        X, H = om.calibration_rows(alpha, d, width, n, rho, run)
         xbar = X.mean(axis=0)
         seed = [SEED, run, 1]
         row: dict[str, Any] = {"alpha": alpha, "d": d, "width": width, "n": n, "rho": rho, "run": run, "half": H}
@@ -104,7 +87,7 @@ def main(runs: int, quick: bool) -> int:
             rec = json.loads(line)
             if rec.get("version") == VERSION:
                 done.add((rec["alpha"], rec["d"], rec["width"], rec["n"], rec["rho"], rec["runs"]))
-    todo = [c for c in cells(**(QUICK if quick else {})) if (*c, runs) not in done]
+    todo = [c for c in om.calibration_cells(quick) if (*c, runs) not in done]
     print(f"{len(todo)} cells to run, {len(done)} cached in {cache}", flush=True)
     t0 = time.perf_counter()
     with cache.open("a") as f:
@@ -121,7 +104,7 @@ def main(runs: int, quick: bool) -> int:
     runs_rows = om.path_runs([row for rec in records if rec["runs"] == runs for row in rec["rows"]])
     cal = om.calibrate_paths(runs_rows)
     print(cal.report())
-    if not quick and len([r for r in records if r["runs"] == runs]) >= len(cells()):
+    if not quick and len([r for r in records if r["runs"] == runs]) >= len(om.calibration_cells()):
         write_path_runs(runs_rows, PATHS_FILE)
         print(f"saved {PATHS_FILE}")
     else:

@@ -453,6 +453,11 @@ OVERRIDES: dict[str, dict[str, Any]] = {
     # chapter 7b's audit of ESM: the stored audit, not the book audit of the vocabulary
     **{f"egmbook.power_audit.{f}": {"audit": lambda: importlib.import_module("egmbook.power_audit").load_power_audit()}
        for f in ("power_figure", "power_summary", "power_table")},
+    "egmbook.findings.offmodel.calibration_cells": {"quick": True},
+    "egmbook.findings.offmodel.calibration_rows": {"alpha": 0.75, "d": 8, "width": 50.0, "n": 20, "rho": 0.25,
+                                                   "run": 0},
+    "egmbook.findings.offmodel.radius_calibration": {"rows": _shared(lambda: list(importlib.import_module(
+        "egmbook.offmodel_results").load_radius_rows()))},
     "peers.path_errors.iome_error": {"shares": None},
     "peers.path_errors.clipped_excess": {"variances": [1.0, 2.0, 0.5], "radius": 1.5},
     "peers.algorithm3_robust.iome_shares": {"n": 300, "rho_iome": None},
@@ -474,6 +479,8 @@ DOCUMENTED_INFINITIES = {
     "egmbook.privacy_audit.ALGORITHM3": "mechanisms.algorithm3 itself: result.b = inf where sigma_j = 0",
     "gchisq.logsf": "log 0 = -inf beyond the support", "gchisq.logcdf": "log 0 = -inf below 0",
     "gchisq.WeightedChiSquare.logsf": "log 0", "gchisq.WeightedChiSquare.logcdf": "log 0",
+    "egmbook.offmodel_results.load_radius_rows": "f = inf names PLAN's split, which bounds no margin",
+    "egmbook.findings.offmodel.radius_calibration": "its shares hold inf, PLAN's split",
     "egmbook.report_quantile_procedure.reproducing_path": "max_required_error = inf when no run returns value",
     "egmbook.findings.offmodel.resolution_threshold": "inf when buying scales in every cell costs least",
     "egmbook.findings.offmodel.calibrate_paths": "resolution = inf when buying scales in every cell costs least",

@@ -53,7 +53,9 @@ __all__ = ["GOAL_OFF_MODEL", "GOAL_OFF_MODEL_MEDIAN", "GOAL_NEAR_BEST", "GOAL_NE
            "OffModelComparison", "comparison", "VERDICT_ARMS", "VERDICT_GROUPS", "Verdict", "verdicts",
            "RELEASES", "RELEASE_KIND", "RELEASE_NAMES", "PathRun",
            "PathCell", "PathCalibration",
-           "path_runs", "resolution_threshold", "calibrate_paths", "MissKinds", "miss_kinds"]
+           "CALIBRATION_SEED", "calibration_cells", "calibration_rows",
+           "path_runs", "resolution_threshold", "calibrate_paths", "MissKinds", "miss_kinds", "RadiusCalibration",
+           "radius_calibration"]
 
 #: G1 -- ESM adds at most this times the better of PLAN's and IOME's error, in every cell ...
 GOAL_OFF_MODEL = 2.0
@@ -617,6 +619,45 @@ RELEASE_KIND = MappingProxyType({"whole iome": "iome", "whole centred-iome": "io
 #: The prose names of ESM's releases (egmlib.peers.path_errors.PATHS).
 RELEASE_NAMES = MappingProxyType({"iome": "IOME alone", "centred-iome": "IOME around a coarse centre",
                                   "algorithm3": "Algorithm 3", "plan": "PLAN's last step"})
+#: The seed of the calibration's synthetic rows (:func:`calibration_rows`).
+CALIBRATION_SEED = 20261201
+_GRID = {"alphas": (0.0, 0.75, 1.5), "ds": (8, 64, 256), "widths": (50.0, 2000.0),
+         "ns": (20, 60, 200, 600, 2000, 6000, 20000), "rhos": (1 / 16, 1 / 4, 1.0)}
+_QUICK = {"alphas": (0.75,), "ds": (8,), "widths": (50.0,), "ns": (60, 2000), "rhos": (0.25,)}
+_MAX_CELL = 2_000_000  # n d
+
+
+def calibration_cells(quick: bool = False) -> tuple[tuple[float, int, float, int, float], ...]:
+    """The cells on which ESM's constants are calibrated, (alpha, d, half-width in sigma_1, n, rho), the
+    cheapest first: rows :math:`\\mathcal N(10, \\mathrm{diag}(\\sigma^2))` with :math:`\\sigma_j = (d/j)^\alpha`,
+    alpha in {0, 0.75, 1.5}, d in {8, 64, 256}, boxes of half-width 50 and 2000 sigma_1, n from 20 to
+    20000 (n d at most 2e6) and rho in {1/16, 1/4, 1} (``benchmarks/offmodel_paths.py``,
+    ``benchmarks/iome_radius_rows.py``); ``quick`` a slice of two cells."""
+    g = _QUICK if _v.check_bool("quick", quick) else _GRID
+    out = [(float(a), int(d), float(w), int(n), float(r)) for a in g["alphas"] for d in g["ds"]
+           for w in g["widths"] for n in g["ns"] for r in g["rhos"] if n * d <= _MAX_CELL]
+    return tuple(sorted(out, key=lambda c: (c[1] * c[3], c)))
+
+
+def calibration_rows(alpha: float, d: int, width: float, n: int, rho: float, run: int) -> tuple[np.ndarray, float]:
+    """Run ``run`` of one cell of :func:`calibration_cells`: the read-only rows and the box's half-width
+    H = width sigma_1."""
+    alpha, width = _v.check_nonnegative_finite("alpha", alpha), _v.check_positive_finite("width", width)
+    d, n = _v.check_count("d", d, maximum=10**5), _v.check_count("n", n, maximum=10**7)
+    rho = _v.check_positive_finite("rho", rho)
+    run = _v.check_count("run", run, minimum=0, maximum=2**31)
+    for name, value in (("alpha", alpha), ("d", d), ("width", width), ("n", n), ("rho", rho)):
+        if value not in _GRID[name + "s"]:
+            raise ValueError(f"{name} must be one of the calibration's {_GRID[name + 's']}, got {name}={value!r}")
+    if n * d > _MAX_CELL:
+        raise ValueError(f"n * d must be at most {_MAX_CELL} (the calibration's largest cell), got n={n}, d={d}")
+    sigma = (d / np.arange(1, d + 1)) ** alpha
+    rng = np.random.default_rng([CALIBRATION_SEED, d, n, int(alpha * 100), int(width), int(rho * 64), run])
+    X = 10.0 + sigma * rng.standard_normal((n, d))
+    X.setflags(write=False)
+    return X, width * float(sigma[0])
+
+
 @dataclass(frozen=True)
 class PathRun(Finding):
     """One release in one run of one calibration cell: the error it added and the model's prediction.
@@ -893,3 +934,55 @@ def miss_kinds(misses: Sequence[Any]) -> MissKinds:
     for ms in cells.values():
         kinds[any(m.longer_ratio > limits[m.goal] for m in ms)].append(ms[0])
     return MissKinds(chance=tuple(kinds[False]), real=tuple(kinds[True]))
+
+
+@dataclass(frozen=True)
+class RadiusCalibration(Finding):
+    """The margin share of ESM's IOME radius search on the synthetic calibration cells
+    (``benchmarks/iome_radius_rows.py``; :func:`egmlib.peers.algorithm3_robust.iome_shares`): for each
+    share f of the grid (inf: PLAN's split), IOME's median error with f over that with PLAN's split,
+    its geometric mean and largest value over the cells, at the public stage, after the scale step and
+    over both."""
+
+    rows: Mapping[tuple[float, str], Any]  #: (f, stage) -> egmbook.offmodel_results.RadiusRow
+    shares: tuple[float, ...]  #: the grid's shares, in the file's order
+
+    GLUE = MappingProxyType({"radius-cells": "cells", "radius-gain": "gain_pct", "radius-best": "best"})
+
+    @property
+    def best(self) -> float:
+        """The calibrated ``IOME_RADIUS_ROWS``, the share whose geometric mean over both stages is the smallest."""
+        return min(self.shares, key=lambda f: self.rows[f, "both"].geomean)
+
+    @property
+    def cells(self) -> int:
+        return int(self.rows[self.best, "both"].cells)
+
+    @property
+    def gain_pct(self) -> float:
+        """How much lower IOME's error is with the best share, in % of PLAN's split's (geometric mean)."""
+        return 100.0 * (1.0 - self.rows[self.best, "both"].geomean)
+
+    def columns(self) -> dict[str, list[str]]:
+        """The table of the calibration: the share, then per stage the geometric mean and the largest ratio."""
+        out = {"margin share f": ["PLAN's split" if math.isinf(f) else f"{f:g}" for f in self.shares]}
+        for stage, name in (("public", "public stage"), ("after scales", "after the scales"), ("both", "both")):
+            out[f"{name}: geometric mean"] = [f"{self.rows[f, stage].geomean:.3f}" for f in self.shares]
+            if stage != "both":
+                out[f"{name}: largest"] = [f"{self.rows[f, stage].worst:.2f}" for f in self.shares]
+        return out
+
+
+def radius_calibration(rows: Sequence[Any]) -> RadiusCalibration:
+    """The calibration of ESM's IOME radius search from ``egmbook.offmodel_results.load_radius_rows()``."""
+    from egmbook.offmodel_results import RadiusRow
+
+    if isinstance(rows, (str, bytes)) or not isinstance(rows, Sequence) or not rows or not all(
+            isinstance(r, RadiusRow) for r in rows):
+        raise TypeError("rows must be a non-empty sequence of egmbook.offmodel_results.RadiusRow (load_radius_rows())")
+    table = {(r.f, r.stage): r for r in rows}
+    shares = tuple(dict.fromkeys(r.f for r in rows))
+    missing = [(f, stage) for f in shares for stage in ("public", "after scales", "both") if (f, stage) not in table]
+    if missing:
+        raise ValueError(f"rows must hold every stage of every share, missing {missing[:3]}")
+    return RadiusCalibration(rows=MappingProxyType(table), shares=shares)

@@ -262,8 +262,9 @@ def clipped_excess(variances: Any, *, radius: float) -> tuple[float, float]:
     variance (Satterthwaite: :math:`g = \sum_j v_j^2/\sum_j v_j`, :math:`h = (\sum_j v_j)^2/\sum_j v_j^2`;
     exact for equal variances), whose moments above :math:`c` are chi-square tails:
     :math:`\mathbb E[R^a;\,R>c] = (2g)^{a/2}\,\Gamma(\tfrac{h+a}2)/\Gamma(\tfrac h2)\;
-    Q_{h+a}(c^2/g)` for :math:`a = 2, 1, -1`, :math:`Q_\nu` the chi-square survival function.  IOME's
-    prediction reads both (:func:`iome_error`).
+    Q_{h+a}(c^2/g)` for :math:`a = 2, 1, -1`, :math:`Q_\nu` the chi-square survival function.  The
+    prediction of IOME (Huang, Liang and Yi 2021), which clips a share of the rows on purpose, reads
+    both (:func:`iome_error`).
 
     Examples
     --------
