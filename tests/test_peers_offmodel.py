@@ -710,6 +710,8 @@ def test_iome_radius_search_gets_the_budget_that_keeps_its_margin_small():
     assert ar.iome_shares(21, rho=1.0)["threshold"] == pytest.approx(ar.IOME_RADIUS_CAP)
     with pytest.raises(ValueError, match="rho_iome"):
         ar.iome_shares(100, rho=0.5, rho_iome=0.6)
+    with pytest.raises(ValueError, match="rho_iome must exceed"):
+        ar.iome_shares(21, rho=1.0, rho_iome=0.3)
     with pytest.raises(ValueError, match="n"):
         ar.iome_shares(0, rho=0.5)
 

@@ -628,8 +628,8 @@ _MAX_CELL = 2_000_000  # n d
 
 
 def calibration_cells(quick: bool = False) -> tuple[tuple[float, int, float, int, float], ...]:
-    """The cells on which ESM's constants are calibrated, (alpha, d, half-width in sigma_1, n, rho), the
-    cheapest first: rows :math:`\\mathcal N(10, \\mathrm{diag}(\\sigma^2))` with :math:`\\sigma_j = (d/j)^\alpha`,
+    r"""The cells on which ESM's constants are calibrated, (alpha, d, half-width in sigma_1, n, rho), the
+    cheapest first: rows :math:`\mathcal N(10, \mathrm{diag}(\sigma^2))` with :math:`\sigma_j = (d/j)^\alpha`,
     alpha in {0, 0.75, 1.5}, d in {8, 64, 256}, boxes of half-width 50 and 2000 sigma_1, n from 20 to
     20000 (n d at most 2e6) and rho in {1/16, 1/4, 1} (``benchmarks/offmodel_paths.py``,
     ``benchmarks/iome_radius_rows.py``); ``quick`` a slice of two cells."""

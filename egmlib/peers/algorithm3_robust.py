@@ -287,8 +287,7 @@ def predict_paths(n: int, *, rho: float, lower: float, upper: float, scales: Pai
     (:func:`~egmlib.peers.path_errors.iome_error` with the variances :math:`\hat\sigma^2`, their
     total raised to the second moments' total where that is larger: the second moments estimate each
     variance without bias, while log scales shrunk towards a common level understate a total of
-    unequal variances),
-    the ``algorithm3`` path
+    unequal variances), the ``algorithm3`` path
     (:func:`~egmlib.peers.path_errors.algorithm3_error`) and the ``plan`` path
     (:func:`~egmlib.peers.path_errors.plan_last_step_error`).  The last two get ``mismatch``,
     the lower confidence bound of :math:`\sum_j\hat s_jb_j^2` (the model's value is 1) from the
@@ -899,14 +898,12 @@ def iome_shares(n: int, *, rho: float, rho_iome: float | None = None) -> Mapping
 
     :math:`f` = ``IOME_RADIUS_ROWS`` and :math:`c` = ``IOME_RADIUS_CAP``: the margin is then at most
     :math:`fn` rows unless that would cost more than :math:`c` of the path's budget.  The centre's
-    search gets :math:`0.25\rho`, what IOME alone has with the path's whole budget, and the noise
-    the rest of ``rho_iome``; so both searches have the budgets they have where nothing is paid
-    before IOME: what the path spends before IOME (a coarse centre, the reach test) is paid
-    from IOME's noise, not from its searches, which are steep in their budgets where few rows decide
-    each step (a count's noise sends a step the wrong way), while the noise's sd grows only as
-    :math:`\rho^{-1/2}`.  ``IOME_SHARES`` itself where nothing was paid before IOME and the margin is
-    already below :math:`fn`.  A function of :math:`n` and the budgets only, so the split costs
-    nothing (the book's Lemma 9.H).
+    search gets :math:`0.25\rho`, as IOME alone has with the path's whole budget, and the noise the
+    rest of ``rho_iome``: what the path spends before IOME (a coarse centre, the reach test) is paid
+    from IOME's noise, never from its searches, whose noisy counts decide each step where rows are
+    few, while the noise's sd grows only as :math:`\rho^{-1/2}`.  ``IOME_SHARES`` itself where nothing
+    was paid before IOME and the margin is already below :math:`fn`.  A function of :math:`n` and the
+    budgets only, so the split costs nothing (the book's Lemma 9.H).
 
     Examples
     --------
@@ -921,7 +918,11 @@ def iome_shares(n: int, *, rho: float, rho_iome: float | None = None) -> Mapping
     if rho_iome > rho:
         raise ValueError(f"rho_iome must be at most rho (IOME gets what the path leaves), got rho_iome={rho_iome!r} "
                          f"> rho={rho!r}")
-    return _iome_shares(n, rho, rho_iome)
+    shares = _iome_shares(n, rho, rho_iome)
+    if not shares["noise"] > 0.0:
+        raise ValueError(f"rho_iome must exceed what IOME's searches take of rho ({1.0 - shares['noise']:.3g} of "
+                         f"rho_iome), got rho_iome={rho_iome!r} with rho={rho!r}")
+    return shares
 
 
 def _iome_shares(n: int, rho: float, rho_iome: float) -> Mapping[str, float]:
