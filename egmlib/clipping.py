@@ -357,25 +357,42 @@ def _clip_rows(X: np.ndarray, C: float, centre: FloatArray | None, b: FloatArray
             stop = start + B.shape[0]
             if norms is None:
                 nb, bad, u = _chunk_norms(B, block, centre, b, cols)
+                part = _clipped_part(B, nb, C, bad, u)
             else:
                 nb = norms[start:stop]
-                # a chunk whose sum is finite has every entry finite (inf and NaN propagate)
-                finite_rows = True if np.isfinite(B.sum()) else np.isfinite(B).all(axis=1)
-                sq = np.where(finite_rows, nb * nb, np.inf)
-                src = block if cols is None else block[:, cols]
-                bad = _rescale(B, sq, src, centre, b)
-                u = None
-                if bad.size:
-                    u = _far_rows(np.asarray(src[bad], dtype=np.float64), centre, b)[0]
-            far = nb > C
-            factor = np.ones(B.shape[0])
-            np.divide(C, nb, out=factor, where=far)
-            if u is not None:  # rows recomputed from their direction: min(norm, C) along it
-                B[bad] = u * np.minimum(nb[bad], C)[:, None]
-                factor[bad] = 1.0
-            n_clipped += int(np.count_nonzero(far))
-            total += np.einsum("i,ij->j", factor, B)  # rows in order, without BLAS
+                part = _given_norms_part(B, block, nb, C, centre, b, cols, finite=True)
+                if not np.all(np.isfinite(part)):  # a transformed entry overflowed: find its rows
+                    part = _given_norms_part(B, block, nb, C, centre, b, cols, finite=False)
+            n_clipped += int(np.count_nonzero(nb > C))
+            total += part
         return total, n_clipped
+
+
+def _given_norms_part(B: FloatArray, block: np.ndarray, nb: FloatArray, C: float, centre: FloatArray | None,
+                      b: FloatArray | None, cols: np.ndarray | None, finite: bool) -> FloatArray:
+    """The clipped sum of one chunk whose rows' norms ``nb`` are given.  ``finite``: take every
+    transformed entry as finite (a first try: an entry that is not makes the sum inf or NaN, since
+    its factor is positive or, with C = 0, gives 0 * inf = NaN, and the caller tries again);
+    otherwise a row with an entry that is not finite is recomputed from its direction."""
+    finite_rows = True if finite else np.isfinite(B).all(axis=1)
+    sq = np.where(finite_rows, nb * nb, np.inf)
+    src = block if cols is None else block[:, cols]
+    bad = _rescale(B, sq, src, centre, b)
+    u = _far_rows(np.asarray(src[bad], dtype=np.float64), centre, b)[0] if bad.size else None
+    return _clipped_part(B, nb, C, bad, u)
+
+
+def _clipped_part(B: FloatArray, nb: FloatArray, C: float, bad: np.ndarray, u: FloatArray | None) -> FloatArray:
+    """sum_i min(1, C / nb_i) B_i over the chunk's rows in order, without BLAS; the rows in ``bad``
+    taken as min(nb_i, C) along their unit directions ``u`` (B is left as it is)."""
+    factor = np.ones(B.shape[0])
+    np.divide(C, nb, out=factor, where=nb > C)
+    if u is None:
+        return np.einsum("i,ij->j", factor, B)
+    R = B.copy()
+    R[bad] = u * np.minimum(nb[bad], C)[:, None]
+    factor[bad] = 1.0
+    return np.einsum("i,ij->j", factor, R)
 
 
 # --------------------------------------------------------------------------------------- #

@@ -91,18 +91,32 @@ def test_pairing_changes_one_row_of_differences_under_substitution():
     for n in (101, 3000):
         X = _data(n=n)
         for Y in _neighbours(X, -50.0, 50.0):
-            V, nv = scales._paired_rows(X, np.random.default_rng(3), 5000.0, np.float32)
-            W, nw = scales._paired_rows(Y, np.random.default_rng(3), 5000.0, np.float32)
+            V, nv = scales._paired_rows(X, np.random.default_rng(3), np.float32)
+            W, nw = scales._paired_rows(Y, np.random.default_rng(3), np.float32)
             assert np.any(V != W, axis=1).sum() <= 1 and np.sum(nv != nw) <= 1
             # the norms are those the clipped sum computes from the stored rows
             assert np.array_equal(nv, clipping.transformed_norms(V))
+
+
+@pytest.mark.parametrize("lower,upper", [(0.0, 1.0), (-0.1, 0.3), (1e6 - 0.7, 1e6 + 0.3), (-3e150, 1e150),
+                                         (-1e-3, 7e-3)])
+def test_paired_rows_stay_within_the_public_universe_without_a_cap(lower, upper):
+    """Rows at the box's corners, and random rows clamped to it: every v_ij is at most
+    (u - l)^2 / 2 as computed in float64, by monotone rounding alone (the scale step's universe)."""
+    rng = np.random.default_rng(9)
+    n, d = 400, 7
+    X = np.where(rng.random((n, d)) < 0.5, lower, upper)
+    X[::3] = np.clip(lower + (upper - lower) * rng.random((len(X[::3]), d)), lower, upper)
+    w = upper - lower
+    V, _ = scales._paired_rows(X, np.random.default_rng(1), np.float64)
+    assert V.max() <= 0.5 * w * w and V.max() >= 0.25 * w * w
 
 
 def _moment_sums(X, tau, lower, upper):
     """The second moments' clipped sum and the logarithms' first-step statistic, as the scale step
     computes them (egmlib.peers.scales._moments_and_logs)."""
     w = upper - lower
-    V, norms = scales._paired_rows(X, np.random.default_rng(4), 0.5 * w * w, np.float32)
+    V, norms = scales._paired_rows(X, np.random.default_rng(4), np.float32)
     lo, hi = scales._log_range(w, scales.PAIRED_LOG_FLOOR)
     centre = np.full(X.shape[1], 0.5 * (lo + hi) / scales.LOG_CHI2_1_SD)
     total, deviation, spread = scales._moments_and_logs(V, norms, tau, lo, 0.5 * w * w, centre)

@@ -574,12 +574,13 @@ def _small_pages(shape: tuple[int, int], dtype: Any) -> np.ndarray:
         switch(before)
 
 
-def _paired_rows(X: np.ndarray, rng: np.random.Generator, half_w2: float,
-                 dtype: Any) -> tuple[np.ndarray, FloatArray]:
-    """v_i = (x_a - x_b)^2 / 2 over the pairs (a, b) of :func:`_pairing`, capped at the public half_w2
-    (rows of the box; the cap only absorbs rounding), as one (m, d) array of ``dtype`` built run by
-    run from slices of X (no gather, no temporary of the data's size), and the rows' norms computed
-    as :func:`egmlib.clipping.transformed_norms` computes them from the stored values."""
+def _paired_rows(X: np.ndarray, rng: np.random.Generator, dtype: Any) -> tuple[np.ndarray, FloatArray]:
+    """v_i = (x_a - x_b)^2 / 2 over the pairs (a, b) of :func:`_pairing`, as one (m, d) array of
+    ``dtype`` built run by run from slices of X (no gather, no temporary of the data's size), and the
+    rows' norms computed as :func:`egmlib.clipping.transformed_norms` computes them from the stored
+    values.  Every v_ij is at most the public half_w2 = w^2 / 2 in float64: X lies in its box, so
+    |x_a - x_b| <= w, and rounding to nearest is monotone (fl(x_a - x_b) <= fl(u - l) = w, then
+    fl(diff^2) <= fl(w^2), and halving is exact), so no cap is needed."""
     n, d = X.shape
     runs = _pairing(n, d, rng)
     m = sum(k for _, _, k in runs)
@@ -591,9 +592,7 @@ def _paired_rows(X: np.ndarray, rng: np.random.Generator, half_w2: float,
         B = buf[:k]
         np.subtract(X[a:a + k], X[b:b + k], out=B)
         np.multiply(B, B, out=B)
-        B *= 0.5
-        np.minimum(B, half_w2, out=B)
-        out[i:i + k] = B
+        np.multiply(B, 0.5, out=out[i:i + k], casting="same_kind")  # halving is exact; then the dtype's rounding
         B[...] = out[i:i + k]  # the stored values, as the clipped sum will read them
         norms[i:i + k] = np.sqrt(np.einsum("ij,ij->i", B, B))
         i += k
@@ -693,7 +692,7 @@ def _paired_scales(X: np.ndarray, rho: float, lower: float, upper: float, rng: n
     _v.check_finite_result(top, what="the universe of the rows' norms", inputs="lower, upper")
     # float32 holds every v_ij (and the floor e^lo) where the box allows: a quarter of the data's memory
     small = math.exp(lo) > 1e-30 and top < 1e30
-    V, norms = _paired_rows(X, rng, half_w2, np.float32 if small else np.float64)
+    V, norms = _paired_rows(X, rng, np.float32 if small else np.float64)
     m = V.shape[0]
     # 1. second moments: a radius from the log-space quantile of the norms, the clipped sum, noise
     rho_sm = (1.0 - PAIRED_LOG_SHARE) * rho
