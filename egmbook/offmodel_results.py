@@ -108,12 +108,7 @@ def write_scale_rows(rows: Sequence[ScaleRow], path: str | Path) -> Path:
 
 def load_scale_rows(path: str | Path | None = None) -> tuple[ScaleRow, ...]:
     """The scale benchmark's rows (by default :data:`SCALE_FILE`)."""
-    p = SCALE_FILE if path is None else _check_path(path, ".csv")
-    names = [f.name for f in dataclasses.fields(ScaleRow)]
-    with p.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    if not rows or list(rows[0]) != names:
-        raise ValueError(f"{p} must have the columns {', '.join(names)} and at least one row")
+    rows = _csv_records(SCALE_FILE if path is None else _check_path(path, ".csv"), ScaleRow)
     ints = {"n", "d", "peak_added_bytes", "data_bytes", "reps"}
     out = []
     for r in rows:
@@ -187,14 +182,19 @@ def write_radius_rows(rows: Sequence[RadiusRow], path: str | Path) -> Path:
 
 def load_radius_rows(path: str | Path | None = None) -> tuple[RadiusRow, ...]:
     """The radius search's calibration (by default :data:`RADIUS_FILE`)."""
-    p = RADIUS_FILE if path is None else _check_path(path, ".csv")
-    names = [f.name for f in dataclasses.fields(RadiusRow)]
+    rows = _csv_records(RADIUS_FILE if path is None else _check_path(path, ".csv"), RadiusRow)
+    return tuple(RadiusRow(f=float(r["f"]), stage=r["stage"], geomean=float(r["geomean"]), worst=float(r["worst"]),
+                           cells=int(r["cells"]), runs=int(r["runs"])) for r in rows)
+
+
+def _csv_records(p: Path, record: type) -> list[dict[str, str]]:
+    """The rows of a results file whose columns are the fields of ``record``, at least one."""
+    names = [f.name for f in dataclasses.fields(record)]
     with p.open(newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows or list(rows[0]) != names:
         raise ValueError(f"{p} must have the columns {', '.join(names)} and at least one row")
-    return tuple(RadiusRow(f=float(r["f"]), stage=r["stage"], geomean=float(r["geomean"]), worst=float(r["worst"]),
-                           cells=int(r["cells"]), runs=int(r["runs"])) for r in rows)
+    return rows
 
 
 def _check_path(path: object, suffix: str) -> Path:
