@@ -104,3 +104,25 @@ def test_the_absolute_term_of_the_sensitivity():
         assert clipping.sum_sensitivity(C, n=100, d=3) == 2.0 * C * (1.0 + clipping.rounding_slack(100, d=3))
     assert clipping.sum_sensitivity(5e-324, n=1, d=4) > 2 * 5e-324
     assert clipping.sum_sensitivity(0.0, n=10, d=3) == 0.0
+
+
+@pytest.mark.parametrize("C", [0.0, 1e-3, 1e290])
+def test_given_norms_find_entries_that_overflow_only_before_scaling(C):
+    """A clipped sum whose norms are given takes every transformed entry as finite first, and tries
+    the chunk again with the row check where the sum is not finite.  Rows at opposite ends of the
+    float64 range about the centre make x - centre overflow to inf, while the scaled entry (b = 1e-10,
+    or 0) is finite: the given-norms sum equals the one that computes its own norms, bit for bit, and
+    every row adds at most C."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 5))
+    X[[3, 150, 299], 0] = [1.5e308, -1.5e308, 1.5e308]
+    X[150, 4] = 1.7e308
+    centre = np.array([-1.5e308, 0.0, 0.0, 0.0, -1.0e308])
+    b = np.array([1e-10, 1.0, 2.0, 0.5, 0.0])
+    norms = clipping.transformed_norms(X, mu_hat=centre, b=b)
+    assert np.all(np.isfinite(norms))
+    given = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b, norms=norms)
+    own = clipping.clipped_sum(X, C=C, mu_hat=centre, b=b)
+    assert np.array_equal(given.total, own.total) and given.n_clipped == own.n_clipped
+    assert np.all(np.isfinite(given.total))
+    assert np.linalg.norm(given.total / C) <= 300 * (1 + 1e-12) if C else not np.any(given.total)

@@ -289,11 +289,11 @@ def _clipped_excess(v: FloatArray, c: float) -> tuple[float, float]:
     g, h = top * w2 / w1, w1 * w1 / w2
     z = c / math.sqrt(g)
     x = z * z if z < 1e150 else math.inf
-    if not math.isfinite(x) or float(special.chdtrc(h, x)) == 0.0:  # no row reaches the radius in float64
+    Qh = float(special.chdtrc(h, x))
+    if Qh == 0.0:  # no row reaches the radius in float64 (x may be inf)
         return 0.0, 0.0
     log_half = float(special.gammaln(0.5 * h))
     lead = math.sqrt(2.0 * g) * math.exp(float(special.gammaln(0.5 * (h + 1.0))) - log_half)
-    Qh = float(special.chdtrc(h, x))
     e2 = g * h * float(special.chdtrc(h + 2.0, x)) - 2.0 * c * lead * float(special.chdtrc(h + 1.0, x)) + c * c * Qh
     a = 0.5 * (h - 1.0)  # E[R^-1; R > c] by the upper incomplete gamma of a (E1 where a is 0), in logs
     ratio = float(special.exp1(0.5 * x)) / math.exp(log_half) if a < 1e-9 else \
